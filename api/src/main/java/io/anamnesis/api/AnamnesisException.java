@@ -1,0 +1,27 @@
+package io.anamnesis.api;
+
+import java.util.Optional;
+
+/**
+ * Every failure anamnesis reports on purpose. The hierarchy is sealed: a caller can switch
+ * over the five leaves (or over {@link #kind()}) and be sure nothing else arrives.
+ * Messages are one line and, where a tensor is at fault, name it.
+ */
+public abstract sealed class AnamnesisException extends RuntimeException
+        permits MalformedFileException, LimitExceededException, SecurityViolationException,
+        UnsupportedFeatureException, TensorIOException {
+
+    private final String tensor;
+
+    protected AnamnesisException(String tensor, String message, Throwable cause) {
+        super(tensor == null ? message : "tensor '" + tensor + "': " + message, cause);
+        this.tensor = tensor;
+    }
+
+    /** The tensor at fault, when one is. */
+    public Optional<String> tensor() {
+        return Optional.ofNullable(tensor);
+    }
+
+    public abstract ErrorKind kind();
+}

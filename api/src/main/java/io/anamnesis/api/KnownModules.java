@@ -1,0 +1,100 @@
+package io.anamnesis.api;
+
+import io.anamnesis.api.spi.FileProbe;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The modules anamnesis itself ships, so that a file whose format or scheme has no
+ * installed module gets a message naming the one to add, not a shrug. Signatures here are
+ * only for that message; the format modules own their real detection.
+ */
+final class KnownModules {
+    private KnownModules() {
+    }
+
+    private static final Map<String, String> FORMAT_MODULES = Map.of(
+            "safetensors", "format-safetensors",
+            "gguf", "format-gguf",
+            "npz", "format-npz",
+            "pth", "format-pth");
+
+    private static final Map<String, String> SCHEME_MODULES = Map.of(
+            "fp8", "quant-fp8",
+            "gptq", "quant-gptq",
+            "awq", "quant-awq",
+            "bnb", "quant-bnb",
+            "gguf", "quant-gguf");
+
+    /** "add io.anamnesis:anamnesis-format-gguf (module io.anamnesis.format.gguf)". */
+    static String addHint(String folder) {
+        return "add io.anamnesis:anamnesis-" + folder + " (module io.anamnesis." + folder.replace('-', '.') + ")";
+    }
+
+    static Optional<String> formatModule(String format) {
+        return Optional.ofNullable(FORMAT_MODULES.get(format.toLowerCase(Locale.ROOT)));
+    }
+
+    static Optional<String> schemeModule(String scheme) {
+        return Optional.ofNullable(SCHEME_MODULES.get(scheme.toLowerCase(Locale.ROOT)));
+    }
+
+    /** A best guess at a file's format from its first bytes and extension, for error messages. */
+    static Optional<String> guessFormat(FileProbe probe) {
+        if (probe.startsWith((byte) 'G', (byte) 'G', (byte) 'U', (byte) 'F')
+                || probe.startsWith((byte) 'F', (byte) 'U', (byte) 'G', (byte) 'G')) {
+            return Optional.of("gguf");
+        }
+        if (probe.startsWith((byte) 0x93, (byte) 'N', (byte) 'U', (byte) 'M', (byte) 'P', (byte) 'Y')) {
+            return Optional.of("npz");
+        }
+        if (probe.startsWith((byte) 'P', (byte) 'K', (byte) 3, (byte) 4)) {
+            String head = new String(bytes(probe), StandardCharsets.ISO_8859_1);
+            if (head.contains("data.pkl")) return Optional.of("pth");
+            if (head.contains(".npy")) return Optional.of("npz");
+        }
+        if (probe.startsWith((byte) 0x80) && probe.size() > 2) return Optional.of("pth");
+        if (probe.head().limit() > 8 && probe.head().get(8) == '{') return Optional.of("safetensors");
+        return switch (probe.extension()) {
+            case "safetensors" -> Optional.of("safetensors");
+            case "gguf" -> Optional.of("gguf");
+            case "npz", "npy" -> Optional.of("npz");
+            case "pth", "pt", "bin", "ckpt" -> Optional.of("pth");
+            default -> Optional.empty();
+        };
+    }
+
+    private static byte[] bytes(FileProbe probe) {
+        var b = probe.bytes();
+        byte[] out = new byte[b.remaining()];
+        b.get(out);
+        return out;
+    }
+
+    /**
+     * The scheme a stored tensor suggests when no dequantizer claimed it: companion names
+     * that only quantized checkpoints use, or a block dtype.
+     */
+    static Optional<String> suspectScheme(TensorEntry e) {
+        String n = e.name();
+        if (e.dtype().kind() == DType.Kind.QUANTIZED) return Optional.of("gguf");
+        if (n.endsWith(".qweight") || n.endsWith(".qzeros") || n.endsWith(".g_idx")) return Optional.of("gptq or awq");
+        if (n.endsWith(".weight_scale_inv")
+                || (n.endsWith(".weight_scale") && e.shape().elementCount() > 0)) return Optional.of("fp8");
+        if (n.endsWith(".SCB") || n.contains(".quant_state.bitsandbytes") || n.endsWith(".weight.absmax")) {
+            return Optional.of("bnb");
+        }
+        return Optional.empty();
+    }
+
+    /** The add-hint for a suspected scheme, which may name two candidates. */
+    static String schemeHint(String suspected) {
+        if (suspected.equals("gptq or awq")) {
+            return addHint("quant-gptq") + " or " + addHint("quant-awq");
+        }
+        return schemeModule(suspected).map(KnownModules::addHint).orElse("add a module that recovers " + suspected);
+    }
+}

@@ -1,0 +1,138 @@
+package io.anamnesis.api;
+
+import io.anamnesis.api.spi.ChunkFiller;
+import io.anamnesis.api.spi.OutputPlan;
+import io.anamnesis.api.spi.PlannedTensor;
+import io.anamnesis.api.spi.Recovery;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What recovering an archive would produce: which stored tensors each installed dequantizer
+ * claimed (with their roles), every output tensor with its dtype and shape, and anything
+ * that stands in the way. Made from headers alone; no quantized byte is read until an
+ * output is produced.
+ */
+public final class RecoveryPlan {
+    private final TensorArchive archive;
+    private final DType target;
+    private final List<Recovery> recoveries;
+    private final Map<String, Role> roles;
+    private final Map<String, String> schemesByTensor;
+    private final List<PlannedTensor> outputs;
+    private final List<String> problems;
+
+    RecoveryPlan(TensorArchive archive, DType target, List<Recovery> recoveries, Map<String, Role> roles,
+                 Map<String, String> schemesByTensor, List<PlannedTensor> outputs, List<String> problems) {
+        this.archive = archive;
+        this.target = target;
+        this.recoveries = List.copyOf(recoveries);
+        this.roles = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(roles));
+        this.schemesByTensor = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(schemesByTensor));
+        this.outputs = List.copyOf(outputs);
+        this.problems = List.copyOf(problems);
+    }
+
+    public TensorArchive archive() {
+        return archive;
+    }
+
+    /** The dtype recovered tensors are produced in (BF16, F16 or F32). */
+    public DType target() {
+        return target;
+    }
+
+    /** Every claimed group, in file order of its quantized payload. */
+    public List<Recovery> recoveries() {
+        return recoveries;
+    }
+
+    /** The role of every stored tensor, passthrough included, in file order. */
+    public Map<String, Role> roles() {
+        return roles;
+    }
+
+    /** The scheme family ({@code fp8}, {@code gguf}, ...) that claimed a stored tensor, if any. */
+    public Optional<String> schemeOf(String storedTensor) {
+        return Optional.ofNullable(schemesByTensor.get(storedTensor));
+    }
+
+    /** Distinct scheme descriptions, in order of first appearance; empty for a plain file. */
+    public List<String> schemeDescriptions() {
+        var set = new LinkedHashSet<String>();
+        for (Recovery r : recoveries) set.add(r.description());
+        return List.copyOf(set);
+    }
+
+    /** Every output tensor, in output order. */
+    public List<PlannedTensor> outputs() {
+        return outputs;
+    }
+
+    public Optional<PlannedTensor> output(String name) {
+        return outputs.stream().filter(t -> t.name().equals(name)).findFirst();
+    }
+
+    /** Bytes of all outputs. */
+    public long outputBytes() {
+        long sum = 0;
+        for (PlannedTensor t : outputs) sum = Math.addExact(sum, t.byteSize());
+        return sum;
+    }
+
+    /**
+     * Reasons the plan cannot be carried out faithfully, each naming the module to add:
+     * stored tensors that look quantized but that no installed dequantizer claimed.
+     */
+    public List<String> problems() {
+        return problems;
+    }
+
+    /** @throws UnsupportedFeatureException with the first problem, when there is one */
+    public RecoveryPlan requireComplete() {
+        if (!problems.isEmpty()) {
+            String more = problems.size() > 1 ? " (and " + (problems.size() - 1) + " more)" : "";
+            throw new UnsupportedFeatureException(problems.getFirst() + more);
+        }
+        return this;
+    }
+
+    /** The plan as a writer takes it, keeping the archive's metadata. */
+    public OutputPlan toOutputPlan() {
+        requireComplete();
+        return new OutputPlan(Optional.of(archive), archive.metadata(), outputs);
+    }
+
+    /**
+     * Produces one output tensor whole into {@code arena}: the library route for a caller
+     * that wants values, not a file.
+     */
+    public MemorySegment materialize(String outputName, Arena arena) {
+        PlannedTensor t = output(outputName).orElseThrow(() ->
+                new IllegalArgumentException("no output tensor named " + outputName));
+        MemorySegment dest = arena.allocate(Math.max(1, t.byteSize()), 64).asSlice(0, t.byteSize());
+        if (t.elementCount() == 0) return dest;
+        try (Arena inputs = Arena.ofConfined()) {
+            ChunkFiller filler = t.producer().open(inputs);
+            filler.fill(0, t.elementCount(), dest);
+        }
+        return dest;
+    }
+
+    static List<String> describeUnclaimed(List<TensorEntry> unclaimed) {
+        List<String> out = new ArrayList<>();
+        for (TensorEntry e : unclaimed) {
+            KnownModules.suspectScheme(e).ifPresent(s -> out.add("tensor '" + e.name() + "' (" + e.dtype()
+                    + ") looks like " + s + " data, but no installed dequantizer recovers it: "
+                    + KnownModules.schemeHint(s)));
+        }
+        return out;
+    }
+}

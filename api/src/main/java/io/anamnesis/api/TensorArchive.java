@@ -1,0 +1,70 @@
+package io.anamnesis.api;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * One opened tensor file: its metadata and an ordered index of tensors, parsed from the
+ * header alone. Tensor bytes are touched only by {@link #data}, one tensor at a time, so a
+ * 400 GB file opens in milliseconds and recovery holds only the tensors in flight.
+ *
+ * <p>Implementations are safe for concurrent {@code data} calls from several threads.
+ */
+public interface TensorArchive extends AutoCloseable {
+
+    /** The format's short name: {@code safetensors}, {@code gguf}, {@code npz}, {@code pth}. */
+    String format();
+
+    /** The file this archive was opened from, when it came from one. */
+    Optional<Path> path();
+
+    /**
+     * String-valued metadata: safetensors {@code __metadata__}, GGUF key/values rendered as
+     * text (large arrays summarized), a checkpoint's non-tensor values. Insertion-ordered.
+     */
+    Map<String, String> metadata();
+
+    /**
+     * Metadata as plain Java values for JSON output: String, Long, Double, Boolean, List,
+     * Map, whole arrays included. Defaults to {@link #metadata()}.
+     */
+    default Map<String, Object> structuredMetadata() {
+        return Map.copyOf(metadata());
+    }
+
+    /**
+     * Facts about the file itself for {@code amn inspect}: version, byte order, alignment,
+     * a pickle's safety verdict. Insertion-ordered, human-readable values.
+     */
+    Map<String, String> properties();
+
+    /** Every tensor, in file order. */
+    List<TensorEntry> tensors();
+
+    /** The tensor of that name. */
+    default Optional<TensorEntry> tensor(String name) {
+        for (TensorEntry e : tensors()) {
+            if (e.name().equals(name)) return Optional.of(e);
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * The tensor's bytes, contiguous, row-major and little-endian, valid while {@code arena}
+     * is alive. A zero-copy read-only view of the file where the format allows (memory-mapped
+     * into {@code arena}); otherwise materialized in {@code arena} (inflated, byte-swapped,
+     * made contiguous). Closing the arena releases the mapping, which is how callers keep
+     * memory bounded by the tensors in flight.
+     *
+     * @throws AnamnesisException when the bytes turn out to be unreadable or malformed
+     */
+    MemorySegment data(TensorEntry entry, Arena arena);
+
+    /** Releases the file. Segments from {@link #data} live on until their arena closes. */
+    @Override
+    void close();
+}

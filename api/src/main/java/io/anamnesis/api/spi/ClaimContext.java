@@ -1,0 +1,38 @@
+package io.anamnesis.api.spi;
+
+import io.anamnesis.api.LimitExceededException;
+import io.anamnesis.api.ParseLimits;
+import io.anamnesis.api.TensorArchive;
+import io.anamnesis.api.TensorIOException;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * What a {@link Dequantizer} may look at while claiming: the archive, the limits, and small
+ * config files beside the input ({@code config.json}, {@code quantize_config.json}).
+ */
+public record ClaimContext(TensorArchive archive, ParseLimits limits) {
+
+    /**
+     * The text of a file in the input's directory, when the archive came from a file and
+     * that file exists. Bounded by {@link ParseLimits#maxHeaderBytes()}.
+     */
+    public Optional<String> sidecar(String fileName) {
+        Optional<Path> dir = archive.path().map(p -> p.toAbsolutePath().getParent());
+        if (dir.isEmpty()) return Optional.empty();
+        Path file = dir.get().resolve(fileName);
+        if (!Files.isRegularFile(file)) return Optional.empty();
+        try {
+            ParseLimits.check("size of " + fileName, Files.size(file), limits.maxHeaderBytes());
+            return Optional.of(Files.readString(file, StandardCharsets.UTF_8));
+        } catch (LimitExceededException e) {
+            throw e;
+        } catch (IOException e) {
+            throw new TensorIOException("cannot read " + fileName + " beside the input: " + e.getMessage(), e);
+        }
+    }
+}

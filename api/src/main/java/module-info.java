@@ -1,0 +1,14 @@
+/**
+ * The anamnesis api: what every format and quantization module implements, and the
+ * {@link io.anamnesis.api.Anamnesis} entry point that finds them with {@link java.util.ServiceLoader}.
+ * It depends on nothing but the JDK.
+ */
+module io.anamnesis.api {
+    exports io.anamnesis.api;
+    exports io.anamnesis.api.spi;
+    exports io.anamnesis.api.numeric;
+
+    uses io.anamnesis.api.spi.FormatReader;
+    uses io.anamnesis.api.spi.FormatWriter;
+    uses io.anamnesis.api.spi.Dequantizer;
+}
