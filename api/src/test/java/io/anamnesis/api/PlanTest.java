@@ -1,0 +1,135 @@
+package io.anamnesis.api;
+
+import io.anamnesis.api.numeric.LittleEndian;
+import io.anamnesis.api.spi.ClaimContext;
+import io.anamnesis.api.spi.Dequantizer;
+import io.anamnesis.api.spi.Recovery;
+import io.anamnesis.api.spi.RecoveryKernel;
+import io.anamnesis.api.spi.ChunkFiller;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class PlanTest {
+    /** A toy scheme: {@code <p>.q} (I8) times the scalar {@code <p>.s} (F32). */
+    static class ScaledInt8 implements Dequantizer {
+        @Override
+        public String scheme() {
+            return "toy";
+        }
+
+        @Override
+        public String description() {
+            return "int8 times a scalar";
+        }
+
+        @Override
+        public List<Recovery> claim(ClaimContext ctx) {
+            List<Recovery> out = new ArrayList<>();
+            for (TensorEntry e : ctx.archive().tensors()) {
+                if (!e.name().endsWith(".q")) continue;
+                String prefix = e.name().substring(0, e.name().length() - 2);
+                Map<String, Role> inputs = new LinkedHashMap<>();
+                inputs.put(e.name(), Role.QUANTIZED);
+                inputs.put(prefix + ".s", Role.SCALE);
+                out.add(new Recovery(prefix, e.shape(), scheme(), "toy int8", inputs, new RecoveryKernel() {
+                    @Override
+                    public long granule() {
+                        return 1;
+                    }
+
+                    @Override
+                    public ChunkFiller open(TensorArchive archive, Arena arena, DType target) {
+                        MemorySegment q = archive.data(e, arena);
+                        float s = archive.data(archive.tensor(prefix + ".s").orElseThrow(), arena).get(LittleEndian.F32, 0);
+                        return (first, count, dest) -> {
+                            for (long i = 0; i < count; i++) {
+                                dest.setAtIndex(LittleEndian.F32, i, q.get(java.lang.foreign.ValueLayout.JAVA_BYTE, first + i) * s);
+                            }
+                        };
+                    }
+                }));
+            }
+            return out;
+        }
+    }
+
+    static byte[] f32(float... v) {
+        ByteBuffer b = ByteBuffer.allocate(v.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+        for (float f : v) b.putFloat(f);
+        return b.array();
+    }
+
+    static MemoryArchive toyModel() {
+        return new MemoryArchive()
+                .add("layer.q", DType.I8, Shape.of(2, 2), new byte[]{1, -2, 3, 127})
+                .add("norm", DType.F32, Shape.of(2), f32(0.5f, 2f))
+                .add("layer.s", DType.F32, Shape.SCALAR, f32(0.25f));
+    }
+
+    @Test
+    void recoversClaimedGroupsAndPassesTheRestThrough() {
+        Anamnesis amn = Anamnesis.of(List.of(), List.of(), List.of(new ScaledInt8()));
+        RecoveryPlan plan = amn.plan(toyModel(), DType.F32);
+
+        assertThat(plan.roles()).containsExactly(
+                Map.entry("layer.q", Role.QUANTIZED), Map.entry("norm", Role.PASSTHROUGH), Map.entry("layer.s", Role.SCALE));
+        assertThat(plan.outputs()).extracting(t -> t.name() + ":" + t.dtype()).containsExactly("layer:F32", "norm:F32");
+        assertThat(plan.schemeDescriptions()).containsExactly("toy int8");
+        assertThat(plan.problems()).isEmpty();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment layer = plan.materialize("layer", arena);
+            assertThat(layer.toArray(LittleEndian.F32)).containsExactly(0.25f, -0.5f, 0.75f, 31.75f);
+            assertThat(plan.materialize("norm", arena).toArray(LittleEndian.F32)).containsExactly(0.5f, 2f);
+        }
+        assertThat(plan.outputBytes()).isEqualTo(16 + 8);
+    }
+
+    @Test
+    void namesTheModuleForQuantizedTensorsNobodyClaims() {
+        Anamnesis amn = Anamnesis.of(List.of(), List.of(), List.of());
+        MemoryArchive gptq = new MemoryArchive()
+                .add("m.qweight", DType.I32, Shape.of(1, 1), new byte[4])
+                .add("m.bias", DType.F16, Shape.of(1), new byte[2]);
+        RecoveryPlan plan = amn.plan(gptq, DType.BF16);
+        assertThat(plan.problems()).singleElement().asString()
+                .contains("m.qweight").contains("anamnesis-quant-gptq").contains("anamnesis-quant-awq");
+        assertThatThrownBy(plan::requireComplete).isInstanceOf(UnsupportedFeatureException.class);
+        assertThatThrownBy(plan::toOutputPlan).isInstanceOf(UnsupportedFeatureException.class);
+    }
+
+    @Test
+    void refusesTwoSchemesClaimingOneTensor() {
+        Anamnesis amn = Anamnesis.of(List.of(), List.of(), List.of(new ScaledInt8(), new ScaledInt8() {
+            @Override
+            public String scheme() {
+                return "toy2";
+            }
+        }));
+        assertThatThrownBy(() -> amn.plan(toyModel(), DType.F32))
+                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("claimed by two schemes");
+    }
+
+    @Test
+    void recoveryTargetsAreTheThreeFloatTypes() {
+        Anamnesis amn = Anamnesis.of(List.of(), List.of(), List.of());
+        assertThatThrownBy(() -> amn.plan(toyModel(), DType.I8)).isInstanceOf(UnsupportedFeatureException.class);
+    }
+
+    @Test
+    void missingWriterNamesTheModule() {
+        Anamnesis amn = Anamnesis.of(List.of(), List.of(), List.of());
+        assertThatThrownBy(() -> amn.writer("gguf")).isInstanceOf(UnsupportedFeatureException.class)
+                .hasMessageContaining("io.anamnesis:anamnesis-format-gguf");
+    }
+}

@@ -1,0 +1,109 @@
+package io.anamnesis.api;
+
+import io.anamnesis.api.numeric.LittleEndian;
+import io.anamnesis.api.spi.AtomicOutput;
+import io.anamnesis.api.spi.PlannedTensor;
+import io.anamnesis.api.spi.ProgressListener;
+import io.anamnesis.api.spi.TensorDataWriter;
+import io.anamnesis.api.spi.WriteOptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class WriterEngineTest {
+    @TempDir
+    Path dir;
+
+    /** Element i of tensor t is the float t * 1e6 + i, written as F32; checks it is asked for whole granules. */
+    static PlannedTensor counting(String name, int t, long elements, long granule) {
+        return new PlannedTensor(name, DType.F32, Shape.of(elements), granule, arena -> (first, count, dest) -> {
+            if (first % granule != 0 || (count % granule != 0 && first + count != elements)) {
+                throw new AssertionError("chunk [" + first + ", +" + count + ") splits a granule of " + granule);
+            }
+            for (long i = 0; i < count; i++) dest.setAtIndex(LittleEndian.F32, i, t * 1e6f + (first + i));
+        });
+    }
+
+    static List<TensorDataWriter.Region> layout(List<PlannedTensor> tensors) {
+        List<TensorDataWriter.Region> regions = new ArrayList<>();
+        long offset = 16; // pretend header
+        for (PlannedTensor t : tensors) {
+            regions.add(new TensorDataWriter.Region(offset, t));
+            offset += t.byteSize();
+        }
+        return regions;
+    }
+
+    byte[] write(List<PlannedTensor> tensors, int threads, AtomicLong progress) throws Exception {
+        Path out = dir.resolve("out-" + threads + ".bin");
+        AtomicLong started = new AtomicLong();
+        ProgressListener listener = new ProgressListener() {
+            @Override
+            public void started(long totalBytes) {
+                started.set(totalBytes);
+            }
+
+            @Override
+            public void advanced(long bytes) {
+                progress.addAndGet(bytes);
+            }
+        };
+        AtomicOutput.write(out, ch -> TensorDataWriter.write(ch, layout(tensors), new WriteOptions(threads, listener)));
+        assertThat(started.get()).isEqualTo(tensors.stream().mapToLong(PlannedTensor::byteSize).sum());
+        return Files.readAllBytes(out);
+    }
+
+    @Test
+    void everyElementLandsAtItsOffsetAtAnyThreadCount() throws Exception {
+        // 17.5 M floats = 70 MB: more than one 64 MiB slab and many 4 MiB chunks.
+        List<PlannedTensor> tensors = List.of(
+                counting("big", 1, 17_500_000, 7 * 1000),
+                counting("small", 2, 10, 1),
+                counting("empty", 3, 0, 1),
+                counting("odd", 4, 1_000_003, 1_000_003));
+        AtomicLong progress1 = new AtomicLong();
+        byte[] one = write(tensors, 1, progress1);
+        byte[] three = write(tensors, 3, new AtomicLong());
+        assertThat(three).isEqualTo(one);
+        assertThat(progress1.get()).isEqualTo(4L * (17_500_000 + 10 + 1_000_003));
+
+        ByteBuffer b = ByteBuffer.wrap(one).order(ByteOrder.LITTLE_ENDIAN);
+        assertThat(b.getFloat(16)).isEqualTo(1e6f);
+        assertThat(b.getFloat(16 + 4 * 12_345_678)).isEqualTo(1e6f + 12_345_678);
+        int smallAt = 16 + 4 * 17_500_000;
+        assertThat(b.getFloat(smallAt + 4 * 9)).isEqualTo(2e6f + 9);
+        assertThat(b.getFloat(smallAt + 40 + 4 * 1_000_002)).isEqualTo(4e6f + 1_000_002);
+        assertThat(one.length).isEqualTo(smallAt + 40 + 4 * 1_000_003);
+    }
+
+    @Test
+    void aFailingProducerLeavesNoFileBehind() throws Exception {
+        PlannedTensor boom = new PlannedTensor("boom", DType.F32, Shape.of(1000), 1, arena -> (first, count, dest) -> {
+            throw MalformedFileException.inTensor("boom", "bad data");
+        });
+        Path out = dir.resolve("never.bin");
+        assertThatThrownBy(() -> AtomicOutput.write(out, ch ->
+                TensorDataWriter.write(ch, layout(List.of(counting("ok", 1, 100, 1), boom)), WriteOptions.threads(2))))
+                .isInstanceOf(MalformedFileException.class).hasMessageContaining("boom");
+        try (var files = Files.list(dir)) {
+            assertThat(files.toList()).isEmpty();
+        }
+    }
+
+    @Test
+    void anExistingTargetIsReplacedWhole() throws Exception {
+        Path out = Files.writeString(dir.resolve("t.bin"), "old content that is longer");
+        AtomicOutput.write(out, ch -> ch.write(ByteBuffer.wrap(new byte[]{1, 2, 3})));
+        assertThat(Files.readAllBytes(out)).containsExactly(1, 2, 3);
+    }
+}
