@@ -1,8 +1,9 @@
-/** NumPy .npy and .npz: reader (zero-copy for STORED members) and writer. */
+/** NumPy .npy and .npz: zero-copy for STORED members, bounded inflation for DEFLATE ones. */
 module io.anamnesis.format.npz {
     requires io.anamnesis.api;
     requires org.apache.commons.compress;
 
+    exports io.anamnesis.format.npz;
 
-    // exports and provides arrive with the implementation.
+    provides io.anamnesis.api.spi.FormatReader with io.anamnesis.format.npz.NpzReader;
 }
