@@ -1,0 +1,151 @@
+package io.anamnesis.format.gguf;
+
+import io.anamnesis.api.TensorArchive;
+import io.anamnesis.api.TensorEntry;
+import io.anamnesis.api.TensorIOException;
+import io.anamnesis.api.UnsupportedFeatureException;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * An opened GGUF file: its parsed {@link GgufHeader}, tensors with row-major shapes
+ * ({@code ne} reversed) under their stored names, and data mapped per tensor on demand.
+ */
+public final class GgufArchive implements TensorArchive {
+    private final Path path;
+    private final FileChannel channel;
+    private final GgufHeader header;
+    private final List<TensorEntry> entries;
+    private final Map<String, GgufTensorInfo> infos = new HashMap<>();
+    private final Map<String, String> metadata;
+    private final Map<String, String> properties;
+
+    GgufArchive(Path path, FileChannel channel, GgufHeader header) {
+        this.path = path;
+        this.channel = channel;
+        this.header = header;
+        this.entries = header.tensors().stream().map(t -> {
+            infos.put(t.name(), t);
+            return new TensorEntry(t.name(), t.type().dtype(), t.shape(), t.byteSize());
+        }).toList();
+        var m = new LinkedHashMap<String, String>();
+        header.metadata().forEach((k, v) -> m.put(k, v.render()));
+        this.metadata = Collections.unmodifiableMap(m);
+        this.properties = Collections.unmodifiableMap(properties(header));
+    }
+
+    private static Map<String, String> properties(GgufHeader h) {
+        var p = new LinkedHashMap<String, String>();
+        p.put("version", Integer.toString(h.version()));
+        p.put("byte order", h.byteOrder() == ByteOrder.BIG_ENDIAN ? "big-endian" : "little-endian");
+        p.put("alignment", Long.toString(h.alignment()));
+        p.put("tensor count", Integer.toString(h.tensors().size()));
+        p.put("kv count", Integer.toString(h.metadata().size()));
+        GgufValue arch = h.metadata().get("general.architecture");
+        put(p, "architecture", arch);
+        put(p, "name", h.metadata().get("general.name"));
+        if (arch != null && arch.type() == GgufValueType.STRING) {
+            put(p, "context length", h.metadata().get(arch.value() + ".context_length"));
+        }
+        put(p, "quantization version", h.metadata().get("general.quantization_version"));
+        put(p, "file type", h.metadata().get("general.file_type"));
+        return p;
+    }
+
+    private static void put(Map<String, String> p, String key, GgufValue v) {
+        if (v != null) p.put(key, v.render());
+    }
+
+    /** The parsed header: typed key/values, tensor infos, alignment, byte order. */
+    public GgufHeader header() {
+        return header;
+    }
+
+    @Override
+    public String format() {
+        return "gguf";
+    }
+
+    @Override
+    public Optional<Path> path() {
+        return Optional.ofNullable(path);
+    }
+
+    @Override
+    public Map<String, String> metadata() {
+        return metadata;
+    }
+
+    @Override
+    public Map<String, Object> structuredMetadata() {
+        var m = new LinkedHashMap<String, Object>();
+        header.metadata().forEach((k, v) -> m.put(k, v.plain()));
+        return Collections.unmodifiableMap(m);
+    }
+
+    @Override
+    public Map<String, String> properties() {
+        return properties;
+    }
+
+    @Override
+    public List<TensorEntry> tensors() {
+        return entries;
+    }
+
+    @Override
+    public MemorySegment data(TensorEntry entry, Arena arena) {
+        GgufTensorInfo info = infos.get(entry.name());
+        if (info == null) throw new IllegalArgumentException("no tensor '" + entry.name() + "' in " + path);
+        if (info.byteSize() == 0) return arena.allocate(0);
+        boolean swap = header.byteOrder() == ByteOrder.BIG_ENDIAN;
+        if (swap && info.type().isBlock()) {
+            throw UnsupportedFeatureException.inTensor(info.name(), info.type().name()
+                    + " blocks in a big-endian GGUF file are not supported (only scalar types are byte-swapped)");
+        }
+        MemorySegment mapped;
+        try {
+            mapped = channel.map(FileChannel.MapMode.READ_ONLY, header.dataStart() + info.offset(), info.byteSize(), arena);
+        } catch (IOException e) {
+            throw new TensorIOException("tensor '" + info.name() + "': cannot map its data: " + e.getMessage(), e);
+        }
+        if (!swap) return mapped;
+        return toLittleEndian(mapped, info.type().blockBytes(), arena);
+    }
+
+    /** Copies big-endian elements of {@code width} bytes into a little-endian segment of {@code arena}. */
+    static MemorySegment toLittleEndian(MemorySegment big, int width, Arena arena) {
+        MemorySegment out = arena.allocate(big.byteSize(), 8);
+        ValueLayout layout = switch (width) {
+            case 1 -> ValueLayout.JAVA_BYTE;
+            case 2 -> ValueLayout.JAVA_SHORT_UNALIGNED;
+            case 4 -> ValueLayout.JAVA_INT_UNALIGNED;
+            case 8 -> ValueLayout.JAVA_LONG_UNALIGNED;
+            default -> throw new IllegalStateException("no scalar of " + width + " bytes");
+        };
+        MemorySegment.copy(big, layout.withOrder(ByteOrder.BIG_ENDIAN), 0,
+                out, layout.withOrder(ByteOrder.LITTLE_ENDIAN), 0, big.byteSize() / width);
+        return out;
+    }
+
+    @Override
+    public void close() {
+        try {
+            channel.close();
+        } catch (IOException e) {
+            throw new TensorIOException("cannot close " + path + ": " + e.getMessage(), e);
+        }
+    }
+}
