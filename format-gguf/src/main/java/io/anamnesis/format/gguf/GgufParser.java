@@ -263,8 +263,8 @@ final class GgufParser {
     private void requireBytes(long count, int minBytes, String what) {
         long left = fileSize - pos();
         if (count > 0 && (count > left / minBytes)) {
-            throw new MalformedFileException(what + ": " + count + " declared, but only " + left
-                    + " bytes are left in the file");
+            throw new MalformedFileException("GGUF file is truncated or corrupt: " + count + " " + what
+                    + " declared, but only " + left + " bytes are left in the file");
         }
     }
 
