@@ -1,6 +1,14 @@
 package io.anamnesis.format.gguf;
 
+import io.anamnesis.api.Anamnesis;
 import io.anamnesis.api.DType;
+import io.anamnesis.api.Role;
+import io.anamnesis.api.numeric.LittleEndian;
+import io.anamnesis.api.spi.ChunkFiller;
+import io.anamnesis.api.spi.ClaimContext;
+import io.anamnesis.api.spi.Dequantizer;
+import io.anamnesis.api.spi.Recovery;
+import io.anamnesis.api.spi.RecoveryKernel;
 import io.anamnesis.api.Shape;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
@@ -58,6 +66,10 @@ class GgufWriterTest {
 
     /** A GGUF v3 file laid out as the spec and gguf-py lay it out: every tensor padded to the alignment. */
     private static GgufBytes handBuilt(byte[] f32, byte[] q8, byte[] i16) {
+        return handBuilt(f32, 8, q8, i16);
+    }
+
+    private static GgufBytes handBuilt(byte[] f32, int qType, byte[] q, byte[] i16) {
         GgufBytes b = v3().header(3, 7)
                 .key("general.architecture", STRING).str("llama")
                 .key("general.alignment", UINT32).u32(64)
@@ -67,9 +79,70 @@ class GgufWriterTest {
                 .key("tokenizer.ggml.tokens", ARRAY).array(STRING, 3).str("<s>").str("a").str("ü")
                 .key("nested", ARRAY).array(ARRAY, 1).array(FLOAT64, 2).f64(1.5).f64(-0.0)
                 .tensor("tok_embd.weight", new long[]{3, 2}, 0, 0)
-                .tensor("blk.0.attn_q.weight", new long[]{64, 1}, 8, 64)
-                .tensor("norm", new long[]{5}, 25, 192);
-        return b.pad(64).raw(f32).pad(64).raw(q8).pad(64).raw(i16).pad(64);
+                .tensor("blk.0.attn_q.weight", new long[]{64, 1}, qType, 64)
+                .tensor("norm", new long[]{5}, 25, (64 + q.length + 63) / 64 * 64);
+        return b.pad(64).raw(f32).pad(64).raw(q).pad(64).raw(i16).pad(64);
+    }
+
+    /** Two Q8_0 blocks: d = 0.5 (f16 0x3800) with q = i - 16, then d = -2 (f16 0xC000) with q = 3 - i. */
+    private static byte[] q8Blocks() {
+        byte[] b = new byte[68];
+        b[0] = 0x00;
+        b[1] = 0x38;
+        for (int i = 0; i < 32; i++) b[2 + i] = (byte) (i - 16);
+        b[34] = 0x00;
+        b[35] = (byte) 0xC0;
+        for (int i = 0; i < 32; i++) b[36 + i] = (byte) (3 - i);
+        return b;
+    }
+
+    /** The Q8_0 formula y = d * q worked out for {@link #q8Blocks}, as little-endian F32 bytes. */
+    private static byte[] q8BlocksAsF32() {
+        java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(256).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < 32; i++) out.putFloat(0.5f * (i - 16));
+        for (int i = 0; i < 32; i++) out.putFloat(-2f * (3 - i));
+        return out.array();
+    }
+
+    /** Stands in for quant-gguf: recovers Q8_0 tensors (y = f16 d * int8 q per block of 32) to F32. */
+    private static final class Q8_0ToF32 implements Dequantizer {
+        @Override
+        public String scheme() {
+            return "gguf";
+        }
+
+        @Override
+        public String description() {
+            return "test Q8_0";
+        }
+
+        @Override
+        public List<Recovery> claim(ClaimContext context) {
+            List<Recovery> out = new ArrayList<>();
+            for (TensorEntry e : context.archive().tensors()) {
+                if (!e.dtype().name().equals("Q8_0")) continue;
+                out.add(new Recovery(e.name(), e.shape(), "gguf", "Q8_0", Map.of(e.name(), Role.QUANTIZED), new RecoveryKernel() {
+                    @Override
+                    public long granule() {
+                        return 32;
+                    }
+
+                    @Override
+                    public ChunkFiller open(TensorArchive archive, Arena arena, DType target) {
+                        MemorySegment src = archive.data(e, arena);
+                        return (first, count, dest) -> {
+                            for (long i = 0; i < count; i++) {
+                                long el = first + i, block = el / 32 * 34;
+                                float d = Float.float16ToFloat(src.get(LittleEndian.I16, block));
+                                byte q = src.get(ValueLayout.JAVA_BYTE, block + 2 + el % 32);
+                                dest.set(LittleEndian.F32, 4 * i, d * q);
+                            }
+                        };
+                    }
+                }));
+            }
+            return out;
+        }
     }
 
     @Test
@@ -122,6 +195,17 @@ class GgufWriterTest {
             assertThat(q.shape()).isEqualTo(Shape.of(12, 256));
             assertThat(a.data(q, arena).toArray(ValueLayout.JAVA_BYTE)).isEqualTo(seq(12 * 144, 14));
         }
+    }
+
+    @Test
+    void convertsGgufToF32GgufThroughTheApiKeepingEveryKeyValue() throws IOException {
+        byte[] f32 = seq(24, 5), i16 = seq(10, 13);
+        Path in = Files.write(dir.resolve("api-in.gguf"), handBuilt(f32, q8Blocks(), i16).bytes());
+        Path out = dir.resolve("api-out.gguf");
+        Anamnesis.of(List.of(new GgufReader()), List.of(new GgufWriter()), List.of(new Q8_0ToF32()))
+                .convert(in, "gguf", DType.F32, out, WriteOptions.threads(3));
+        // The same file, but the Q8_0 tensor is now F32 (type 0) with 256 bytes of data.
+        assertThat(Files.readAllBytes(out)).isEqualTo(handBuilt(f32, 0, q8BlocksAsF32(), i16).bytes());
     }
 
     @Test
