@@ -177,7 +177,20 @@ public final class GgufWriter implements FormatWriter {
                     GgufValue.GgufArray a = (GgufValue.GgufArray) v;
                     u32(a.elementType().id);
                     u64(a.elements().size());
-                    for (Object e : a.elements()) value(a.elementType(), e);
+                    switch (a.elements()) {
+                        // Arrays read from a GGUF file go back out as the very bytes they came from.
+                        case CompactLists.Numbers n -> raw(n.raw);
+                        case CompactLists.Strings st -> {
+                            for (int i = 0; i < st.size(); i++) {
+                                int start = st.start(i);
+                                u64(st.ends[i] - start);
+                                out.write(st.blob, start, st.ends[i] - start);
+                            }
+                        }
+                        default -> {
+                            for (Object e : a.elements()) value(a.elementType(), e);
+                        }
+                    }
                 }
             }
         }

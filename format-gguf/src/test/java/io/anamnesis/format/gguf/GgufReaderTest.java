@@ -199,6 +199,38 @@ class GgufReaderTest {
     }
 
     @Test
+    void readsBigEndianArrays() {
+        GgufBytes b = new GgufBytes(ByteOrder.BIG_ENDIAN, 3).header(0, 4)
+                .key("i32", ARRAY).array(INT32, 2).u32(-2).u32(0x01020304)
+                .key("f32", ARRAY).array(FLOAT32, 1).f32(-1.5f)
+                .key("u16", ARRAY).array(UINT16, 1).u16(0xFFFE)
+                .key("s", ARRAY).array(STRING, 2).str("ab").str("");
+        // Big-endian int32 -2 is FF FF FF FE: the last byte of its 4.
+        assertThat(b.bytes()[4 + 4 + 16 + 8 + 3 + 4 + 4 + 8 + 3]).isEqualTo((byte) 0xFE);
+        try (TensorArchive a = open(b)) {
+            assertThat(a.structuredMetadata().get("i32")).isEqualTo(List.of(-2L, 16909060L));
+            assertThat(a.structuredMetadata().get("f32")).isEqualTo(List.of(-1.5));
+            assertThat(a.structuredMetadata().get("u16")).isEqualTo(List.of(65534L));
+            assertThat(a.structuredMetadata().get("s")).isEqualTo(List.of("ab", ""));
+        }
+    }
+
+    @Test
+    void readsStringArraysLongerThanTheirFirstGuess() {
+        String s40 = "é".repeat(20);
+        GgufBytes b = v3().header(0, 1).key("s", ARRAY).array(STRING, 3).str(s40).str("x").str(s40 + "!");
+        try (TensorArchive a = open(b)) {
+            assertThat(a.structuredMetadata().get("s")).isEqualTo(List.of(s40, "x", s40 + "!"));
+        }
+    }
+
+    @Test
+    void rejectsBoolArrayElementOtherThanZeroOrOne() {
+        assertRejected(v3().header(0, 1).key("b", ARRAY).array(BOOL, 3).u8(1).u8(0).u8(7),
+                MalformedFileException.class, "bool element");
+    }
+
+    @Test
     void refusesBlockDataOfBigEndianFiles() {
         GgufBytes b = new GgufBytes(ByteOrder.BIG_ENDIAN, 3).header(1, 0)
                 .tensor("q", new long[]{32}, 8, 0).pad(32).raw(seq(34));

@@ -164,6 +164,28 @@ class GgufWriterTest {
     }
 
     @Test
+    void rewritesABigEndianSourceAsLittleEndian() throws IOException {
+        GgufBytes big = new GgufBytes(java.nio.ByteOrder.BIG_ENDIAN, 3).header(1, 3)
+                .key("n", UINT32).u32(7)
+                .key("a", ARRAY).array(INT16, 2).u16(1).u16(0xFFFF)
+                .key("t", ARRAY).array(STRING, 1).str("tok")
+                .tensor("w", new long[]{2}, 0, 0).pad(32)
+                .raw((byte) 0x3F, (byte) 0x80, (byte) 0, (byte) 0, (byte) 0x40, (byte) 0, (byte) 0, (byte) 0).pad(32);
+        Path in = Files.write(dir.resolve("be.gguf"), big.bytes());
+        Path out = dir.resolve("le.gguf");
+        try (TensorArchive a = new GgufReader().open(in, io.anamnesis.api.ParseLimits.defaults())) {
+            new GgufWriter().write(new OutputPlan(Optional.of(a), a.metadata(), passthrough(a)), out, WriteOptions.threads(1));
+        }
+        byte[] little = v3().header(1, 3)
+                .key("n", UINT32).u32(7)
+                .key("a", ARRAY).array(INT16, 2).u16(1).u16(0xFFFF)
+                .key("t", ARRAY).array(STRING, 1).str("tok")
+                .tensor("w", new long[]{2}, 0, 0).pad(32)
+                .f32(1f).f32(2f).pad(32).bytes();
+        assertThat(Files.readAllBytes(out)).isEqualTo(little);
+    }
+
+    @Test
     void writesStringMetadataAndReversedShapesFromAnyOtherSource() throws IOException {
         byte[] f16 = seq(12, 7);
         Path out = dir.resolve("o.gguf");
