@@ -254,9 +254,11 @@ final class GgufParser {
         int[] ends = new int[length];
         byte[] blob = new byte[(int) Math.min(Math.min(fileSize - pos(), (long) length * 16), 1 << 24)];
         int total = 0;
+        // Built once: 150 000 elements must not build 150 000 messages.
+        String lengthOf = "length of a string in " + what, stringIn = "string in " + what;
         for (int i = 0; i < length; i++) {
-            long n = count("length of a string in " + what, limits.maxStringBytes());
-            requireBytes(n, 1, "string in " + what);
+            long n = count(lengthOf, limits.maxStringBytes());
+            requireBytes(n, 1, stringIn);
             if (total + n > Integer.MAX_VALUE - 8) {
                 throw new LimitExceededException(what + " holds over 2 GB of strings");
             }
