@@ -36,10 +36,12 @@ public final class GgufArchive implements TensorArchive {
         this.path = path;
         this.channel = channel;
         this.header = header;
-        this.entries = header.tensors().stream().map(t -> {
+        List<TensorEntry> list = new java.util.ArrayList<>(header.tensors().size());
+        for (GgufTensorInfo t : header.tensors()) {
             infos.put(t.name(), t);
-            return new TensorEntry(t.name(), t.type().dtype(), t.shape(), t.byteSize());
-        }).toList();
+            list.add(new TensorEntry(t.name(), t.type().dtype(), t.shape(), t.byteSize()));
+        }
+        this.entries = List.copyOf(list);
         var m = new LinkedHashMap<String, String>();
         header.metadata().forEach((k, v) -> m.put(k, v.render()));
         this.metadata = Collections.unmodifiableMap(m);

@@ -99,6 +99,7 @@ final class GgufParser {
             raws.add(new Raw(name, ne, typeId, offset));
         }
 
+        checkHeaderLimit(0);
         long dataStart = alignUp(pos(), alignment);
         long dataBytes = Math.max(0, fileSize - dataStart);
         List<GgufTensorInfo> tensors = new ArrayList<>(raws.size());

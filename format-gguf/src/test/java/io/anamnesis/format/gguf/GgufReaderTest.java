@@ -327,6 +327,25 @@ class GgufReaderTest {
     }
 
     @Test
+    void rejectsHeaderLongerThanTheLimit() {
+        GgufBytes b = v3().header(0, 1).key("s", STRING).str("x".repeat(2000));
+        assertRejected(b, ParseLimits.defaults().withMaxHeaderBytes(1000), LimitExceededException.class, "header");
+    }
+
+    @Test
+    void rejectsMoreKeysThanTheLimit() {
+        ParseLimits limits = new ParseLimits(1000, 10, 4, 2, 100, 100, 4, 1, 1, 1, 1);
+        assertRejected(v3().header(0, 3), limits, LimitExceededException.class, "key/value count");
+    }
+
+    @Test
+    void rejectsStringLongerThanTheLimit() {
+        ParseLimits limits = new ParseLimits(1000, 10, 4, 2, 100, 100, 4, 1, 1, 1, 1);
+        assertRejected(v3().header(0, 1).key("s", STRING).str("y".repeat(101)), limits,
+                LimitExceededException.class, "string value of s");
+    }
+
+    @Test
     void rejectsUnknownValueType() {
         assertRejected(v3().header(0, 1).key("k", 13).u32(0), MalformedFileException.class, "value type 13");
     }
