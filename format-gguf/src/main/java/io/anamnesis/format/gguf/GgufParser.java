@@ -134,7 +134,11 @@ final class GgufParser {
             } catch (ArithmeticException e) {
                 throw new LimitExceededException("tensor '" + name + "': byte size overflows 64 bits");
             }
-            if (offset < 0 || offset % alignment != 0) {
+            if (offset < 0) {
+                throw MalformedFileException.inTensor(name, "data offset " + Long.toUnsignedString(offset)
+                        + " lies past the end of the file");
+            }
+            if (offset % alignment != 0) {
                 throw MalformedFileException.inTensor(name, "data offset " + Long.toUnsignedString(offset)
                         + " is not a multiple of the alignment " + alignment);
             }

@@ -57,6 +57,19 @@ class GgufCorpusHeaderTest {
                 }
             }
         }
+        // ggml-quantize keeps ggml's own output in expected.gguf: one tensor 'weight' [16, 2048].
+        Path quantize = root.resolve("ggml-quantize");
+        if (Files.isDirectory(quantize)) {
+            try (Stream<Path> cases = Files.list(quantize)) {
+                for (Path c : cases.sorted().toList()) {
+                    Path gguf = c.resolve("expected.gguf");
+                    if (!Files.isRegularFile(gguf)) continue;
+                    String id = "ggml-quantize/" + c.getFileName();
+                    tests.add(DynamicTest.dynamicTest(id, () -> checkQuantized(c, gguf)));
+                    tests.add(DynamicTest.dynamicTest(id + " rewritten", () -> rewritesByteForByte(gguf)));
+                }
+            }
+        }
         assertThat(tests).as("corpus .gguf inputs").isNotEmpty();
         return tests.stream();
     }
@@ -93,6 +106,23 @@ class GgufCorpusHeaderTest {
             assertThat(t.type()).isEqualTo(type);
             assertThat(t.type().name()).isEqualToIgnoringCase(params.path("ggml_type").asText());
         }
+    }
+
+    /**
+     * The type's block geometry must account for every byte: the file ends exactly where the
+     * one tensor's data, padded to the alignment, ends.
+     */
+    private static void checkQuantized(Path caseDir, Path gguf) throws IOException {
+        JsonNode params = new ObjectMapper().readTree(caseDir.resolve("case.json").toFile()).path("params");
+        GgufHeader h = GgufReader.readHeader(gguf, ParseLimits.defaults());
+        GgufType type = GgufType.byId(params.path("ggml_type_id").asInt()).orElseThrow();
+        assertThat(type.blockElements()).isEqualTo(params.path("block_size").asInt());
+        assertThat(type.blockBytes()).isEqualTo(params.path("type_size").asInt());
+        GgufTensorInfo t = find(h, "weight");
+        assertThat(t.type()).isEqualTo(type);
+        assertThat(t.shape().toArray()).containsExactly(16, 2048);
+        long padded = (t.byteSize() + h.alignment() - 1) / h.alignment() * h.alignment();
+        assertThat(Files.size(gguf)).isEqualTo(h.dataStart() + t.offset() + padded);
     }
 
     /**

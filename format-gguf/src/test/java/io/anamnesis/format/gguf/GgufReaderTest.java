@@ -252,7 +252,7 @@ class GgufReaderTest {
         try (TensorArchive a = open(b)) {
             assertThat(a.properties()).containsEntry("architecture", "qwen2").containsEntry("name", "Tiny")
                     .containsEntry("context length", "32768").containsEntry("quantization version", "2")
-                    .containsEntry("file type", "15");
+                    .containsEntry("file type", "15 (MOSTLY_Q4_K_M)");
             assertThat(a.format()).isEqualTo("gguf");
         }
     }
