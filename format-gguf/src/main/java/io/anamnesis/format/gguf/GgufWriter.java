@@ -116,6 +116,8 @@ public final class GgufWriter implements FormatWriter {
         SequencedMap<String, GgufValue> kv = new LinkedHashMap<>();
         if (plan.source().isPresent() && plan.source().get() instanceof GgufArchive g) {
             kv.putAll(g.header().metadata());
+            recoveredFileType(plan, g).ifPresent(ft -> kv.put("general.file_type",
+                    new GgufValue(kv.get("general.file_type").type(), ft)));
         }
         for (Map.Entry<String, String> e : plan.metadata().entrySet()) {
             // general.alignment is the writer's to set; a string copy of it would make the file unreadable.
@@ -123,6 +125,27 @@ public final class GgufWriter implements FormatWriter {
             kv.putIfAbsent(e.getKey(), GgufValue.string(e.getValue()));
         }
         return kv;
+    }
+
+    /**
+     * When recovery turned the source's block tensors into one float dtype, the source's
+     * {@code general.file_type} (llama_ftype, e.g. MOSTLY_Q4_K_M) no longer describes the
+     * file; it becomes ALL_F32 (0), MOSTLY_F16 (1) or MOSTLY_BF16 (32), as llama.cpp's
+     * converter writes for such files. Every other KV stays as it was.
+     */
+    private static java.util.Optional<Long> recoveredFileType(OutputPlan plan, GgufArchive source) {
+        GgufValue old = source.header().metadata().get("general.file_type");
+        if (old == null || !old.type().isInteger()) return java.util.Optional.empty();
+        java.util.Set<DType> recovered = new java.util.HashSet<>();
+        for (PlannedTensor t : plan.tensors()) {
+            source.tensor(t.name()).filter(e -> !e.dtype().equals(t.dtype())).ifPresent(e -> recovered.add(t.dtype()));
+        }
+        if (recovered.size() != 1) return java.util.Optional.empty();
+        DType d = recovered.iterator().next();
+        if (d.equals(DType.F32)) return java.util.Optional.of(0L);
+        if (d.equals(DType.F16)) return java.util.Optional.of(1L);
+        if (d.equals(DType.BF16)) return java.util.Optional.of(32L);
+        return java.util.Optional.empty();
     }
 
     private static long alignment(Map<String, GgufValue> kv) {

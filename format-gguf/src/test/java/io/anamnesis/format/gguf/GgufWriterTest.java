@@ -66,11 +66,13 @@ class GgufWriterTest {
 
     /** A GGUF v3 file laid out as the spec and gguf-py lay it out: every tensor padded to the alignment. */
     private static GgufBytes handBuilt(byte[] f32, byte[] q8, byte[] i16) {
-        return handBuilt(f32, 8, q8, i16);
+        return handBuilt(f32, 8, q8, i16, 7);
     }
 
-    private static GgufBytes handBuilt(byte[] f32, int qType, byte[] q, byte[] i16) {
-        GgufBytes b = v3().header(3, 7)
+    /** {@code fileType} is general.file_type: 7 is llama.cpp's MOSTLY_Q8_0, 0 ALL_F32. */
+    private static GgufBytes handBuilt(byte[] f32, int qType, byte[] q, byte[] i16, int fileType) {
+        GgufBytes b = v3().header(3, 8)
+                .key("general.file_type", UINT32).u32(fileType)
                 .key("general.architecture", STRING).str("llama")
                 .key("general.alignment", UINT32).u32(64)
                 .key("llama.rope.scale", FLOAT32).f32(0.25f)
@@ -226,8 +228,9 @@ class GgufWriterTest {
         Path out = dir.resolve("api-out.gguf");
         Anamnesis.of(List.of(new GgufReader()), List.of(new GgufWriter()), List.of(new Q8_0ToF32()))
                 .convert(in, "gguf", DType.F32, out, WriteOptions.threads(3));
-        // The same file, but the Q8_0 tensor is now F32 (type 0) with 256 bytes of data.
-        assertThat(Files.readAllBytes(out)).isEqualTo(handBuilt(f32, 0, q8BlocksAsF32(), i16).bytes());
+        // The same file, but the Q8_0 tensor is now F32 (type 0) with 256 bytes of data, and
+        // general.file_type says ALL_F32 instead of MOSTLY_Q8_0.
+        assertThat(Files.readAllBytes(out)).isEqualTo(handBuilt(f32, 0, q8BlocksAsF32(), i16, 0).bytes());
     }
 
     @Test
