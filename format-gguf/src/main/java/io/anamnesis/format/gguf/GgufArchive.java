@@ -93,6 +93,11 @@ public final class GgufArchive implements TensorArchive {
         return header;
     }
 
+    /** The stored tensor info (ne as stored, ggml type, offset) of a tensor. */
+    public Optional<GgufTensorInfo> info(String name) {
+        return Optional.ofNullable(infos.get(name));
+    }
+
     @Override
     public String format() {
         return "gguf";

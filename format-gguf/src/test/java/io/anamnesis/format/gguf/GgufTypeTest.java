@@ -65,5 +65,7 @@ class GgufTypeTest {
         assertThat(GgufType.byId(-1)).isEmpty();
         assertThat(GgufType.byId(9).orElseThrow().name()).isEqualTo("Q8_1");
         assertThat(GgufType.byId(42).orElseThrow().blockElements()).isEqualTo(64);
+        assertThat(GgufType.byName("q4_k").orElseThrow().id()).isEqualTo(12);
+        assertThat(GgufType.byName("Q4_2")).isEmpty();
     }
 }
