@@ -27,8 +27,8 @@ import java.util.Set;
 /**
  * A whole checkpoint's value tree flattened: every tensor under its dotted path
  * ({@code model.layer.weight}, {@code optimizer.state.0.exp_avg}) and every scalar or string
- * as metadata. The walk is iterative and charges each visited node against
- * {@link ParseLimits#maxPickleValues()}, so a small pickle that shares one list many times
+ * as metadata. The walk is iterative and charges each visited node against a
+ * {@link #budget} tied to the pickle's own size, so a small pickle that shares one list many times
  * (memo replay) cannot make it visit exponentially many paths, and it re-checks depth, so a
  * container that grew after it was nested (or contains itself) cannot loop.
  */
@@ -47,7 +47,16 @@ final class Checkpoint {
     private record Frame(Object value, String path, int depth) {
     }
 
-    static Checkpoint walk(Object root, ParseLimits limits) {
+    /**
+     * How many visits a pickle of {@code created} values may cost: sharing is legitimate
+     * (tied weights, a config referenced twice), but a walk that costs more than this
+     * multiple of what the pickle built is memo replay amplification.
+     */
+    static long budget(long created, ParseLimits limits) {
+        return Math.min(limits.maxPickleValues(), 16 * created + 1024);
+    }
+
+    static Checkpoint walk(Object root, ParseLimits limits, long budget) {
         Checkpoint c = new Checkpoint();
         Set<String> names = new HashSet<>();
         Deque<Frame> todo = new ArrayDeque<>();
@@ -55,9 +64,9 @@ final class Checkpoint {
         long visits = 0;
         while (!todo.isEmpty()) {
             Frame f = todo.pop();
-            if (++visits > limits.maxPickleValues()) {
-                throw new LimitExceededException("walking the checkpoint visits more than " + limits.maxPickleValues()
-                        + " values (shared containers replayed from the pickle memo)");
+            if (++visits > budget) {
+                throw new LimitExceededException("walking the checkpoint visits more than " + budget
+                        + " values, over 16 times what its pickle built (shared containers replayed from the memo)");
             }
             if (f.depth > limits.maxNestingDepth()) {
                 throw new LimitExceededException("checkpoint nesting is deeper than the limit of " + limits.maxNestingDepth());

@@ -162,7 +162,7 @@ public final class PthReader implements FormatReader {
             };
         }
 
-        Checkpoint cp = Checkpoint.walk(root, limits);
+        Checkpoint cp = Checkpoint.walk(root, limits, Checkpoint.budget(vm.totalValues, limits));
         Map<String, Long> storageOffsets = new HashMap<>();
         List<PthArchive.Placed> placed = new ArrayList<>();
         for (Checkpoint.Found f : cp.tensors) {
@@ -228,7 +228,7 @@ public final class PthReader implements FormatReader {
             Object root = vm.load(file, vm.position(), pickleEnd(vm.position(), size, limits));
             Object keys = vm.load(file, vm.position(), pickleEnd(vm.position(), size, limits));
             if (!(keys instanceof PyValue.PyList keyList)) throw new MalformedFileException("legacy storage key list is a " + Unpickler.kind(keys));
-            cp = Checkpoint.walk(root, limits);
+            cp = Checkpoint.walk(root, limits, Checkpoint.budget(vm.totalValues, limits));
 
             Map<String, Long> storageOffsets = new HashMap<>();
             long pos = vm.position();

@@ -59,6 +59,8 @@ final class Unpickler {
     private long pos;
     private long end;
     private long values;
+    /** Values created over every {@link #load} of this instance. */
+    long totalValues;
 
     Unpickler(ParseLimits limits) {
         this.limits = limits;
@@ -235,6 +237,7 @@ final class Unpickler {
     // ---------------------------------------------------------------- stack and memo
 
     private void push(List<Object> stack, Object v) {
+        totalValues++;
         if (++values > limits.maxPickleValues()) {
             throw new LimitExceededException("pickle creates more than " + limits.maxPickleValues() + " values");
         }
