@@ -59,11 +59,7 @@ final class Strided {
                 MemorySegment.copy(src, base * elementBytes, dest, out, runBytes);
                 out += runBytes;
             } else {
-                long e = base;
-                for (long j = 0; j < inner; j++, e += innerStride) {
-                    MemorySegment.copy(src, e * elementBytes, dest, out, elementBytes);
-                    out += elementBytes;
-                }
+                out = strideRun(src, base, inner, innerStride, elementBytes, dest, out);
             }
             // Odometer over the outer dimensions, last fastest.
             int d = rank - 2;
@@ -76,6 +72,33 @@ final class Strided {
             }
             if (d < 0) return;
         }
+    }
+
+    /**
+     * One row of a view whose last dimension is not unit-stride, element by element: plain
+     * loads and stores of the element's width (a copy call per element costs several times more).
+     */
+    private static long strideRun(MemorySegment src, long first, long count, long stride, int es, MemorySegment dest, long out) {
+        long e = first * es;
+        long step = stride * es;
+        switch (es) {
+            case 1 -> {
+                for (long j = 0; j < count; j++, e += step, out += 1) dest.set(ValueLayout.JAVA_BYTE, out, src.get(ValueLayout.JAVA_BYTE, e));
+            }
+            case 2 -> {
+                for (long j = 0; j < count; j++, e += step, out += 2) dest.set(ValueLayout.JAVA_SHORT_UNALIGNED, out, src.get(ValueLayout.JAVA_SHORT_UNALIGNED, e));
+            }
+            case 4 -> {
+                for (long j = 0; j < count; j++, e += step, out += 4) dest.set(ValueLayout.JAVA_INT_UNALIGNED, out, src.get(ValueLayout.JAVA_INT_UNALIGNED, e));
+            }
+            case 8 -> {
+                for (long j = 0; j < count; j++, e += step, out += 8) dest.set(ValueLayout.JAVA_LONG_UNALIGNED, out, src.get(ValueLayout.JAVA_LONG_UNALIGNED, e));
+            }
+            default -> {
+                for (long j = 0; j < count; j++, e += step, out += es) MemorySegment.copy(src, e, dest, out, es);
+            }
+        }
+        return out;
     }
 
     /** Reverses the bytes of every {@code unit}-byte value in place (big-endian to little-endian). */

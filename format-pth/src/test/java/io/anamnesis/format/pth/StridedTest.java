@@ -42,6 +42,21 @@ class StridedTest {
     }
 
     @Test
+    void gathersATransposeForEveryElementWidth() {
+        // Six elements, element e's bytes all equal e; (3, 2) stride (1, 3) reads 0, 3, 1, 4, 2, 5.
+        for (int es : new int[]{1, 2, 4, 8, 16}) {
+            byte[] storage = new byte[6 * es];
+            for (int i = 0; i < storage.length; i++) storage[i] = (byte) (i / es);
+            MemorySegment dest = MemorySegment.ofArray(new byte[6 * es]);
+            Strided.gather(MemorySegment.ofArray(storage), 0, new long[]{3, 2}, new long[]{1, 3}, es, dest);
+            byte[] expected = new byte[6 * es];
+            int[] order = {0, 3, 1, 4, 2, 5};
+            for (int k = 0; k < 6; k++) for (int b = 0; b < es; b++) expected[k * es + b] = (byte) order[k];
+            assertThat(dest.toArray(ValueLayout.JAVA_BYTE)).as("width " + es).containsExactly(expected);
+        }
+    }
+
+    @Test
     void swapsEachValueOfTheGivenWidth() {
         MemorySegment s = MemorySegment.ofArray(new byte[]{1, 2, 3, 4, 5, 6, 7, 8});
         Strided.swapBytes(s, 4);
