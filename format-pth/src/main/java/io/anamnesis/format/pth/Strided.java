@@ -39,7 +39,9 @@ final class Strided {
 
     /**
      * Copies the view into {@code dest} in row-major order. {@code src} starts at storage
-     * element 0; runs along a unit-stride last dimension are copied whole.
+     * element 0. Runs along a unit-stride last dimension are copied whole; otherwise the last
+     * two dimensions are copied in square tiles, so that a transposed matrix is read and
+     * written a cache line at a time instead of one line per element.
      */
     static void gather(MemorySegment src, long offset, long[] sizes, long[] strides, int elementBytes, MemorySegment dest) {
         int rank = sizes.length;
@@ -48,21 +50,26 @@ final class Strided {
             return;
         }
         for (long s : sizes) if (s == 0) return;
-        long inner = sizes[rank - 1];
-        long innerStride = strides[rank - 1];
-        long[] index = new long[rank - 1];
+        boolean tiled = rank >= 2 && strides[rank - 1] != 1 && sizes[rank - 2] > 1;
+        int kept = tiled ? 2 : 1;
+        int outerRank = rank - kept;
+        long[] index = new long[outerRank];
         long base = offset;
         long out = 0;
-        long runBytes = inner * elementBytes;
+        long rows = tiled ? sizes[rank - 2] : 1;
+        long cols = sizes[rank - 1];
+        long blockBytes = rows * cols * elementBytes;
         while (true) {
-            if (innerStride == 1) {
-                MemorySegment.copy(src, base * elementBytes, dest, out, runBytes);
-                out += runBytes;
+            if (tiled) {
+                tile(src, base, rows, cols, strides[rank - 2], strides[rank - 1], elementBytes, dest, out);
+            } else if (strides[rank - 1] == 1) {
+                MemorySegment.copy(src, base * elementBytes, dest, out, blockBytes);
             } else {
-                out = strideRun(src, base, inner, innerStride, elementBytes, dest, out);
+                strideRun(src, base, cols, strides[rank - 1], elementBytes, dest, out);
             }
+            out += blockBytes;
             // Odometer over the outer dimensions, last fastest.
-            int d = rank - 2;
+            int d = outerRank - 1;
             while (d >= 0) {
                 base += strides[d];
                 if (++index[d] < sizes[d]) break;
@@ -75,30 +82,55 @@ final class Strided {
     }
 
     /**
-     * One row of a view whose last dimension is not unit-stride, element by element: plain
-     * loads and stores of the element's width (a copy call per element costs several times more).
+     * Tile edge in elements. Small on purpose: with power-of-two strides (a transposed
+     * 4096-wide matrix) larger tiles put every line of a tile in the same cache set; measured
+     * on a 4096 x 1024 F32 transpose, 64 gave ~0.2 GiB/s and 8 ~2 GiB/s.
      */
-    private static long strideRun(MemorySegment src, long first, long count, long stride, int es, MemorySegment dest, long out) {
+    private static final int TILE = 8;
+
+    /** A rows x cols block at {@code base} with strides (rs, cs), written row-major at {@code out}. */
+    private static void tile(MemorySegment src, long base, long rows, long cols, long rs, long cs, int es,
+                             MemorySegment dest, long out) {
+        for (long i0 = 0; i0 < rows; i0 += TILE) {
+            long n = Math.min(TILE, rows - i0);
+            for (long j0 = 0; j0 < cols; j0 += TILE) {
+                long j1 = Math.min(cols, j0 + TILE);
+                for (long j = j0; j < j1; j++) {
+                    // Down one column of the tile: the source walks rs, the destination a row.
+                    long s = base + i0 * rs + j * cs;
+                    long d = out + (i0 * cols + j) * es;
+                    strideColumn(src, s, n, rs, es, dest, d, cols * es);
+                }
+            }
+        }
+    }
+
+    private static void strideColumn(MemorySegment src, long first, long count, long stride, int es,
+                                     MemorySegment dest, long out, long outStep) {
         long e = first * es;
         long step = stride * es;
         switch (es) {
             case 1 -> {
-                for (long j = 0; j < count; j++, e += step, out += 1) dest.set(ValueLayout.JAVA_BYTE, out, src.get(ValueLayout.JAVA_BYTE, e));
+                for (long j = 0; j < count; j++, e += step, out += outStep) dest.set(ValueLayout.JAVA_BYTE, out, src.get(ValueLayout.JAVA_BYTE, e));
             }
             case 2 -> {
-                for (long j = 0; j < count; j++, e += step, out += 2) dest.set(ValueLayout.JAVA_SHORT_UNALIGNED, out, src.get(ValueLayout.JAVA_SHORT_UNALIGNED, e));
+                for (long j = 0; j < count; j++, e += step, out += outStep) dest.set(ValueLayout.JAVA_SHORT_UNALIGNED, out, src.get(ValueLayout.JAVA_SHORT_UNALIGNED, e));
             }
             case 4 -> {
-                for (long j = 0; j < count; j++, e += step, out += 4) dest.set(ValueLayout.JAVA_INT_UNALIGNED, out, src.get(ValueLayout.JAVA_INT_UNALIGNED, e));
+                for (long j = 0; j < count; j++, e += step, out += outStep) dest.set(ValueLayout.JAVA_INT_UNALIGNED, out, src.get(ValueLayout.JAVA_INT_UNALIGNED, e));
             }
             case 8 -> {
-                for (long j = 0; j < count; j++, e += step, out += 8) dest.set(ValueLayout.JAVA_LONG_UNALIGNED, out, src.get(ValueLayout.JAVA_LONG_UNALIGNED, e));
+                for (long j = 0; j < count; j++, e += step, out += outStep) dest.set(ValueLayout.JAVA_LONG_UNALIGNED, out, src.get(ValueLayout.JAVA_LONG_UNALIGNED, e));
             }
             default -> {
-                for (long j = 0; j < count; j++, e += step, out += es) MemorySegment.copy(src, e, dest, out, es);
+                for (long j = 0; j < count; j++, e += step, out += outStep) MemorySegment.copy(src, e, dest, out, es);
             }
         }
-        return out;
+    }
+
+    /** One row whose last dimension is not unit-stride (a view whose second-to-last size is 1). */
+    private static void strideRun(MemorySegment src, long first, long count, long stride, int es, MemorySegment dest, long out) {
+        strideColumn(src, first, count, stride, es, dest, out, es);
     }
 
     /** Reverses the bytes of every {@code unit}-byte value in place (big-endian to little-endian). */

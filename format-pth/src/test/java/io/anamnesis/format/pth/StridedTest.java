@@ -57,6 +57,18 @@ class StridedTest {
     }
 
     @Test
+    void gathersATransposeLargerThanOneTileWithPartialEdgeTiles() {
+        // A 13 x 20 row-major storage read as its 20 x 13 transpose: [i][j] = storage[20 j + i].
+        MemorySegment src = MemorySegment.ofArray(new int[260]);
+        for (int i = 0; i < 260; i++) src.setAtIndex(ValueLayout.JAVA_INT, i, i);
+        MemorySegment dest = MemorySegment.ofArray(new int[260]);
+        Strided.gather(src, 0, new long[]{20, 13}, new long[]{1, 20}, 4, dest);
+        int[] expected = new int[260];
+        for (int i = 0; i < 20; i++) for (int j = 0; j < 13; j++) expected[13 * i + j] = 20 * j + i;
+        assertThat(dest.toArray(ValueLayout.JAVA_INT)).containsExactly(expected);
+    }
+
+    @Test
     void swapsEachValueOfTheGivenWidth() {
         MemorySegment s = MemorySegment.ofArray(new byte[]{1, 2, 3, 4, 5, 6, 7, 8});
         Strided.swapBytes(s, 4);
