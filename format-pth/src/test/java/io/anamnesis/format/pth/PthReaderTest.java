@@ -338,6 +338,18 @@ class PthReaderTest {
     }
 
     @Test
+    void readsZip64SizesAndOffsets() throws Exception {
+        PickleWriter p = PickleWriter.proto(2).orderedDict().mark()
+                .unicode("w").contiguous("FloatStorage", "0", 3).setItems().stop();
+        Map<String, byte[]> records = new java.util.LinkedHashMap<>();
+        records.put("archive/data.pkl", p.bytes());
+        records.put("archive/data/0", f32(4, 5, 6));
+        try (TensorArchive a = open(TorchFiles.zip64(records)); Arena arena = Arena.ofConfined()) {
+            assertThat(floats(a.data(a.tensor("w").orElseThrow(), arena))).containsExactly(4, 5, 6);
+        }
+    }
+
+    @Test
     void detectsByContentNotByExtension() {
         byte[] zip = stateDict("pytorch_model", PickleWriter.proto(2).emptyDict().stop(), storages());
         assertThat(reader.canRead(probe("pytorch_model.bin", zip))).isTrue();

@@ -64,6 +64,51 @@ final class TorchFiles {
         }
     }
 
+    /**
+     * The same records as a ZIP64 archive whose every size and offset lives in ZIP64 extra
+     * fields (APPNOTE 4.5.3) and whose end record points to a ZIP64 end record, as writers
+     * do past 4 GiB; written by hand since java.util.zip only does so for large archives.
+     */
+    static byte[] zip64(Map<String, byte[]> records) {
+        ByteBuffer b = ByteBuffer.allocate(1 << 20).order(ByteOrder.LITTLE_ENDIAN);
+        Map<String, Long> offsets = new LinkedHashMap<>();
+        for (var e : records.entrySet()) {
+            byte[] name = e.getKey().getBytes(StandardCharsets.UTF_8);
+            offsets.put(e.getKey(), (long) b.position());
+            b.putInt(0x04034b50).putShort((short) 45).putShort((short) 0).putShort((short) 0).putInt(0)
+                    .putInt(crc(e.getValue())).putInt(-1).putInt(-1)
+                    .putShort((short) name.length).putShort((short) 20).put(name)
+                    .putShort((short) 1).putShort((short) 16).putLong(e.getValue().length).putLong(e.getValue().length)
+                    .put(e.getValue());
+        }
+        long cdStart = b.position();
+        for (var e : records.entrySet()) {
+            byte[] name = e.getKey().getBytes(StandardCharsets.UTF_8);
+            b.putInt(0x02014b50).putShort((short) 45).putShort((short) 45).putShort((short) 0).putShort((short) 0).putInt(0)
+                    .putInt(crc(e.getValue())).putInt(-1).putInt(-1)
+                    .putShort((short) name.length).putShort((short) 28).putShort((short) 0)
+                    .putShort((short) 0).putShort((short) 0).putInt(0).putInt(-1).put(name)
+                    .putShort((short) 1).putShort((short) 24).putLong(e.getValue().length).putLong(e.getValue().length)
+                    .putLong(offsets.get(e.getKey()));
+        }
+        long cdSize = b.position() - cdStart;
+        long z64 = b.position();
+        b.putInt(0x06064b50).putLong(44).putShort((short) 45).putShort((short) 45).putInt(0).putInt(0)
+                .putLong(records.size()).putLong(records.size()).putLong(cdSize).putLong(cdStart);
+        b.putInt(0x07064b50).putInt(0).putLong(z64).putInt(1);
+        b.putInt(0x06054b50).putShort((short) 0).putShort((short) 0).putShort((short) -1).putShort((short) -1)
+                .putInt(-1).putInt(-1).putShort((short) 0);
+        byte[] out = new byte[b.position()];
+        b.flip().get(out);
+        return out;
+    }
+
+    private static int crc(byte[] data) {
+        CRC32 c = new CRC32();
+        c.update(data);
+        return (int) c.getValue();
+    }
+
     static Path write(Path p, byte[] bytes) {
         try {
             return Files.write(p, bytes);
