@@ -196,7 +196,7 @@ public final class PthReader implements FormatReader {
         props.put("storages", Integer.toString(vm.storages.size()));
         props.put("records", Integer.toString(zip.records.size()));
         props.put("globals", String.join(", ", vm.globals));
-        props.put("weights_only", WEIGHTS_ONLY_OK);
+        props.put("weights_only", verdict(vm));
         return new PthArchive(path, ch, placed, cp.metadata, cp.structured, props);
     }
 
@@ -266,8 +266,17 @@ public final class PthReader implements FormatReader {
         props.put("byte order", "little-endian" + (hostLittle ? "" : " (written on a big-endian host)"));
         props.put("storages", Integer.toString(vm.storages.size()));
         props.put("globals", String.join(", ", vm.globals));
-        props.put("weights_only", WEIGHTS_ONLY_OK);
+        props.put("weights_only", verdict(vm));
         return new PthArchive(path, ch, placed, cp.metadata, cp.structured, props);
+    }
+
+    /**
+     * Every GLOBAL passed the allowlist (anything else stopped the parse with a
+     * SecurityViolationException), so only a construct torch refuses beyond globals can
+     * make the verdict negative.
+     */
+    private static String verdict(Unpickler vm) {
+        return vm.weightsOnlyObjection == null ? WEIGHTS_ONLY_OK : "would be rejected: " + vm.weightsOnlyObjection;
     }
 
     private static long pickleEnd(long start, long size, ParseLimits limits) {

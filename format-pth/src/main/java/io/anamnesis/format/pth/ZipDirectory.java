@@ -49,15 +49,15 @@ final class ZipDirectory {
     }
 
     static ZipDirectory read(FileChannel ch, long fileSize, ParseLimits limits) {
-        int tailLen = (int) Math.min(fileSize, 22 + 0xFFFF);
+        // The end record is 22 bytes plus a comment of up to 64 KiB; torch writes none, so a
+        // small window almost always suffices and the full one is read only when it does not.
+        int tailLen = (int) Math.min(fileSize, 1024);
         ByteBuffer tail = readAt(ch, fileSize - tailLen, tailLen);
-        int eocd = -1;
-        for (int i = tailLen - 22; i >= 0; i--) {
-            // The end record is the last signature whose comment runs exactly to the end of file.
-            if (tail.getInt(i) == EOCD_SIG && i + 22 + (tail.getShort(i + 20) & 0xFFFF) == tailLen) {
-                eocd = i;
-                break;
-            }
+        int eocd = findEnd(tail, tailLen);
+        if (eocd < 0 && tailLen < Math.min(fileSize, 22 + 0xFFFF)) {
+            tailLen = (int) Math.min(fileSize, 22 + 0xFFFF);
+            tail = readAt(ch, fileSize - tailLen, tailLen);
+            eocd = findEnd(tail, tailLen);
         }
         if (eocd < 0) throw new MalformedFileException("zip end-of-central-directory record not found: the archive is truncated or not a zip");
         long eocdPos = fileSize - tailLen + eocd;
@@ -134,6 +134,14 @@ final class ZipDirectory {
             p += 46 + nameLen + extraLen + commentLen;
         }
         return new ZipDirectory(ch, fileSize, cdOffset, records);
+    }
+
+    /** The last end-record signature whose comment runs exactly to the end of the window, or -1. */
+    private static int findEnd(ByteBuffer tail, int tailLen) {
+        for (int i = tailLen - 22; i >= 0; i--) {
+            if (tail.getInt(i) == EOCD_SIG && i + 22 + (tail.getShort(i + 20) & 0xFFFF) == tailLen) return i;
+        }
+        return -1;
     }
 
     private static long z64(ByteBuffer cd, int q, int end, String name) {
