@@ -47,6 +47,10 @@ public final class PthReader implements FormatReader {
             0x6c, (byte) 0xfc, (byte) 0x9c, 0x46, (byte) 0xf9, 0x20, 0x6a, (byte) 0xa8, 0x50, 0x19};
     static final String WEIGHTS_ONLY_OK = "accepted by torch.load(weights_only=True)";
 
+    /** The provider {@link java.util.ServiceLoader} instantiates; stateless. */
+    public PthReader() {
+    }
+
     @Override
     public String format() {
         return "pth";
