@@ -191,6 +191,7 @@ public final class PthReader implements FormatReader {
             }
             placed.add(place(f, at, bigEndian, limits));
         }
+        checkExpansion(placed, size, limits);
 
         Map<String, String> props = new LinkedHashMap<>();
         props.put("layout", "zip");
@@ -263,6 +264,7 @@ public final class PthReader implements FormatReader {
                 }
                 placed.add(place(f, at, bigEndian, limits));
             }
+            checkExpansion(placed, size, limits);
         }
         Map<String, String> props = new LinkedHashMap<>();
         props.put("layout", "legacy");
@@ -301,6 +303,29 @@ public final class PthReader implements FormatReader {
     }
 
     // ---------------------------------------------------------------- views
+
+    /**
+     * Views may legitimately read more than they store (tied weights, several views of one
+     * storage, stride-0 expansions), but not without bound: all tensors together may hold at
+     * most {@code maxInflationRatio} times the file plus {@code maxInflatedBytes}, the same
+     * budget a compressed member gets.
+     */
+    private static void checkExpansion(List<PthArchive.Placed> placed, long fileSize, ParseLimits limits) {
+        long budget;
+        try {
+            budget = Math.addExact(Math.multiplyExact(fileSize, limits.maxInflationRatio()), limits.maxInflatedBytes());
+        } catch (ArithmeticException e) {
+            budget = Long.MAX_VALUE;
+        }
+        long total = 0;
+        for (PthArchive.Placed p : placed) {
+            total += p.entry().byteSize(); // each is at most maxInflatedBytes, so this cannot overflow before it trips
+            if (total > budget) {
+                throw LimitExceededException.inTensor(p.entry().name(), "the checkpoint's tensors add up to more than "
+                        + budget + " bytes from a " + fileSize + "-byte file (expanded or repeated views)");
+            }
+        }
+    }
 
     /** Checks a view against its storage and the limits, and fixes its entry. */
     private static PthArchive.Placed place(Checkpoint.Found f, long storageOffset, boolean bigEndian, ParseLimits limits) {

@@ -26,7 +26,7 @@ import java.util.Optional;
  */
 final class ZipDirectory {
     /** One record: its name, compression method, sizes and where its local header starts. */
-    record Record(String name, int method, int flags, long compressedSize, long size, long localHeaderOffset) {
+    record Record(String name, int nameBytes, int method, int flags, long compressedSize, long size, long localHeaderOffset) {
     }
 
     private static final int EOCD_SIG = 0x06054b50;
@@ -128,10 +128,22 @@ final class ZipDirectory {
             if (csize < 0 || usize < 0 || local < 0 || local > cdOffset || csize > cdOffset - local) {
                 throw new MalformedFileException("zip record " + name + " lies outside the file: the archive is truncated or corrupt");
             }
-            if (records.put(name, new Record(name, method, flags, csize, usize, local)) != null) {
+            if (records.put(name, new Record(name, nameLen, method, flags, csize, usize, local)) != null) {
                 throw new MalformedFileException("zip holds two records named " + name);
             }
             p += 46 + nameLen + extraLen + commentLen;
+        }
+        // Records must not overlap: otherwise many records could name the same bytes and one
+        // file would stand for many times its size (the overlapping-entry zip bomb).
+        List<Record> byOffset = new ArrayList<>(records.values());
+        byOffset.sort(java.util.Comparator.comparingLong(Record::localHeaderOffset));
+        for (int i = 0; i + 1 < byOffset.size(); i++) {
+            Record r = byOffset.get(i);
+            Record next = byOffset.get(i + 1);
+            long minEnd = r.localHeaderOffset() + 30 + r.nameBytes() + r.compressedSize();
+            if (minEnd > next.localHeaderOffset()) {
+                throw new MalformedFileException("zip records " + r.name() + " and " + next.name() + " overlap");
+            }
         }
         return new ZipDirectory(ch, fileSize, cdOffset, records);
     }
