@@ -146,7 +146,8 @@ public final class PthReader implements FormatReader {
         }
         if (pkl == null) throw new MalformedFileException("zip has no <prefix>/data.pkl record: not a torch.save checkpoint");
         String prefix = pkl.name().substring(0, pkl.name().length() - "/data.pkl".length());
-        ParseLimits.check("data.pkl bytes", pkl.size(), limits.maxPickleBytes());
+        // Read into one heap buffer, so also capped by what a Java array holds.
+        ParseLimits.check("data.pkl bytes", pkl.size(), Math.min(limits.maxPickleBytes(), Integer.MAX_VALUE - 8));
         long pklOffset = zip.dataOffset(pkl);
         ByteBuffer pickle = ZipDirectory.readAt(ch, pklOffset, (int) pkl.size());
         Unpickler vm = new Unpickler(limits);

@@ -87,7 +87,7 @@ final class ZipDirectory {
             throw new MalformedFileException("zip central directory (offset " + cdOffset + ", " + cdSize
                     + " bytes) lies outside the file: the archive is truncated or corrupt");
         }
-        ParseLimits.check("zip central directory bytes", cdSize, limits.maxHeaderBytes());
+        ParseLimits.check("zip central directory bytes", cdSize, Math.min(limits.maxHeaderBytes(), Integer.MAX_VALUE - 8));
         if (entries < 0 || entries > cdSize / 46) {
             throw new MalformedFileException("zip declares " + entries + " records in a " + cdSize + "-byte directory");
         }
