@@ -46,6 +46,9 @@ public final class Fp8Kernels {
         return VECTOR_AVAILABLE ? Impl.VECTOR : Impl.SCALAR;
     }
 
+    /** Elements per vector kernel call under one scale (a multiple of every vector step). */
+    private static final long PIECE = 1 << 15;
+
     private static final int F32 = 0;
     private static final int BF16 = 1;
     private static final int F16 = 2;
@@ -84,7 +87,12 @@ public final class Fp8Kernels {
         float[] factors = vector && blockShift >= 0 ? Fp8VectorKernels.foldedFactors(format, scales) : new float[0];
         if (scales.length == 1) {
             if (factors.length > 0) {
-                Fp8VectorKernels.row(t, format, codes, first, 0, 63, scales, factors, 0, dest, 0, count);
+                // In pieces: a kernel entered a few times with huge counts runs as on-stack-replaced
+                // code for a long while; entered often, it gets compiled whole, which is faster.
+                for (long done = 0; done < count; done += PIECE) {
+                    Fp8VectorKernels.row(t, format, codes, first + done, 0, 63, scales, factors, 0,
+                            dest, done * width, Math.min(PIECE, count - done));
+                }
             } else {
                 run(vector, format, t, codes, first, scales[0], dest, 0, count);
             }

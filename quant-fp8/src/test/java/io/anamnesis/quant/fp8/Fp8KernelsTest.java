@@ -131,6 +131,25 @@ class Fp8KernelsTest {
     }
 
     @Test
+    void longPerTensorRunsSplitIntoPiecesGiveTheSameBytes() {
+        long n = 3 * 32_768 + 1_001;   // several vector kernel calls and a tail
+        java.util.SplittableRandom random = new java.util.SplittableRandom(11);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment codes = arena.allocate(n + 1);
+            for (long i = 0; i < n + 1; i++) codes.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt(256));
+            for (DType t : TARGETS) {
+                int w = Fp8Kernels.outputBytes(t);
+                MemorySegment a = arena.allocate(n * w);
+                MemorySegment b = arena.allocate(n * w);
+                float[] scale = {-0.0123f};
+                Fp8Kernels.dequantizeGrid(Impl.SCALAR, Fp8Format.E4M3, t, codes, 7, scale, 1, 7, 1, n, a);
+                Fp8Kernels.dequantizeGrid(Impl.VECTOR, Fp8Format.E4M3, t, codes, 7, scale, 1, 7, 1, n, b);
+                assertThat(b.mismatch(a)).as(t.name()).isEqualTo(-1L);
+            }
+        }
+    }
+
+    @Test
     void scalarKernelMultipliesOnceInFloat32() {
         // The scalar path runs alone here, as it does when jdk.incubator.vector is absent.
         try (Arena arena = Arena.ofConfined()) {
