@@ -30,13 +30,14 @@ import java.util.concurrent.TimeUnit;
  * {@link Fp8Kernels#dequantizeGrid} the recovery uses: per-tensor (one F32 scale) and
  * fine-grained (128 x 128 blocks, BF16 scales widened once, as the dequantizer does), scalar
  * and Vector API. Scores are elements per second ({@code ops/s} with one op per element).
- * Run with {@code CopyBench} in the same invocation for the ceiling:
+ * Warm-up iterations are 2 s: the first invocation runs interpreted for seconds. Run with
+ * {@code CopyBench} in the same invocation for the ceiling:
  * {@code java --add-modules jdk.incubator.vector -jar benchmarks.jar 'Fp8Bench|CopyBench'}.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
-@Warmup(iterations = 3, time = 1)
+@Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
 public class Fp8Bench {
