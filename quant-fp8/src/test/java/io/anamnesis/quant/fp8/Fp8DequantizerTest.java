@@ -140,6 +140,19 @@ class Fp8DequantizerTest {
     }
 
     @Test
+    void compressedTensorsBlockStructureAndNullBlockSizeAreRead() {
+        // compressed-tensors: config_groups.<g>.weights.block_structure = [2, 2]; weight_block_size null
+        MemoryArchive a = new MemoryArchive()
+                .meta("quantization_config", """
+                        {"quant_method": "compressed-tensors", "weight_block_size": null,
+                         "config_groups": {"group_0": {"targets": ["Linear"],
+                           "weights": {"num_bits": 8, "type": "float", "strategy": "block", "block_structure": [2, 2]}}}}""")
+                .fp8(W, DType.F8_E4M3, 2, 4, 0x38, 0x38, 0x38, 0x38, 0x38, 0x38, 0x38, 0x38)
+                .f32(P + ".weight_scale", new long[]{1, 2}, 5f, 7f);
+        assertThat(f32(a, W)).containsExactly(b(5f), b(5f), b(7f), b(7f), b(5f), b(5f), b(7f), b(7f));
+    }
+
+    @Test
     void e5m2WeightsKeepInfinitiesAndSubnormals() {
         // E5M2 1.0, +inf, 2^-16, -57344 times 2
         MemoryArchive a = new MemoryArchive()
