@@ -1,0 +1,216 @@
+package io.anamnesis.quant.fp8;
+
+import io.anamnesis.api.DType;
+import io.anamnesis.api.numeric.Floats;
+import io.anamnesis.api.numeric.LittleEndian;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * FP8 recovery arithmetic as pure static functions over memory segments: FP8 codes in,
+ * little-endian F32, BF16 or F16 values out, for any element range.
+ *
+ * <p>The reference (PyTorch) widens both operands to float32, which is exact, and
+ * multiplies once in float32; BF16 and F16 are the round-to-nearest-even narrowing of that
+ * product. Two implementations compute the same bits: a scalar loop over the decode table
+ * ({@link Impl#SCALAR}) and a Vector API loop ({@link Impl#VECTOR}), which exists only when
+ * the {@code jdk.incubator.vector} module is resolved at run time.
+ */
+public final class Fp8Kernels {
+    private Fp8Kernels() {
+    }
+
+    /** Which implementation runs a kernel. */
+    public enum Impl { SCALAR, VECTOR }
+
+    private static final boolean VECTOR_AVAILABLE = detectVector();
+
+    private static boolean detectVector() {
+        if (Boolean.parseBoolean(System.getProperty("anamnesis.fp8.scalar", "false"))) return false;
+        if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) return false;
+        try {
+            return Fp8VectorKernels.supported();
+        } catch (LinkageError e) {
+            return false;
+        }
+    }
+
+    /** True when the Vector API module is resolved and the hardware has 256-bit vectors or wider. */
+    public static boolean vectorAvailable() {
+        return VECTOR_AVAILABLE;
+    }
+
+    /** The fastest implementation on this JVM. */
+    public static Impl best() {
+        return VECTOR_AVAILABLE ? Impl.VECTOR : Impl.SCALAR;
+    }
+
+    /** Elements per vector kernel call under one scale (a multiple of every vector step). */
+    private static final long PIECE = 1 << 15;
+
+    private static final int F32 = 0;
+    private static final int BF16 = 1;
+    private static final int F16 = 2;
+
+    /** The target as a small int, resolved once per call rather than once per scale run. */
+    private static int targetCode(DType target) {
+        if (target.equals(DType.F32)) return F32;
+        if (target.equals(DType.BF16)) return BF16;
+        if (target.equals(DType.F16)) return F16;
+        throw new IllegalArgumentException("FP8 recovers to BF16, F16 or F32, not " + target);
+    }
+
+    /** Output bytes per element of a recovery target. */
+    static int outputBytes(DType target) {
+        return targetCode(target) == F32 ? 4 : 2;
+    }
+
+    /**
+     * Elements {@code [first, first + count)} of a row-major FP8 matrix with {@code cols}
+     * columns whose element {@code (r, c)} is scaled by
+     * {@code scales[(r / blockRows) * ceil(cols / blockCols) + c / blockCols]}, written to
+     * {@code dest} from its start. One scale is per-tensor whatever the shape; per-channel
+     * is {@code blockRows = 1, blockCols = cols}.
+     */
+    public static void dequantizeGrid(Impl impl, Fp8Format format, DType target, MemorySegment codes,
+                                      long cols, float[] scales, long blockRows, long blockCols,
+                                      long first, long count, MemorySegment dest) {
+        int t = targetCode(target);
+        int width = t == F32 ? 4 : 2;
+        boolean vector = vectorImpl(impl);
+        // The vector kernel runs a whole row in one loop when every scale folds and a block
+        // is a row (shift 63) or a power of two wide, a multiple of its step.
+        int blockShift = scales.length == 1 || blockCols >= cols ? 63
+                : Long.bitCount(blockCols) == 1 && vector && blockCols % Fp8VectorKernels.step() == 0
+                ? Long.numberOfTrailingZeros(blockCols) : -1;
+        float[] factors = vector && blockShift >= 0 ? Fp8VectorKernels.foldedFactors(format, scales) : new float[0];
+        if (scales.length == 1) {
+            if (factors.length > 0) {
+                // In pieces: a kernel entered a few times with huge counts runs as on-stack-replaced
+                // code for a long while; entered often, it gets compiled whole, which is faster.
+                for (long done = 0; done < count; done += PIECE) {
+                    Fp8VectorKernels.row(t, format, codes, first + done, 0, 63, scales, factors, 0,
+                            dest, done * width, Math.min(PIECE, count - done));
+                }
+            } else {
+                run(vector, format, t, codes, first, scales[0], dest, 0, count);
+            }
+            return;
+        }
+        long scaleCols = (cols + blockCols - 1) / blockCols;
+        long end = first + count;
+        long e = first;
+        while (e < end) {
+            long r = e / cols;
+            long rowStart = r * cols;
+            long rowEnd = Math.min(end, rowStart + cols);
+            int scaleRow = Math.toIntExact((r / blockRows) * scaleCols);
+            if (factors.length > 0) {
+                Fp8VectorKernels.row(t, format, codes, e, e - rowStart, blockShift, scales, factors, scaleRow,
+                        dest, (e - first) * width, rowEnd - e);
+                e = rowEnd;
+                continue;
+            }
+            long block = (e - rowStart) / blockCols;
+            long blockEnd = rowStart + (block + 1) * blockCols;
+            while (e < rowEnd) {
+                long runEnd = Math.min(rowEnd, blockEnd);
+                run(vector, format, t, codes, e, scales[scaleRow + (int) block], dest, (e - first) * width, runEnd - e);
+                e = runEnd;
+                block++;
+                blockEnd += blockCols;
+            }
+        }
+    }
+
+    /**
+     * {@code count} codes from byte {@code codeOffset} of {@code codes}, times one scale, to
+     * {@code target} values at byte {@code destOffset} of {@code dest}.
+     */
+    public static void dequantize(Impl impl, Fp8Format format, DType target, MemorySegment codes, long codeOffset,
+                                  float scale, MemorySegment dest, long destOffset, long count) {
+        run(vectorImpl(impl), format, targetCode(target), codes, codeOffset, scale, dest, destOffset, count);
+    }
+
+    private static boolean vectorImpl(Impl impl) {
+        if (impl == Impl.VECTOR && !VECTOR_AVAILABLE) throw new IllegalStateException("the Vector API is not available");
+        return impl == Impl.VECTOR;
+    }
+
+    private static void run(boolean vector, Fp8Format format, int target, MemorySegment codes, long codeOffset,
+                            float scale, MemorySegment dest, long destOffset, long count) {
+        if (vector) {
+            switch (target) {
+                case F32 -> Fp8VectorKernels.toF32(format, codes, codeOffset, scale, dest, destOffset, count);
+                case BF16 -> Fp8VectorKernels.toBf16(format, codes, codeOffset, scale, dest, destOffset, count);
+                default -> Fp8VectorKernels.toF16(format, codes, codeOffset, scale, dest, destOffset, count);
+            }
+        } else {
+            switch (target) {
+                case F32 -> toF32(format, codes, codeOffset, scale, dest, destOffset, count);
+                case BF16 -> toBf16(format, codes, codeOffset, scale, dest, destOffset, count);
+                default -> toF16(format, codes, codeOffset, scale, dest, destOffset, count);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ scalar kernels
+
+    /** Scalar: {@code count} codes times {@code scale} as little-endian F32. */
+    public static void toF32(Fp8Format format, MemorySegment codes, long codeOffset, float scale,
+                             MemorySegment dest, long destOffset, long count) {
+        float[] table = format.table();
+        for (long i = 0; i < count; i++) {
+            float w = table[codes.get(ValueLayout.JAVA_BYTE, codeOffset + i) & 0xFF];
+            dest.set(LittleEndian.I32, destOffset + 4 * i, Float.floatToRawIntBits(multiply(w, scale)));
+        }
+    }
+
+    /** Scalar: {@code count} codes times {@code scale} as little-endian BF16, round-to-nearest-even. */
+    public static void toBf16(Fp8Format format, MemorySegment codes, long codeOffset, float scale,
+                              MemorySegment dest, long destOffset, long count) {
+        float[] table = format.table();
+        for (long i = 0; i < count; i++) {
+            float w = table[codes.get(ValueLayout.JAVA_BYTE, codeOffset + i) & 0xFF];
+            dest.set(LittleEndian.I16, destOffset + 2 * i, Floats.f32ToBf16(Float.floatToRawIntBits(multiply(w, scale))));
+        }
+    }
+
+    /** Scalar: {@code count} codes times {@code scale} as little-endian F16, round-to-nearest-even. */
+    public static void toF16(Fp8Format format, MemorySegment codes, long codeOffset, float scale,
+                             MemorySegment dest, long destOffset, long count) {
+        float[] table = format.table();
+        for (long i = 0; i < count; i++) {
+            float w = table[codes.get(ValueLayout.JAVA_BYTE, codeOffset + i) & 0xFF];
+            dest.set(LittleEndian.I16, destOffset + 2 * i, f32ToF16(multiply(w, scale)));
+        }
+    }
+
+    /**
+     * The float32 product the reference computes. IEEE 754 leaves open which NaN comes out
+     * of {@code NaN x NaN}; x86, where the reference runs, returns the first operand (the
+     * weight) made quiet, so that case is spelled out and every other is the plain multiply.
+     */
+    static float multiply(float w, float scale) {
+        if (Float.isNaN(scale)) return quiet(Float.isNaN(w) ? w : scale);
+        return w * scale;
+    }
+
+    private static float quiet(float nan) {
+        return Float.intBitsToFloat(Float.floatToRawIntBits(nan) | 0x0040_0000);
+    }
+
+    /**
+     * F32 to F16, round-to-nearest-even ({@link Floats#f32ToF16}). A NaN becomes the quiet F16
+     * NaN with the top ten payload bits, as x86's {@code vcvtps2ph} does, so that the result
+     * does not depend on whether the JIT intrinsified the conversion.
+     */
+    static short f32ToF16(float value) {
+        int bits = Float.floatToRawIntBits(value);
+        if ((bits & 0x7FFF_FFFF) > 0x7F80_0000) {
+            return (short) (((bits >>> 16) & 0x8000) | 0x7E00 | ((bits >>> 13) & 0x3FF));
+        }
+        return Floats.f32ToF16(value);
+    }
+}
