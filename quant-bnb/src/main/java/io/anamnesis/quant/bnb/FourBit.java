@@ -113,6 +113,18 @@ public final class FourBit {
      */
     public static void decode(MemorySegment packed, Absmax absmax, float[] codeValues, long blocksize,
                               long elements, long first, long count, DType target, MemorySegment dest) {
+        decode(packed, absmax, codeValues, blocksize, elements, first, count, target, dest, OutputBits.VECTOR);
+    }
+
+    /** {@link #decode} on the scalar path only: the fallback, and the reference the vector path is tested against. */
+    public static void decodeScalar(MemorySegment packed, Absmax absmax, float[] codeValues, long blocksize,
+                                    long elements, long first, long count, DType target, MemorySegment dest) {
+        decode(packed, absmax, codeValues, blocksize, elements, first, count, target, dest, false);
+    }
+
+    private static void decode(MemorySegment packed, Absmax absmax, float[] codeValues, long blocksize,
+                               long elements, long first, long count, DType target, MemorySegment dest,
+                               boolean vector) {
         int kind = OutputBits.kind(target);
         OutputBits.checkChunk(first, count, elements, kind, dest.byteSize());
         if (codeValues.length != 16) throw new IllegalArgumentException("a 4-bit code book has 16 entries");
@@ -120,6 +132,10 @@ public final class FourBit {
         if (packed.byteSize() < (elements + 1) / 2) {
             throw new IllegalArgumentException("packed codes hold " + packed.byteSize() + " bytes, "
                     + elements + " elements need " + (elements + 1) / 2);
+        }
+        if (vector && kind == OutputBits.BF16) {
+            VectorKernels.fourBitBf16(packed, absmax, codeValues, blocksize, first, count, dest);
+            return;
         }
         long[] table = new long[16];
         long end = first + count;
@@ -144,7 +160,7 @@ public final class FourBit {
         return t[b0 >>> 4] | t[b0 & 15] << 16 | t[b1 >>> 4] << 32 | t[b1 & 15] << 48;
     }
 
-    private static long run16(MemorySegment packed, long[] t, long s, long e, MemorySegment dest, long o) {
+    static long run16(MemorySegment packed, long[] t, long s, long e, MemorySegment dest, long o) {
         if ((s & 1) != 0 && s < e) {
             int b = packed.get(ValueLayout.JAVA_BYTE, s >>> 1) & 0xFF;
             dest.set(LittleEndian.I16, o, (short) t[b & 15]);

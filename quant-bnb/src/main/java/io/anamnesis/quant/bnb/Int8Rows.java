@@ -37,10 +37,25 @@ public final class Int8Rows {
      */
     public static void decode(MemorySegment weight, MemorySegment scb, long rowLength, long elements,
                               long first, long count, DType target, MemorySegment dest) {
+        decode(weight, scb, rowLength, elements, first, count, target, dest, OutputBits.VECTOR);
+    }
+
+    /** {@link #decode} on the scalar path only: the fallback, and the reference the vector path is tested against. */
+    public static void decodeScalar(MemorySegment weight, MemorySegment scb, long rowLength, long elements,
+                                    long first, long count, DType target, MemorySegment dest) {
+        decode(weight, scb, rowLength, elements, first, count, target, dest, false);
+    }
+
+    private static void decode(MemorySegment weight, MemorySegment scb, long rowLength, long elements,
+                               long first, long count, DType target, MemorySegment dest, boolean vector) {
         int kind = OutputBits.kind(target);
         OutputBits.checkChunk(first, count, elements, kind, dest.byteSize());
         if (rowLength < 1 && elements > 0) throw new IllegalArgumentException("row length must be positive");
         if (weight.byteSize() < elements) throw new IllegalArgumentException("weight holds fewer bytes than elements");
+        if (vector && kind == OutputBits.BF16) {
+            VectorKernels.int8Bf16(weight, scb, rowLength, first, count, dest);
+            return;
+        }
         int width = OutputBits.bytes(kind);
         long[] table = new long[256];
         long end = first + count;

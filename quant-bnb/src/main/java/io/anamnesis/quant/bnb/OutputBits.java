@@ -16,6 +16,24 @@ final class OutputBits {
     private OutputBits() {
     }
 
+    /**
+     * Whether the BF16 kernels run on {@code jdk.incubator.vector}: the module must be in the
+     * boot layer (it is incubating; {@code --add-modules jdk.incubator.vector}) and the CPU
+     * must offer 512-bit vectors. {@code -Dio.anamnesis.quant.bnb.vector=false} forces the
+     * scalar kernels. Both give identical bytes.
+     */
+    static final boolean VECTOR = vectorAvailable();
+
+    private static boolean vectorAvailable() {
+        if (!Boolean.parseBoolean(System.getProperty("io.anamnesis.quant.bnb.vector", "true"))) return false;
+        if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) return false;
+        try {
+            return VectorKernels.usable();
+        } catch (LinkageError e) {
+            return false;
+        }
+    }
+
     static int kind(DType target) {
         if (target.equals(DType.F32)) return F32;
         if (target.equals(DType.BF16)) return BF16;
