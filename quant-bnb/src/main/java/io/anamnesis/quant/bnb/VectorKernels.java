@@ -55,10 +55,18 @@ final class VectorKernels {
         long end = first + count;
         long e = first;
         long o = 0;
+        if (count == 0) return;
+        long block = first / blocksize;
+        float[] scales = FourBit.absmaxBuffer(block, end, blocksize);
+        int j = scales.length;
         while (e < end) {
-            long block = e / blocksize;
+            if (j == scales.length) {
+                absmax.fill(block, scales, (int) Math.min(scales.length, (end - 1) / blocksize - block + 1));
+                j = 0;
+            }
             long blockEnd = Math.min((block + 1) * blocksize, end);
-            IntVector table = toBf16(values.mul(absmax.at(block)).reinterpretAsInts());
+            IntVector table = toBf16(values.mul(scales[j++]).reinterpretAsInts());
+            block++;
             long s = e;
             if ((s & 1) == 0) {
                 for (; blockEnd - s >= 32; s += 32, o += 64) {
