@@ -68,6 +68,9 @@ public final class BnbDequantizer implements Dequantizer {
             boolean nf4 = n.endsWith(NF4_STATE);
             if (!nf4 && !n.endsWith(FP4_STATE)) continue;
             String weight = n.substring(0, n.length() - (nf4 ? NF4_STATE : FP4_STATE).length());
+            if (fourBitWeights.contains(weight)) {
+                throw MalformedFileException.inTensor(weight, "has both an nf4 and an fp4 quant state");
+            }
             out.add(fourBit(archive, context.limits(), byName, weight, e, nf4 ? "nf4" : "fp4"));
             fourBitWeights.add(weight);
         }

@@ -137,6 +137,13 @@ class MalformedGroupTest {
     }
 
     @Test
+    void rejectsTwoQuantStatesForOneWeight() {
+        MemoryArchive a = good().json(W + ".quant_state.bitsandbytes__fp4", "{\"quant_type\": \"fp4\", "
+                + "\"blocksize\": 64, \"dtype\": \"float32\", \"shape\": [128]}");
+        assertFails(a, MalformedFileException.class, W, "both");
+    }
+
+    @Test
     void rejectsCompanionsWithoutQuantState() {
         assertFails(good().remove(STATE), MalformedFileException.class, W, "quant state");
     }
