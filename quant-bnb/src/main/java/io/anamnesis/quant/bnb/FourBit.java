@@ -164,7 +164,7 @@ public final class FourBit {
             throw new IllegalArgumentException("packed codes hold " + packed.byteSize() + " bytes, "
                     + elements + " elements need " + (elements + 1) / 2);
         }
-        if (vector && kind == OutputBits.BF16) {
+        if (vector && kind == OutputBits.BF16 && OutputBits.VECTOR_512) {
             VectorKernels.fourBitBf16(packed, absmax, codeValues, blocksize, first, count, dest);
             return;
         }

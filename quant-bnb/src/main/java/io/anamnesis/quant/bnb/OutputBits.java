@@ -19,10 +19,13 @@ final class OutputBits {
     /**
      * Whether the BF16 kernels run on {@code jdk.incubator.vector}: the module must be in the
      * boot layer (it is incubating; {@code --add-modules jdk.incubator.vector}) and the CPU
-     * must offer 512-bit vectors. {@code -Dio.anamnesis.quant.bnb.vector=false} forces the
+     * must offer 256-bit vectors or wider. {@code -Dio.anamnesis.quant.bnb.vector=false} forces the
      * scalar kernels. Both give identical bytes.
      */
     static final boolean VECTOR = vectorAvailable();
+
+    /** Whether those vectors are 512 bits wide, which the 4-bit kernel needs to pay off. */
+    static final boolean VECTOR_512 = VECTOR && VectorKernels.WIDE;
 
     private static boolean vectorAvailable() {
         if (!Boolean.parseBoolean(System.getProperty("io.anamnesis.quant.bnb.vector", "true"))) return false;

@@ -8,14 +8,14 @@ import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
-
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 
 /**
  * The BF16 paths of the kernels on {@code jdk.incubator.vector}, used only when that module
- * is in the boot layer and 512-bit vectors are available (so that a 16-entry code table
- * fits one int vector). Each computes exactly the scalar kernel's float32 operations in the
+ * is in the boot layer and the CPU has at least 256-bit vectors. The 4-bit kernel needs
+ * 512-bit vectors (a 16-entry code table in one int vector); LLM.int8() runs on 512 or
+ * 256 bits. Each computes exactly the scalar kernel's float32 operations in the
  * same order and narrows with the same round-to-nearest-even rule (NaN kept quiet), so the
  * bytes are identical; the tests compare both paths.
  */
@@ -27,12 +27,28 @@ final class VectorKernels {
     private static final VectorSpecies<Integer> I512 = IntVector.SPECIES_512;
     private static final VectorSpecies<Float> F512 = FloatVector.SPECIES_512;
     private static final VectorSpecies<Short> S256 = ShortVector.SPECIES_256;
+    private static final VectorSpecies<Byte> B64 = ByteVector.SPECIES_64;
+    private static final VectorSpecies<Integer> I256 = IntVector.SPECIES_256;
+    private static final VectorSpecies<Float> F256 = FloatVector.SPECIES_256;
+    private static final VectorSpecies<Short> S128 = ShortVector.SPECIES_128;
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
-    /** True when the hardware has 512-bit vectors for ints and floats (checked once). */
+    private static int preferredBits() {
+        return Math.min(IntVector.SPECIES_PREFERRED.vectorBitSize(), FloatVector.SPECIES_PREFERRED.vectorBitSize());
+    }
+
+    /** True when the hardware has at least 256-bit vectors for ints and floats. */
     static boolean usable() {
-        return IntVector.SPECIES_PREFERRED.vectorBitSize() >= 512
-                && FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512;
+        return preferredBits() >= 256;
+    }
+
+    /** 512-bit kernels where the hardware has them, else the 256-bit ones. */
+    static final boolean WIDE = preferredBits() >= 512;
+
+    static void int8Bf16(MemorySegment weight, MemorySegment scb, long rowLength, long first, long count,
+                         MemorySegment dest) {
+        if (WIDE) int8Bf16Wide(weight, scb, rowLength, first, count, dest);
+        else int8Bf16Narrow(weight, scb, rowLength, first, count, dest);
     }
 
     /** Round-to-nearest-even to the upper 16 bits; right for every non-NaN input. */
@@ -48,7 +64,11 @@ final class VectorKernels {
         return rounded.blend(bits.lanewise(VectorOperators.LSHR, 16).or(0x0040), nan);
     }
 
-    /** {@link FourBit#decode} to BF16: the same blocks, the lookups 16 packed bytes at a time. */
+    /**
+     * {@link FourBit#decode} to BF16 on 512-bit vectors only. A 256-bit variant (table in two
+     * halves, permute and blend) measured no faster than the scalar kernel with AVX2, so
+     * 4-bit stays scalar there.
+     */
     static void fourBitBf16(MemorySegment packed, FourBit.Absmax absmax, float[] codeValues, long blocksize,
                             long first, long count, MemorySegment dest) {
         FloatVector values = FloatVector.fromArray(F512, codeValues, 0);
@@ -89,8 +109,8 @@ final class VectorKernels {
     }
 
     /** {@link Int8Rows#decode} to BF16: {@code (float(w) * scb) * k} on 16 lanes, then narrowed. */
-    static void int8Bf16(MemorySegment weight, MemorySegment scb, long rowLength, long first, long count,
-                         MemorySegment dest) {
+    static void int8Bf16Wide(MemorySegment weight, MemorySegment scb, long rowLength, long first, long count,
+                             MemorySegment dest) {
         long end = first + count;
         long e = first;
         long o = 0;
@@ -115,6 +135,38 @@ final class VectorKernels {
                             .convertShape(VectorOperators.B2F, F512, 0);
                     toBf16(f.mul(scale).mul(Int8Rows.INV_127).reinterpretAsInts())
                             .convertShape(VectorOperators.I2S, S256, 0).intoMemorySegment(dest, o, LE);
+                }
+            }
+            for (; e < rowEnd; e++, o += 2) {
+                float v = Int8Rows.value(weight.get(java.lang.foreign.ValueLayout.JAVA_BYTE, e), scale);
+                dest.set(io.anamnesis.api.numeric.LittleEndian.I16, o, io.anamnesis.api.numeric.Floats.f32ToBf16(v));
+            }
+        }
+    }
+
+    /** {@link #int8Bf16Wide} on 256-bit vectors: 8 elements at a time. */
+    static void int8Bf16Narrow(MemorySegment weight, MemorySegment scb, long rowLength, long first, long count,
+                               MemorySegment dest) {
+        long end = first + count;
+        long e = first;
+        long o = 0;
+        while (e < end) {
+            long row = e / rowLength;
+            long rowEnd = Math.min((row + 1) * rowLength, end);
+            float scale = scb.get(io.anamnesis.api.numeric.LittleEndian.F32, row * 4);
+            if (Float.isFinite(scale)) {
+                for (; rowEnd - e >= 8; e += 8, o += 16) {
+                    FloatVector f = (FloatVector) ByteVector.fromMemorySegment(B64, weight, e, LE)
+                            .convertShape(VectorOperators.B2F, F256, 0);
+                    roundToBf16(f.mul(scale).mul(Int8Rows.INV_127).reinterpretAsInts())
+                            .convertShape(VectorOperators.I2S, S128, 0).intoMemorySegment(dest, o, LE);
+                }
+            } else {
+                for (; rowEnd - e >= 8; e += 8, o += 16) {
+                    FloatVector f = (FloatVector) ByteVector.fromMemorySegment(B64, weight, e, LE)
+                            .convertShape(VectorOperators.B2F, F256, 0);
+                    toBf16(f.mul(scale).mul(Int8Rows.INV_127).reinterpretAsInts())
+                            .convertShape(VectorOperators.I2S, S128, 0).intoMemorySegment(dest, o, LE);
                 }
             }
             for (; e < rowEnd; e++, o += 2) {
