@@ -257,7 +257,18 @@ public record SafetensorsHeader(long headerLength, Map<String, String> metadata,
             this.limits = limits;
         }
 
+        /** The last factory built, with the limits it was built for (factories are thread-safe). */
+        private static volatile Map.Entry<ParseLimits, JsonFactory> cached;
+
         private JsonFactory factory() {
+            Map.Entry<ParseLimits, JsonFactory> c = cached;
+            if (c != null && c.getKey().equals(limits)) return c.getValue();
+            JsonFactory f = buildFactory();
+            cached = Map.entry(limits, f);
+            return f;
+        }
+
+        private JsonFactory buildFactory() {
             int maxString = (int) Math.min(Integer.MAX_VALUE, limits.maxStringBytes());
             return JsonFactory.builder()
                     .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
