@@ -2,6 +2,7 @@ package io.anamnesis.quant.awq;
 
 import io.anamnesis.api.DType;
 import io.anamnesis.api.MalformedFileException;
+import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.Role;
 import io.anamnesis.api.Shape;
 import io.anamnesis.api.TensorArchive;
@@ -55,7 +56,7 @@ public final class AwqDequantizer implements Dequantizer {
             Optional<TensorEntry> qzeros = archive.tensor(p + ".qzeros");
             Optional<TensorEntry> scales = archive.tensor(p + ".scales");
             if (method.isEmpty() && !isAwqByShape(p, qweight, scales, archive.tensor(p + ".g_idx").isPresent())) continue;
-            out.add(recover(p, qweight, qzeros, scales, config));
+            out.add(recover(p, qweight, qzeros, scales, config, context.limits()));
         }
         return out;
     }
@@ -81,7 +82,8 @@ public final class AwqDequantizer implements Dequantizer {
     }
 
     static Recovery recover(String p, TensorEntry qweight, Optional<TensorEntry> qzerosEntry,
-                            Optional<TensorEntry> scalesEntry, Optional<QuantizationConfig> config) {
+                            Optional<TensorEntry> scalesEntry, Optional<QuantizationConfig> config,
+                            ParseLimits limits) {
         String version = config.flatMap(c -> c.text("version")).orElse("gemm").toLowerCase(Locale.ROOT);
         if (!version.equals("gemm")) {
             throw UnsupportedFeatureException.inTensor(qweight.name(), "AWQ version '" + version
@@ -118,6 +120,11 @@ public final class AwqDequantizer implements Dequantizer {
         }
         if (in > Integer.MAX_VALUE / 2 || out > Integer.MAX_VALUE / 2 || groups > Integer.MAX_VALUE / 64) {
             throw UnsupportedFeatureException.inTensor(qweight.name(), "AWQ layer too large: in " + in + ", out " + out);
+        }
+        // the kernel keeps a group index per input row and a scale and zero per group and tile column
+        ParseLimits.check("in_features of " + qweight.name(), in, limits.maxArrayLength());
+        if (groups > Math.max(1, in)) {
+            throw MalformedFileException.inTensor(scales.name(), "has " + groups + " groups for " + in + " inputs");
         }
         if (groups < 1 && in > 0) throw MalformedFileException.inTensor(scales.name(), "has no groups");
 

@@ -302,6 +302,27 @@ class AwqDequantizerTest {
     // ------------------------------------------------------------------ malformed and unsupported
 
     @Test
+    void refusesLayersWiderThanTheArrayLimit() {
+        var a = Layer.random(1, 256, 32, 64, DType.F16).addTo(new MemoryArchive().meta("quantization_config", CONFIG.formatted(64)));
+        ParseLimits d = ParseLimits.defaults();
+        var small = new ParseLimits(d.maxHeaderBytes(), d.maxTensors(), d.maxRank(), d.maxMetadataEntries(),
+                d.maxStringBytes(), 255, d.maxNestingDepth(), d.maxPickleBytes(), d.maxPickleValues(),
+                d.maxInflatedBytes(), d.maxInflationRatio());
+        assertThatThrownBy(() -> new AwqDequantizer().claim(new ClaimContext(a, small)))
+                .isInstanceOf(io.anamnesis.api.LimitExceededException.class).hasMessageContaining("in_features");
+    }
+
+    @Test
+    void rejectsMoreGroupsThanInputs() {
+        var a = new MemoryArchive()
+                .ints(P + ".qweight", new int[4], 4, 1)
+                .ints(P + ".qzeros", new int[5], 5, 1)
+                .shorts(P + ".scales", DType.F16, new short[5 * 8], 5, 8);
+        assertThatThrownBy(() -> claim(a)).isInstanceOf(MalformedFileException.class)
+                .satisfies(e -> assertThat(((AnamnesisException) e).tensor()).contains(P + ".scales"));
+    }
+
+    @Test
     void refusesTheGemvLayout() {
         var a = Layer.random(1, 64, 32, 32, DType.F16).addTo(new MemoryArchive().meta("quantization_config",
                 "{\"quant_method\":\"awq\",\"bits\":4,\"group_size\":32,\"version\":\"gemv\"}"));

@@ -2,6 +2,7 @@ package io.anamnesis.quant.gptq;
 
 import io.anamnesis.api.DType;
 import io.anamnesis.api.MalformedFileException;
+import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.Role;
 import io.anamnesis.api.Shape;
 import io.anamnesis.api.TensorArchive;
@@ -56,7 +57,7 @@ public final class GptqDequantizer implements Dequantizer {
         for (String p : prefixes) {
             Group g = Group.of(archive, p);
             if (method.isEmpty() && !g.isGptqByShape()) continue;
-            out.add(recover(g, config));
+            out.add(recover(g, config, context.limits()));
         }
         return out;
     }
@@ -91,7 +92,7 @@ public final class GptqDequantizer implements Dequantizer {
         }
     }
 
-    static Recovery recover(Group g, Optional<QuantizationConfig> config) {
+    static Recovery recover(Group g, Optional<QuantizationConfig> config, ParseLimits limits) {
         String p = g.prefix();
         TensorEntry qweight = g.qweight();
         TensorEntry qzeros = g.qzeros().orElseThrow(() ->
@@ -175,6 +176,11 @@ public final class GptqDequantizer implements Dequantizer {
                 || groups * 64 > Integer.MAX_VALUE) {
             throw UnsupportedFeatureException.inTensor(qweight.name(), "GPTQ layer too large: in " + in + ", out " + out
                     + ", groups " + groups);
+        }
+        // the kernel keeps a group index per input row and a scale and zero per group and tile column
+        ParseLimits.check("in_features of " + qweight.name(), in, limits.maxArrayLength());
+        if (groups > Math.max(1, in)) {
+            throw MalformedFileException.inTensor(scales.name(), "has " + groups + " groups for " + in + " inputs");
         }
         if (groups < 1 && in > 0) {
             throw MalformedFileException.inTensor(scales.name(), "has no groups");

@@ -371,6 +371,30 @@ class GptqDequantizerTest {
     }
 
     @Test
+    void refusesLayersWiderThanTheArrayLimit() {
+        GptqLayer l = GptqLayer.random(1, 4, 256, 32, 64, false, true, DType.F16);
+        var a = l.addTo(new MemoryArchive().meta("quantization_config", config(4, 64, false, "gptq")), P, true);
+        ParseLimits d = ParseLimits.defaults();
+        var small = new ParseLimits(d.maxHeaderBytes(), d.maxTensors(), d.maxRank(), d.maxMetadataEntries(),
+                d.maxStringBytes(), 255, d.maxNestingDepth(), d.maxPickleBytes(), d.maxPickleValues(),
+                d.maxInflatedBytes(), d.maxInflationRatio());
+        assertThatThrownBy(() -> new GptqDequantizer().claim(new ClaimContext(a, small)))
+                .isInstanceOf(io.anamnesis.api.LimitExceededException.class).hasMessageContaining("in_features");
+    }
+
+    @Test
+    void rejectsMoreGroupsThanInputs() {
+        // 8 inputs (one 4-bit word per column) but 9 scale rows, no config
+        var a = new MemoryArchive()
+                .ints(P + ".qweight", new int[8], 1, 8)
+                .ints(P + ".qzeros", new int[9], 9, 1)
+                .shorts(P + ".scales", DType.F16, new short[9 * 8], 9, 8)
+                .ints(P + ".g_idx", new int[8], 8);
+        assertThatThrownBy(() -> claim(a)).isInstanceOf(MalformedFileException.class)
+                .satisfies(e -> assertThat(((AnamnesisException) e).tensor()).contains(P + ".scales"));
+    }
+
+    @Test
     void ignoresArchivesWithoutQweight() {
         var a = new MemoryArchive().shorts("model.norm.weight", DType.F16, new short[4], 4);
         assertThat(claim(a)).isEmpty();
