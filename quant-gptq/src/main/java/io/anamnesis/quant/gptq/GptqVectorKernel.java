@@ -55,6 +55,11 @@ final class GptqVectorKernel {
         int rowsPerVector = L * bits / 32;
         float[] scale = new float[l.groups() * L];
         int[] zero = new int[l.groups() * L];
+        // act-order with at most 2L groups: per column, all groups' zeros and scale bits in two
+        // vectors, so a lane selection by group index replaces two gathers
+        boolean byTable = l.groups() <= 2 * L;
+        int[] zeroTable = new int[byTable ? 2 * L * L : 0];
+        int[] scaleTable = new int[byTable ? 2 * L * L : 0];
 
         int[] pick = new int[L];
         int[] shift = new int[L];
@@ -90,6 +95,14 @@ final class GptqVectorKernel {
                 scalar(qweight, qzeros, scales, groupOf, l, firstRow, c0, L, target, dest);
                 continue;
             }
+            if (byTable) {
+                for (int g = 0; g < l.groups(); g++) {
+                    for (int t = 0; t < L; t++) {
+                        zeroTable[t * 2 * L + g] = zero[g * L + t];
+                        scaleTable[t * 2 * L + g] = Float.floatToRawIntBits(scale[g * L + t]);
+                    }
+                }
+            }
             long colBase = c0 * 4L;
             long tileAt = (long) (c0 - firstRow) * in * elementBytes;
             long rowBytes = (long) in * elementBytes;
@@ -100,6 +113,7 @@ final class GptqVectorKernel {
                 IntVector a2 = rowsPerVector == 4 ? IntVector.fromMemorySegment(I, qweight, row + 2 * rowStride, ByteOrder.LITTLE_ENDIAN) : a0;
                 IntVector a3 = rowsPerVector == 4 ? IntVector.fromMemorySegment(I, qweight, row + 3 * rowStride, ByteOrder.LITTLE_ENDIAN) : a0;
                 int g = blockGroup[i / L];
+                IntVector groupLanes = g < 0 && byTable ? IntVector.fromArray(I, groupOf, i) : IntVector.zero(I);
                 long off = tileAt + (long) i * elementBytes;
                 for (int t = 0; t < L; t++, off += rowBytes) {
                     IntVector select = pickBase.add(t);
@@ -115,6 +129,13 @@ final class GptqVectorKernel {
                     FloatVector f;
                     if (g >= 0) {
                         f = ((FloatVector) q.sub(zero[g * L + t]).convert(VectorOperators.I2F, 0)).mul(scale[g * L + t]);
+                    } else if (byTable) {
+                        int table = t * 2 * L;
+                        IntVector z = groupLanes.selectFrom(IntVector.fromArray(I, zeroTable, table),
+                                IntVector.fromArray(I, zeroTable, table + L));
+                        FloatVector s = groupLanes.selectFrom(IntVector.fromArray(I, scaleTable, table),
+                                IntVector.fromArray(I, scaleTable, table + L)).reinterpretAsFloats();
+                        f = ((FloatVector) q.sub(z).convert(VectorOperators.I2F, 0)).mul(s);
                     } else {
                         IntVector z = IntVector.fromArray(I, zero, t, groupCol, i);
                         FloatVector s = FloatVector.fromArray(F, scale, t, groupCol, i);

@@ -32,6 +32,9 @@ class GptqVectorKernelTest {
             "8, 1200, 65, 128, true, BF16",
             "8, 1028, 40, 32, false, F32",
             "8, 96, 16, 48, false, BF16",
+            "4, 4096, 48, 128, true, BF16",
+            "8, 1024, 40, 64, true, F32",
+            "2, 512, 32, 32, true, BF16",
     })
     void equalsTheScalarKernelBitForBit(int bits, int in, int out, int groupSize, boolean actOrder, String target) {
         GptqLayer l = GptqLayer.random(in * 7L + out, bits, in, out, groupSize, actOrder, false, DType.F16);
