@@ -25,6 +25,9 @@ import java.lang.foreign.MemorySegment;
  * <p>Reference order of operations (AutoAWQ {@code unpack_awq} + {@code reverse_awq_order},
  * then float32): {@code W[i][o] = (float32(q) - float32(z)) * float32(scale)}: an exact
  * subtraction and one rounding multiply.
+ *
+ * <p>{@link #dequantizeRows} runs {@link AwqVectorKernel} (BF16 or F32) when the Vector API
+ * is present and the scalar kernel here otherwise.
  */
 public final class AwqKernel {
     /** Column of field k of a packed word: AutoAWQ's pack order (a fact of the format). */

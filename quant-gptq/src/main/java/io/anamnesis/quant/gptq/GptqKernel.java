@@ -28,9 +28,12 @@ import java.util.Optional;
  * where {@code zero} is the stored zero plus 1 for v1 checkpoints and as stored for v2. The
  * integer difference and the scale widening are exact; one float32 multiply rounds.
  *
- * <p>The output is the transpose of the packed layout. A tile of {@link #TILE_ROWS} output
- * rows reads whole cache lines of each packed row and collects {@link #TILE_IN} inputs per
- * output row in a small buffer, which is then narrowed and written as contiguous row pieces.
+ * <p>The output is the transpose of the packed layout. {@link #dequantizeRows} runs
+ * {@link GptqVectorKernel} (2, 4, 8 bits to BF16 or F32) when the Vector API is present and
+ * this scalar kernel otherwise. The scalar kernel works in tiles of {@link #TILE_ROWS} output
+ * rows, reading whole cache lines of each packed row and collecting {@link #TILE_IN} inputs
+ * per output row in a small buffer, which is then narrowed and written as contiguous row
+ * pieces.
  */
 public final class GptqKernel {
     /** Output rows per tile: 32 int32 words = two cache lines of a packed row. */

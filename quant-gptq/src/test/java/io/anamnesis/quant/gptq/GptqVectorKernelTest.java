@@ -38,7 +38,7 @@ class GptqVectorKernelTest {
     })
     void equalsTheScalarKernelBitForBit(int bits, int in, int out, int groupSize, boolean actOrder, String target) {
         GptqLayer l = GptqLayer.random(in * 7L + out, bits, in, out, groupSize, actOrder, false, DType.F16);
-        compare(l, DType.standard(target).orElseThrow(), null);
+        compare(l, DType.standard(target).orElseThrow());
     }
 
     @Test
@@ -47,11 +47,11 @@ class GptqVectorKernelTest {
         l.scaleBits[1][5] = (short) 0x7E00;  // NaN
         l.scaleBits[3][40] = (short) 0x7C00; // +inf (times a zero difference: NaN)
         l.scaleBits[0][70] = (short) 0xFC00; // -inf
-        compare(l, DType.BF16, null);
-        compare(l, DType.F32, null);
+        compare(l, DType.BF16);
+        compare(l, DType.F32);
     }
 
-    private static void compare(GptqLayer l, DType target, Object unused) {
+    private static void compare(GptqLayer l, DType target) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment qw = segment(arena, l.qweight());
             MemorySegment qz = segment(arena, l.qzeros());
