@@ -207,6 +207,28 @@ class AwqDequantizerTest {
     }
 
     @Test
+    void fillsTheSameBytesFromSeveralThreadsAtOnce() throws Exception {
+        Layer l = Layer.random(12, 512, 256, 128, DType.F16);
+        var a = l.addTo(new MemoryArchive().meta("quantization_config", CONFIG.formatted(128)));
+        Recovery r = claim(a).getFirst();
+        try (Arena arena = Arena.ofShared()) {
+            ChunkFiller f = r.kernel().open(a, arena, DType.BF16);
+            long n = 256L * 512;
+            MemorySegment whole = arena.allocate(n * 2);
+            f.fill(0, n, whole);
+            MemorySegment parallel = arena.allocate(n * 2);
+            List<Thread> threads = new java.util.ArrayList<>();
+            for (int k = 0; k < 4; k++) {
+                long first = k * 64L * 512;
+                long count = 64L * 512;
+                threads.add(Thread.ofPlatform().start(() -> f.fill(first, count, parallel.asSlice(first * 2, count * 2))));
+            }
+            for (Thread t : threads) t.join();
+            assertThat(parallel.mismatch(whole)).isEqualTo(-1);
+        }
+    }
+
+    @Test
     void claimsTheGroupWithRolesShapeAndDescription() {
         var a = Layer.random(1, 256, 64, 128, DType.F16).addTo(new MemoryArchive().meta("quantization_config", CONFIG.formatted(128)));
         Recovery r = claim(a).getFirst();

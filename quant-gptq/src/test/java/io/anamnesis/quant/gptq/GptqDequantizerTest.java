@@ -192,6 +192,28 @@ class GptqDequantizerTest {
     }
 
     @Test
+    void fillsTheSameBytesFromSeveralThreadsAtOnce() throws Exception {
+        GptqLayer l = GptqLayer.random(12, 4, 512, 160, 128, true, false, DType.F16);
+        var a = l.addTo(new MemoryArchive().meta("quantization_config", config(4, 128, true, "gptq")), P, true);
+        Recovery r = claim(a).getFirst();
+        try (Arena arena = Arena.ofShared()) {
+            ChunkFiller f = r.kernel().open(a, arena, DType.BF16);
+            long n = 160L * 512;
+            MemorySegment whole = arena.allocate(n * 2);
+            f.fill(0, n, whole);
+            MemorySegment parallel = arena.allocate(n * 2);
+            List<Thread> threads = new java.util.ArrayList<>();
+            for (int k = 0; k < 4; k++) {
+                long first = k * 40L * 512;
+                long count = 40L * 512;
+                threads.add(Thread.ofPlatform().start(() -> f.fill(first, count, parallel.asSlice(first * 2, count * 2))));
+            }
+            for (Thread t : threads) t.join();
+            assertThat(parallel.mismatch(whole)).isEqualTo(-1);
+        }
+    }
+
+    @Test
     void claimsTheGroupWithRolesShapeAndDescription() {
         GptqLayer l = GptqLayer.random(1, 8, 256, 32, 128, false, true, DType.F16);
         var a = l.addTo(new MemoryArchive().meta("quantization_config", config(8, 128, false, "gptq")), P, true);
