@@ -6,6 +6,7 @@ import io.anamnesis.api.numeric.LittleEndian;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
@@ -32,6 +33,8 @@ final class GptqVectorKernel {
     static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
     static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(I.vectorBitSize() / 2));
     static final int L = I.length();
+    /** Act-order tables of up to 8 x 2L groups (256 on AVX-512); more groups are gathered. */
+    static final int MAX_TABLE_PARTS = 8;
 
     private GptqVectorKernel() {
     }
@@ -55,11 +58,13 @@ final class GptqVectorKernel {
         int rowsPerVector = L * bits / 32;
         float[] scale = new float[l.groups() * L];
         int[] zero = new int[l.groups() * L];
-        // act-order with at most 2L groups: per column, all groups' zeros and scale bits in two
-        // vectors, so a lane selection by group index replaces two gathers
-        boolean byTable = l.groups() <= 2 * L;
-        int[] zeroTable = new int[byTable ? 2 * L * L : 0];
-        int[] scaleTable = new int[byTable ? 2 * L * L : 0];
+        // act-order with up to 16L groups: per column, all groups' zeros and scale bits in
+        // pairs of vectors (2L groups each), so lane selections by group index replace gathers
+        int tableParts = (l.groups() + 2 * L - 1) / (2 * L);
+        boolean byTable = tableParts <= MAX_TABLE_PARTS;
+        int tableWidth = tableParts * 2 * L;
+        int[] zeroTable = new int[byTable ? tableWidth * L : 0];
+        int[] scaleTable = new int[byTable ? tableWidth * L : 0];
 
         int[] pick = new int[L];
         int[] shift = new int[L];
@@ -98,8 +103,8 @@ final class GptqVectorKernel {
             if (byTable) {
                 for (int g = 0; g < l.groups(); g++) {
                     for (int t = 0; t < L; t++) {
-                        zeroTable[t * 2 * L + g] = zero[g * L + t];
-                        scaleTable[t * 2 * L + g] = Float.floatToRawIntBits(scale[g * L + t]);
+                        zeroTable[t * tableWidth + g] = zero[g * L + t];
+                        scaleTable[t * tableWidth + g] = Float.floatToRawIntBits(scale[g * L + t]);
                     }
                 }
             }
@@ -114,6 +119,7 @@ final class GptqVectorKernel {
                 IntVector a3 = rowsPerVector == 4 ? IntVector.fromMemorySegment(I, qweight, row + 3 * rowStride, ByteOrder.LITTLE_ENDIAN) : a0;
                 int g = blockGroup[i / L];
                 IntVector groupLanes = g < 0 && byTable ? IntVector.fromArray(I, groupOf, i) : IntVector.zero(I);
+                IntVector partIndex = groupLanes.and(2 * L - 1);
                 long off = tileAt + (long) i * elementBytes;
                 for (int t = 0; t < L; t++, off += rowBytes) {
                     IntVector select = pickBase.add(t);
@@ -130,12 +136,20 @@ final class GptqVectorKernel {
                     if (g >= 0) {
                         f = ((FloatVector) q.sub(zero[g * L + t]).convert(VectorOperators.I2F, 0)).mul(scale[g * L + t]);
                     } else if (byTable) {
-                        int table = t * 2 * L;
-                        IntVector z = groupLanes.selectFrom(IntVector.fromArray(I, zeroTable, table),
+                        int table = t * tableWidth;
+                        IntVector z = partIndex.selectFrom(IntVector.fromArray(I, zeroTable, table),
                                 IntVector.fromArray(I, zeroTable, table + L));
-                        FloatVector s = groupLanes.selectFrom(IntVector.fromArray(I, scaleTable, table),
-                                IntVector.fromArray(I, scaleTable, table + L)).reinterpretAsFloats();
-                        f = ((FloatVector) q.sub(z).convert(VectorOperators.I2F, 0)).mul(s);
+                        IntVector sb = partIndex.selectFrom(IntVector.fromArray(I, scaleTable, table),
+                                IntVector.fromArray(I, scaleTable, table + L));
+                        for (int part = 1; part < tableParts; part++) {
+                            int at2 = table + part * 2 * L;
+                            VectorMask<Integer> here = groupLanes.compare(VectorOperators.GE, part * 2 * L);
+                            z = z.blend(partIndex.selectFrom(IntVector.fromArray(I, zeroTable, at2),
+                                    IntVector.fromArray(I, zeroTable, at2 + L)), here);
+                            sb = sb.blend(partIndex.selectFrom(IntVector.fromArray(I, scaleTable, at2),
+                                    IntVector.fromArray(I, scaleTable, at2 + L)), here);
+                        }
+                        f = ((FloatVector) q.sub(z).convert(VectorOperators.I2F, 0)).mul(sb.reinterpretAsFloats());
                     } else {
                         IntVector z = IntVector.fromArray(I, zero, t, groupCol, i);
                         FloatVector s = FloatVector.fromArray(F, scale, t, groupCol, i);

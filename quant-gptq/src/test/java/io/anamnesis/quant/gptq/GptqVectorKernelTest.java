@@ -35,6 +35,9 @@ class GptqVectorKernelTest {
             "4, 4096, 48, 128, true, BF16",
             "8, 1024, 40, 64, true, F32",
             "2, 512, 32, 32, true, BF16",
+            "4, 11008, 20, 128, true, BF16",
+            "8, 9000, 17, 32, true, BF16",
+            "4, 4096, 16, 16, true, F32",
     })
     void equalsTheScalarKernelBitForBit(int bits, int in, int out, int groupSize, boolean actOrder, String target) {
         GptqLayer l = GptqLayer.random(in * 7L + out, bits, in, out, groupSize, actOrder, false, DType.F16);
