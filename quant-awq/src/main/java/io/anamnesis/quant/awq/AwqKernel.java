@@ -79,6 +79,8 @@ public final class AwqKernel {
                                       Layout l, int firstRow, int rowCount, DType target, MemorySegment dest) {
         if (VECTOR && AwqVectorKernel.supports(target)) {
             AwqVectorKernel.dequantizeRows(qweight, qzeros, scales, l, firstRow, rowCount, target, dest);
+        } else if (VECTOR && target.equals(DType.F16) && AwqVectorKernel.supports(DType.F32)) {
+            AwqVectorKernel.dequantizeRowsToF16(qweight, qzeros, scales, l, firstRow, rowCount, dest);
         } else {
             dequantizeRowsScalar(qweight, qzeros, scales, l, firstRow, rowCount, target, dest);
         }

@@ -31,6 +31,7 @@ class AwqVectorKernelTest {
             "1100, 40, 100, BF16",
             "520, 8, 40, BF16",
             "64, 200, 32, F32",
+            "1024, 200, 128, F16",
     })
     void equalsTheScalarKernelBitForBit(int in, int out, int groupSize, String target) {
         compare(in, out, groupSize, DType.standard(target).orElseThrow(), false);
@@ -40,6 +41,7 @@ class AwqVectorKernelTest {
     void equalsTheScalarKernelOnNonFiniteScales() {
         compare(512, 136, 128, DType.BF16, true);
         compare(512, 136, 128, DType.F32, true);
+        compare(512, 136, 128, DType.F16, true);
     }
 
     private static void compare(int in, int out, int gs, DType target, boolean nonFinite) {
@@ -61,12 +63,21 @@ class AwqVectorKernelTest {
             long bytes = target.byteSize((long) in * out);
             MemorySegment vector = arena.allocate(bytes);
             MemorySegment scalar = arena.allocate(bytes);
-            AwqVectorKernel.dequantizeRows(qw, qz, sc, layout, 0, out, target, vector);
+            boolean f16 = target.equals(DType.F16);
+            if (f16) {
+                AwqVectorKernel.dequantizeRowsToF16(qw, qz, sc, layout, 0, out, vector);
+            } else {
+                AwqVectorKernel.dequantizeRows(qw, qz, sc, layout, 0, out, target, vector);
+            }
             AwqKernel.dequantizeRowsScalar(qw, qz, sc, layout, 0, out, target, scalar);
             assertThat(vector.mismatch(scalar)).isEqualTo(-1);
             int first = 3;
             MemorySegment part = arena.allocate(target.byteSize((long) (out - first) * in));
-            AwqVectorKernel.dequantizeRows(qw, qz, sc, layout, first, out - first, target, part);
+            if (f16) {
+                AwqVectorKernel.dequantizeRowsToF16(qw, qz, sc, layout, first, out - first, part);
+            } else {
+                AwqVectorKernel.dequantizeRows(qw, qz, sc, layout, first, out - first, target, part);
+            }
             assertThat(part.mismatch(scalar.asSlice(target.byteSize((long) first * in)))).isEqualTo(-1);
         }
     }

@@ -97,6 +97,8 @@ public final class GptqKernel {
                                       MemorySegment dest) {
         if (VECTOR && GptqVectorKernel.supports(l, target)) {
             GptqVectorKernel.dequantizeRows(qweight, qzeros, scales, groupOf, l, firstRow, rowCount, target, dest);
+        } else if (VECTOR && target.equals(DType.F16) && GptqVectorKernel.supports(l, DType.F32)) {
+            GptqVectorKernel.dequantizeRowsToF16(qweight, qzeros, scales, groupOf, l, firstRow, rowCount, dest);
         } else {
             dequantizeRowsScalar(qweight, qzeros, scales, groupOf, l, firstRow, rowCount, target, dest);
         }

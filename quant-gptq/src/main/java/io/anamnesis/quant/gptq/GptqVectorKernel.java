@@ -11,6 +11,7 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 
@@ -183,6 +184,31 @@ final class GptqVectorKernel {
             }
         }
         if (c0 < end) scalar(qweight, qzeros, scales, groupOf, l, firstRow, c0, end - c0, target, dest);
+    }
+
+    /**
+     * F16 output: the Vector API has no float-to-half conversion, so L rows at a time are
+     * produced as F32 and narrowed by {@link Float#floatToFloat16} in an array loop (which
+     * the JIT vectorizes), the same narrowing the scalar kernel applies to the same floats.
+     */
+    static void dequantizeRowsToF16(MemorySegment qweight, MemorySegment qzeros, MemorySegment scales, int[] groupOf,
+                                    GptqKernel.Layout l, int firstRow, int rowCount, MemorySegment dest) {
+        int in = l.in();
+        int step = Math.max(1, Math.min(rowCount, L));
+        float[] wide = new float[step * in];
+        short[] narrow = new short[step * in];
+        try (Arena scratch = Arena.ofConfined()) {
+            MemorySegment f32 = scratch.allocate(Math.max(4L, (long) step * in * 4), 64);
+            int end = firstRow + rowCount;
+            for (int o = firstRow; o < end; o += step) {
+                int rows = Math.min(step, end - o);
+                int n = rows * in;
+                dequantizeRows(qweight, qzeros, scales, groupOf, l, o, rows, DType.F32, f32);
+                MemorySegment.copy(f32, LittleEndian.F32, 0, wide, 0, n);
+                for (int k = 0; k < n; k++) narrow[k] = Float.floatToFloat16(wide[k]);
+                MemorySegment.copy(narrow, 0, dest, LittleEndian.I16, (long) (o - firstRow) * in * 2, n);
+            }
+        }
     }
 
     /** Rows {@code [from, from + rows)} by the scalar kernel, into their place in {@code dest}. */

@@ -38,6 +38,8 @@ class GptqVectorKernelTest {
             "4, 11008, 20, 128, true, BF16",
             "8, 9000, 17, 32, true, BF16",
             "4, 4096, 16, 16, true, F32",
+            "4, 1040, 96, 128, false, F16",
+            "8, 1200, 65, 128, true, F16",
     })
     void equalsTheScalarKernelBitForBit(int bits, int in, int out, int groupSize, boolean actOrder, String target) {
         GptqLayer l = GptqLayer.random(in * 7L + out, bits, in, out, groupSize, actOrder, false, DType.F16);
@@ -52,6 +54,7 @@ class GptqVectorKernelTest {
         l.scaleBits[0][70] = (short) 0xFC00; // -inf
         compare(l, DType.BF16);
         compare(l, DType.F32);
+        compare(l, DType.F16);
     }
 
     private static void compare(GptqLayer l, DType target) {
@@ -66,16 +69,25 @@ class GptqVectorKernelTest {
             MemorySegment vector = arena.allocate(bytes);
             MemorySegment scalar = arena.allocate(bytes);
             // 2-bit needs 16 lanes (AVX-512): on narrower vectors the dispatcher keeps it scalar
-            org.junit.jupiter.api.Assumptions.assumeTrue(GptqVectorKernel.supports(layout, target),
+            boolean f16 = target.equals(DType.F16);
+            org.junit.jupiter.api.Assumptions.assumeTrue(GptqVectorKernel.supports(layout, f16 ? DType.F32 : target),
                     "no vector kernel for this layout with " + GptqVectorKernel.L + " lanes");
-            GptqVectorKernel.dequantizeRows(qw, qz, sc, l.gIdx, layout, 0, l.out, target, vector);
+            if (f16) {
+                GptqVectorKernel.dequantizeRowsToF16(qw, qz, sc, l.gIdx, layout, 0, l.out, vector);
+            } else {
+                GptqVectorKernel.dequantizeRows(qw, qz, sc, l.gIdx, layout, 0, l.out, target, vector);
+            }
             GptqKernel.dequantizeRowsScalar(qw, qz, sc, l.gIdx, layout, 0, l.out, target, scalar);
             assertThat(vector.mismatch(scalar)).isEqualTo(-1);
             // a row range that starts mid-tile
             int first = Math.min(5, l.out - 1);
             int rows = l.out - first;
             MemorySegment part = arena.allocate(target.byteSize((long) rows * l.in));
-            GptqVectorKernel.dequantizeRows(qw, qz, sc, l.gIdx, layout, first, rows, target, part);
+            if (f16) {
+                GptqVectorKernel.dequantizeRowsToF16(qw, qz, sc, l.gIdx, layout, first, rows, part);
+            } else {
+                GptqVectorKernel.dequantizeRows(qw, qz, sc, l.gIdx, layout, first, rows, target, part);
+            }
             assertThat(part.mismatch(scalar.asSlice(target.byteSize((long) first * l.in)))).isEqualTo(-1);
         }
     }
