@@ -3,6 +3,8 @@ module io.anamnesis.format.safetensors {
     requires io.anamnesis.api;
     requires com.fasterxml.jackson.core;
 
+    exports io.anamnesis.format.safetensors;
 
-    // exports and provides arrive with the implementation.
+    provides io.anamnesis.api.spi.FormatReader with io.anamnesis.format.safetensors.SafetensorsReader;
+    provides io.anamnesis.api.spi.FormatWriter with io.anamnesis.format.safetensors.SafetensorsWriter;
 }

@@ -1,0 +1,114 @@
+package io.anamnesis.format.safetensors;
+
+import io.anamnesis.api.TensorArchive;
+import io.anamnesis.api.TensorEntry;
+import io.anamnesis.api.TensorIOException;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** An opened safetensors file: the parsed header, an index by name, and the open channel to map from. */
+final class SafetensorsArchive implements TensorArchive {
+    private final Path path;
+    private final FileChannel channel;
+    private final SafetensorsHeader header;
+    private final List<TensorEntry> entries;
+    private final Map<String, SafetensorsHeader.Tensor> byName;
+    private volatile boolean closed;
+
+    SafetensorsArchive(Path path, FileChannel channel, SafetensorsHeader header) {
+        this.path = path;
+        this.channel = channel;
+        this.header = header;
+        this.entries = header.tensors().stream().map(SafetensorsHeader.Tensor::entry).toList();
+        Map<String, SafetensorsHeader.Tensor> index = HashMap.newHashMap(header.tensors().size());
+        for (SafetensorsHeader.Tensor t : header.tensors()) index.put(t.name(), t);
+        this.byName = index;
+    }
+
+    SafetensorsHeader header() {
+        return header;
+    }
+
+    @Override
+    public String format() {
+        return "safetensors";
+    }
+
+    @Override
+    public Optional<Path> path() {
+        return Optional.of(path);
+    }
+
+    @Override
+    public Map<String, String> metadata() {
+        return header.metadata();
+    }
+
+    @Override
+    public Map<String, String> properties() {
+        Map<String, String> p = new LinkedHashMap<>();
+        p.put("header bytes", Long.toString(header.headerLength()));
+        p.put("data offset", Long.toString(header.dataStart()));
+        p.put("data bytes", Long.toString(header.dataBytes()));
+        p.put("data aligned to 8 bytes", header.dataStart() % 8 == 0 ? "yes" : "no");
+        p.put("byte order", "little-endian");
+        p.put("tensors", Integer.toString(entries.size()));
+        p.put("metadata entries", Integer.toString(header.metadata().size()));
+        return Collections.unmodifiableMap(p);
+    }
+
+    /** Every tensor in data order (by {@code data_offsets}). */
+    @Override
+    public List<TensorEntry> tensors() {
+        return entries;
+    }
+
+    @Override
+    public Optional<TensorEntry> tensor(String name) {
+        SafetensorsHeader.Tensor t = byName.get(name);
+        return t == null ? Optional.empty() : Optional.of(t.entry());
+    }
+
+    /** Maps exactly the tensor's bytes, read-only, into {@code arena}. */
+    @Override
+    public MemorySegment data(TensorEntry entry, Arena arena) {
+        SafetensorsHeader.Tensor t = byName.get(entry.name());
+        if (t == null || !t.entry().equals(entry)) {
+            throw new IllegalArgumentException("tensor " + entry.name() + " is not an entry of " + path);
+        }
+        if (closed) throw TensorIOException.inTensor(entry.name(), "the archive " + path + " is closed");
+        long size = t.end() - t.begin();
+        if (size == 0) return MemorySegment.NULL;
+        long offset = header.dataStart() + t.begin();
+        try {
+            // A file truncated after open would fault on access instead of failing here.
+            if (channel.size() < offset + size) {
+                throw TensorIOException.inTensor(entry.name(), path + " shrank to " + channel.size()
+                        + " bytes after it was opened; the tensor needs bytes up to " + (offset + size));
+            }
+            return channel.map(FileChannel.MapMode.READ_ONLY, offset, size, arena);
+        } catch (IOException e) {
+            throw new TensorIOException("cannot map tensor '" + entry.name() + "' of " + path + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            channel.close();
+        } catch (IOException e) {
+            throw new TensorIOException("cannot close " + path + ": " + e.getMessage(), e);
+        }
+    }
+}
