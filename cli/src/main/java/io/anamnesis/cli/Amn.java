@@ -140,7 +140,7 @@ public final class Amn implements Runnable {
     static int execute(Supplier<Anamnesis> providers, PrintWriter out, PrintWriter err,
                        Map<String, String> env, Path home, boolean fastPath, String... args) {
         boolean debug = wantsDebug(args);
-        if (debug) Log.enable();
+        Log.enabled(debug);
         Context context = new Context(providers, out, err, env, home, debug);
         try {
             if (fastPath) {

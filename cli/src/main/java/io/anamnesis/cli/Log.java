@@ -11,8 +11,9 @@ final class Log {
     private Log() {
     }
 
-    static void enable() {
-        enabled = true;
+    /** Set by each run from its own {@code --debug}. */
+    static void enabled(boolean on) {
+        enabled = on;
     }
 
     static boolean enabled() {
