@@ -32,12 +32,16 @@ final class ConvertCommand implements Callable<Integer> {
             description = "Dtype of recovered tensors: bf16, f16 or f32 (default: ${DEFAULT-VALUE}).")
     DType target;
 
+    @Option(names = "--as-stored", description = "Recover nothing: copy every tensor as stored (quantized payloads and "
+            + "their scales included), a pure container conversion.")
+    boolean asStored;
+
     @Mixin
     Recover.OutputOptions output;
 
     @Override
     public Integer call() {
-        Recover.run(parent.context(), input, format, target, output);
+        Recover.run(parent.context(), input, format, target, output, asStored);
         return Amn.OK;
     }
 }

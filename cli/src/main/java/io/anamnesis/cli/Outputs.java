@@ -17,7 +17,12 @@ final class Outputs {
 
     /** {@code model-bf16.safetensors} for {@code model.safetensors} recovered to BF16. */
     static String derivedName(InputRef in, DType target, String extension) {
-        return in.displayName() + "-" + target.name().toLowerCase(Locale.ROOT) + "." + extension;
+        return derivedName(in, target.name().toLowerCase(Locale.ROOT), extension);
+    }
+
+    /** {@code model-<suffix>.<extension>}. */
+    static String derivedName(InputRef in, String suffix, String extension) {
+        return in.displayName() + "-" + suffix + "." + extension;
     }
 
     /**
@@ -28,7 +33,11 @@ final class Outputs {
      * @throws UsageException when the output would be the input itself
      */
     static Path choose(InputRef in, Optional<String> requested, DType target, String extension) {
-        String name = derivedName(in, target, extension);
+        return choose(in, requested, target.name().toLowerCase(Locale.ROOT), extension);
+    }
+
+    static Path choose(InputRef in, Optional<String> requested, String suffix, String extension) {
+        String name = derivedName(in, suffix, extension);
         Path out;
         if (requested.isPresent()) {
             try {

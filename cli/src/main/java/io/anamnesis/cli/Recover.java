@@ -6,12 +6,14 @@ import io.anamnesis.api.RecoveryPlan;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.FormatWriter;
+import io.anamnesis.api.spi.OutputPlan;
 import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.WriteOptions;
 import picocli.CommandLine.Option;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
@@ -50,16 +52,31 @@ final class Recover {
     }
 
     static Written run(Amn.Context ctx, String reference, String format, DType target, OutputOptions options) {
+        return run(ctx, reference, format, target, options, false);
+    }
+
+    /**
+     * @param asStored copy every tensor as stored and recover nothing: a container conversion
+     *                 (quantized payloads and their companions are written unchanged)
+     */
+    static Written run(Amn.Context ctx, String reference, String format, DType target, OutputOptions options,
+                       boolean asStored) {
         long start = System.nanoTime();
         int threads = options.threadCount();
-        Anamnesis amn = ctx.amn();
+        Anamnesis installed = ctx.amn();
+        Anamnesis amn = asStored ? Anamnesis.of(installed.readers(), installed.writers(), List.of()) : installed;
         FormatWriter writer = amn.writer(format);
         InputRef in = InputRef.of(reference, ctx.ollamaModels());
-        Path output = Outputs.choose(in, Optional.ofNullable(options.output), target, writer.fileExtensions().getFirst());
+        Path output = Outputs.choose(in, Optional.ofNullable(options.output),
+                asStored ? "stored" : target.name().toLowerCase(Locale.ROOT), writer.fileExtensions().getFirst());
         Log.debug("{} -> {} ({} writer from {}, {}, {} threads)", in.file(), output, writer.format(),
                 Anamnesis.moduleOf(writer), target, threads);
         try (TensorArchive archive = amn.open(in.file())) {
-            RecoveryPlan plan = amn.plan(archive, target).requireComplete();
+            RecoveryPlan plan = amn.plan(archive, target);
+            // as stored, "looks quantized" is what the user asked to keep, not a problem
+            OutputPlan outputPlan = asStored
+                    ? new OutputPlan(Optional.of(archive), archive.metadata(), plan.outputs())
+                    : plan.requireComplete().toOutputPlan();
             for (PlannedTensor t : plan.outputs()) {
                 if (!writer.supports(t.dtype())) {
                     throw UnsupportedFeatureException.inTensor(t.name(), writer.format() + " cannot store dtype " + t.dtype());
@@ -68,7 +85,7 @@ final class Recover {
             Log.debug("plan: {} outputs, {} recovered, {} bytes", plan.outputs().size(), plan.recoveries().size(),
                     plan.outputBytes());
             try (ProgressBar bar = ProgressBar.forTerminal(ctx.err(), options.quiet)) {
-                writer.write(plan.toOutputPlan(), output, new WriteOptions(threads, bar));
+                writer.write(outputPlan, output, new WriteOptions(threads, bar));
             }
             Written w = new Written(output, plan.outputs().size(), plan.recoveries().size(), plan.outputBytes(),
                     String.join("; ", plan.schemeDescriptions()), (System.nanoTime() - start) / 1e9);

@@ -82,6 +82,18 @@ class RememberTest {
     }
 
     @Test
+    void convertAsStoredCopiesEveryTensorUnchanged() throws IOException {
+        Path f = Fakes.write(dir, "model.fake", "gptq-looking");
+        Runs.Run r = amn(Fakes.amn(), "convert", f.toString(), "--to", "safetensors", "--as-stored");
+        assertThat(r.code()).as(r.err()).isZero();
+        Map<String, Runs.Stored> t = Runs.readSafetensors(dir.resolve("model-stored.safetensors"), new LinkedHashMap<>());
+        assertThat(t.keySet()).containsExactly("layer.q", "layer.s", "norm", "mlp.qweight");
+        assertThat(t.get("layer.q").dtype()).isEqualTo("I8");
+        assertThat(t.get("layer.q").bytes()).containsExactly(1, -2, 3, 127);
+        assertThat(ints(t.get("layer.s").bytes())).containsExactly(0x3E800000);
+    }
+
+    @Test
     void convertToAFormatWithoutWriterNamesTheModule() throws IOException {
         Path f = Fakes.write(dir, "model.fake", "ok");
         Runs.Run r = amn(Fakes.amn(), "convert", f.toString(), "--to", "gguf");
