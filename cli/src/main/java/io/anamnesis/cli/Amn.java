@@ -114,7 +114,9 @@ public final class Amn implements Runnable {
         int code = execute(out, err, args);
         out.flush();
         err.flush();
-        System.exit(code);
+        // Success returns normally: System.exit initializes the System.Logger machinery
+        // (Runtime.exit is logged since JDK 17), a few ms of a 100 ms start-up budget.
+        if (code != OK) System.exit(code);
     }
 
     /** Runs {@code amn args} with every installed module; returns the exit code, never exits. */
@@ -221,7 +223,15 @@ public final class Amn implements Runnable {
     /** Messages are one line; a reader's multi-line message is folded rather than cut. */
     static String oneLine(String message) {
         if (message == null || message.isBlank()) return "failed without a message";
-        return message.strip().replaceAll("\\s*\\R\\s*", " ");
+        if (message.indexOf('\n') < 0 && message.indexOf('\r') < 0) return message.strip();
+        StringBuilder sb = new StringBuilder();
+        for (String line : message.strip().split("\\R")) {
+            String l = line.strip();
+            if (l.isEmpty()) continue;
+            if (!sb.isEmpty()) sb.append(' ');
+            sb.append(l);
+        }
+        return sb.toString();
     }
 
     /** {@code amn --version}: the module's version and the runtime's. */

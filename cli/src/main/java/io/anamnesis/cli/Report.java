@@ -95,8 +95,8 @@ record Report(String input, TensorArchive archive, RecoveryPlan plan) {
             return "Lethe took nothing: every tensor is stored as it will be read (" + Text.size(stored) + ")";
         }
         double took = 100.0 * (remembered - stored) / remembered;
-        return String.format(java.util.Locale.ROOT, "Lethe took ~%.0f%% of the precision: %s stored, %s remembered as %s (x%.2f)",
-                took, Text.size(stored), Text.size(remembered), as, (double) remembered / Math.max(1, stored));
+        return "Lethe took ~" + Text.decimals(took, 0) + "% of the precision: " + Text.size(stored) + " stored, "
+                + Text.size(remembered) + " remembered as " + as + " (x" + Text.decimals((double) remembered / Math.max(1, stored), 2) + ")";
     }
 
     /** One row per stored tensor, for {@code parse} and {@code parse --json}. */

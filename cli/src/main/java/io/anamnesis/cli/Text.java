@@ -2,7 +2,6 @@ package io.anamnesis.cli;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 
 /** Human-readable sizes and aligned text tables for the terminal. */
 final class Text {
@@ -20,12 +19,30 @@ final class Text {
             v /= 1024;
             unit++;
         }
-        return String.format(Locale.ROOT, "%.1f %s", v, UNITS[unit]);
+        return decimals(v, 1) + " " + UNITS[unit];
     }
 
-    /** {@code 1,234,567}. */
+    /**
+     * {@code 1,234,567}. By hand, as is {@link #decimals}: the first {@code String.format}
+     * with a grouping flag initializes the locale providers, ~20 ms of a 100 ms start-up.
+     */
     static String count(long n) {
-        return String.format(Locale.ROOT, "%,d", n);
+        String digits = Long.toString(Math.abs(n));
+        StringBuilder sb = new StringBuilder(n < 0 ? "-" : "");
+        for (int i = 0; i < digits.length(); i++) {
+            if (i > 0 && (digits.length() - i) % 3 == 0) sb.append(',');
+            sb.append(digits.charAt(i));
+        }
+        return sb.toString();
+    }
+
+    /** A non-negative value with {@code places} decimals, rounded half up like {@code %.Nf}. */
+    static String decimals(double value, int places) {
+        long scale = places == 0 ? 1 : places == 1 ? 10 : places == 2 ? 100 : 1000;
+        long scaled = Math.round(value * scale);
+        if (places == 0) return Long.toString(scaled);
+        String frac = Long.toString(scaled % scale);
+        return (scaled / scale) + "." + "0".repeat(places - frac.length()) + frac;
     }
 
     /** {@code 96.0 KiB (98,304 bytes)}. */
@@ -35,7 +52,7 @@ final class Text {
 
     /** A value shortened to {@code max} characters on one line, for metadata previews. */
     static String preview(String value, int max) {
-        String one = value.replaceAll("\\s*\\R\\s*", " ");
+        String one = Amn.oneLine(value);
         return one.length() <= max ? one : one.substring(0, Math.max(0, max - 1)) + "…";
     }
 

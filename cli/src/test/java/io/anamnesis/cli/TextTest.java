@@ -16,6 +16,19 @@ class TextTest {
     }
 
     @Test
+    void countsAndDecimalsAreFormattedByHand() {
+        assertThat(Text.count(0)).isEqualTo("0");
+        assertThat(Text.count(999)).isEqualTo("999");
+        assertThat(Text.count(1000)).isEqualTo("1,000");
+        assertThat(Text.count(248864)).isEqualTo("248,864");
+        assertThat(Text.count(-1234567)).isEqualTo("-1,234,567");
+        assertThat(Text.decimals(1.25, 1)).isEqualTo("1.3");
+        assertThat(Text.decimals(2.0, 2)).isEqualTo("2.00");
+        assertThat(Text.decimals(1.05, 2)).isEqualTo("1.05");
+        assertThat(Text.decimals(33.333, 0)).isEqualTo("33");
+    }
+
+    @Test
     void tableAlignsColumnsAndRightAlignsSizes() {
         Text.Table t = new Text.Table(new boolean[]{false, true, false}, "NAME", "SIZE", "ROLE");
         t.row("a.weight", "4 B", "quantized").row("b", "96.0 KiB", "scale");
