@@ -1,6 +1,7 @@
 package io.anamnesis.cli;
 
 import io.anamnesis.api.Anamnesis;
+import io.anamnesis.api.AnamnesisException;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.RecoveryPlan;
 import io.anamnesis.api.TensorArchive;
@@ -12,6 +13,8 @@ import picocli.CommandLine.ParentCommand;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /** {@code amn parse}: the summary and one line per stored tensor, from the header alone. */
@@ -37,16 +40,36 @@ final class ParseCommand implements Callable<Integer> {
         Path file = ctx.resolve(input);
         Anamnesis amn = ctx.amn();
         try (TensorArchive archive = amn.open(file)) {
-            RecoveryPlan plan = amn.plan(archive, DType.BF16);
-            Report report = new Report(input, archive, plan);
+            Report report = plan(amn, archive, input);
             if (json) {
                 Json.print(ctx.out(), report.parseJson());
             } else {
                 print(ctx.out(), report);
             }
-            Warnings.print(ctx.err(), plan);
+            if (report.planError().isPresent()) {
+                ctx.err().println("amn: warning: roles unknown, no recovery plan: " + report.planError().get());
+                ctx.err().flush();
+            } else {
+                Warnings.print(ctx.err(), report.plan());
+            }
         }
         return Amn.OK;
+    }
+
+    /**
+     * The listing does not need recovery: when a quantized group is malformed (a scale of the
+     * wrong shape), parse still lists every tensor, with roles unknown and a warning;
+     * inspect and remember refuse the file.
+     */
+    static Report plan(Anamnesis amn, TensorArchive archive, String input) {
+        try {
+            return new Report(input, archive, amn.plan(archive, DType.BF16));
+        } catch (AnamnesisException e) {
+            Log.debug("no recovery plan: {}", e.toString());
+            RecoveryPlan plain = Anamnesis.of(amn.readers(), amn.writers(), List.of()).plan(archive, DType.BF16);
+            return new Report(input, archive, plain,
+                    Optional.of(Amn.oneLine(e.getMessage())));
+        }
     }
 
     static void print(PrintWriter out, Report r) {

@@ -15,7 +15,13 @@ import java.util.Map;
  * What {@code parse} and {@code inspect} say about a file, computed from its header and
  * the recovery plan alone: no tensor byte is read.
  */
-record Report(String input, TensorArchive archive, RecoveryPlan plan) {
+record Report(String input, TensorArchive archive, RecoveryPlan plan, java.util.Optional<String> planError) {
+    /** A stored tensor whose role is unknown because no recovery plan could be made. */
+    static final Role UNKNOWN = new Role("unknown");
+
+    Report(String input, TensorArchive archive, RecoveryPlan plan) {
+        this(input, archive, plan, java.util.Optional.empty());
+    }
 
     /** Roles in the order a reader expects them: payload, companions, then plain tensors. */
     private static final List<Role> ROLE_ORDER = List.of(Role.QUANTIZED, Role.SCALE, Role.ZERO_POINT,
@@ -27,10 +33,12 @@ record Report(String input, TensorArchive archive, RecoveryPlan plan) {
     }
 
     String schemeOrNone() {
+        if (planError.isPresent()) return "unknown (no recovery plan: " + planError.get() + ")";
         return plan.schemeDescriptions().isEmpty() ? "none (plain tensors)" : scheme();
     }
 
     Role roleOf(TensorEntry e) {
+        if (planError.isPresent()) return UNKNOWN;
         return plan.roles().getOrDefault(e.name(), Role.PASSTHROUGH);
     }
 
@@ -127,7 +135,7 @@ record Report(String input, TensorArchive archive, RecoveryPlan plan) {
         out.put("tensor_count", archive.tensors().size());
         out.put("stored_bytes", storedBytes());
         out.put("tensors", tensorRows());
-        out.put("problems", plan.problems());
+        out.put("problems", planError.isPresent() ? List.of(planError.get()) : plan.problems());
         return out;
     }
 

@@ -127,6 +127,20 @@ class AmnTest {
         assertThat(dir.resolve("model-bf16.safetensors")).doesNotExist();
     }
 
+    @Test
+    void parseListsAFileWithAMalformedGroupWithRolesUnknownWhileInspectAndRememberRefuse() throws IOException {
+        Path f = Fakes.write(dir, "model.fake", "badgroup");
+        Runs.Run parse = amn(Fakes.amn(), "parse", "--json", f.toString());
+        assertThat(parse.code()).isZero();
+        assertThat(parse.json().get("tensors").size()).isEqualTo(4);
+        assertThat(parse.json().get("tensors").get(0).get("role").asText()).isEqualTo("unknown");
+        assertThat(parse.json().get("problems").get(0).asText()).isEqualTo("tensor 'bad.q': has no scale bad.s");
+        assertThat(parse.err()).isEqualTo("amn: warning: roles unknown, no recovery plan: tensor 'bad.q': has no scale bad.s"
+                + System.lineSeparator());
+        assertThat(amn(Fakes.amn(), "inspect", f.toString()).code()).isEqualTo(3);
+        assertThat(amn(Fakes.amn(), "remember", f.toString()).code()).isEqualTo(3);
+    }
+
     @ParameterizedTest
     @CsvSource({"parse,3", "limit,4", "security,5", "unsupported,6", "io,7", "bug,1"})
     void eachErrorKindHasItsExitCodeAndOneLine(String directive, int exit) throws IOException {

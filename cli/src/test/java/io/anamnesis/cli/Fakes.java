@@ -115,7 +115,7 @@ final class Fakes {
                 case "unsupported" -> throw new UnsupportedFeatureException("npy format version 9.0 is not supported");
                 case "io" -> throw new TensorIOException("cannot read: device gone");
                 case "bug" -> throw new IllegalStateException("a reader bug");
-                case "ok", "baddata", "gptq-looking" -> new FakeArchive(path, directive);
+                case "ok", "baddata", "gptq-looking", "badgroup" -> new FakeArchive(path, directive);
                 default -> throw new MalformedFileException("unknown fake directive " + directive);
             };
         }
@@ -134,6 +134,7 @@ final class Fakes {
             add("layer.s", DType.F32, Shape.SCALAR, f32(0.25f));
             add("norm", DType.F32, Shape.of(2), f32(0.5f, 2f));
             if (directive.equals("gptq-looking")) add("mlp.qweight", DType.I32, Shape.of(1), new byte[4]);
+            if (directive.equals("badgroup")) add("bad.q", DType.I8, Shape.of(1), new byte[1]); // no bad.s
         }
 
         private void add(String name, DType dtype, Shape shape, byte[] data) {
@@ -216,6 +217,9 @@ final class Fakes {
             for (TensorEntry e : ctx.archive().tensors()) {
                 if (!e.name().endsWith(".q")) continue;
                 String prefix = e.name().substring(0, e.name().length() - 2);
+                if (ctx.archive().tensor(prefix + ".s").isEmpty()) {
+                    throw MalformedFileException.inTensor(e.name(), "has no scale " + prefix + ".s");
+                }
                 Map<String, Role> inputs = new LinkedHashMap<>();
                 inputs.put(e.name(), Role.QUANTIZED);
                 inputs.put(prefix + ".s", Role.SCALE);
