@@ -183,11 +183,11 @@ public record SafetensorsHeader(long headerLength, Map<String, String> metadata,
         for (Tensor t : sorted) {
             if (t.begin() < expected) {
                 throw MalformedFileException.inTensor(t.name(), "data_offsets [" + t.begin() + ", " + t.end()
-                        + ") overlap the tensor before it, which ends at " + expected);
+                        + "] overlap the tensor before it, which ends at " + expected);
             }
             if (t.begin() > expected) {
                 throw MalformedFileException.inTensor(t.name(), "data_offsets [" + t.begin() + ", " + t.end()
-                        + ") leave a gap of " + (t.begin() - expected) + " bytes after offset " + expected
+                        + "] leave a gap of " + (t.begin() - expected) + " bytes after offset " + expected
                         + "; the data section must be covered without holes");
             }
             expected = t.end();
@@ -257,7 +257,18 @@ public record SafetensorsHeader(long headerLength, Map<String, String> metadata,
             this.limits = limits;
         }
 
+        /** The last factory built, with the limits it was built for (factories are thread-safe). */
+        private static volatile Map.Entry<ParseLimits, JsonFactory> cached;
+
         private JsonFactory factory() {
+            Map.Entry<ParseLimits, JsonFactory> c = cached;
+            if (c != null && c.getKey().equals(limits)) return c.getValue();
+            JsonFactory f = buildFactory();
+            cached = Map.entry(limits, f);
+            return f;
+        }
+
+        private JsonFactory buildFactory() {
             int maxString = (int) Math.min(Integer.MAX_VALUE, limits.maxStringBytes());
             return JsonFactory.builder()
                     .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
@@ -319,8 +330,9 @@ public record SafetensorsHeader(long headerLength, Map<String, String> metadata,
          */
         private RuntimeException attribute(JsonParser p, LimitExceededException limit, JsonProcessingException e) {
             if (limit != null) return tensor == null ? limit : LimitExceededException.inTensor(tensor, limit.getMessage());
+            long at = e.getLocation() == null ? -1 : e.getLocation().getByteOffset();
             String msg = "header JSON is invalid: " + oneLine(e.getOriginalMessage())
-                    + " (at header byte " + e.getLocation().getByteOffset() + ")";
+                    + (at >= 0 ? " (at header byte " + at + ")" : "");
             String who = tensor;
             JsonStreamContext ctx = p.getParsingContext();
             if (who == null && ctx != null && ctx.getParent() != null && ctx.getParent().inRoot()) {
