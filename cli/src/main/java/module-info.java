@@ -5,7 +5,7 @@
 module io.anamnesis.cli {
     requires io.anamnesis.api;
     requires info.picocli;
-    requires com.fasterxml.jackson.databind;
+    requires com.fasterxml.jackson.core;
     requires org.slf4j;
 
     // picocli reads the command classes' annotations and sets their fields reflectively.

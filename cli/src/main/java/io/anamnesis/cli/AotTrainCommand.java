@@ -11,8 +11,11 @@ import java.util.concurrent.Callable;
 
 /**
  * Hidden: the build's AOT training run ({@code AMN_AOT_TRAIN=... amn aot-train <sample>}).
- * Runs the start-up commands once each in one JVM, output discarded, so that the AOT cache
- * holds the classes of every quick command, not only of the first.
+ * Runs the fast-path commands once each in one JVM, output discarded. Deliberately not
+ * help or usage errors (picocli): with AOT class linking every cached class is loaded at VM
+ * start, so caching picocli's JDK dependencies (reflection, proxies) would slow
+ * {@code inspect} down to speed up rarer commands (measured: a 13 MB cache instead of
+ * 21 MB, ~7 ms less CPU per inspect).
  */
 @Command(name = "aot-train", hidden = true)
 final class AotTrainCommand implements Callable<Integer> {
@@ -26,15 +29,13 @@ final class AotTrainCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter sink = new PrintWriter(Writer.nullWriter());
         List<String[]> runs = List.of(
-                new String[]{"--help"},
-                new String[]{"formats"},
+                new String[]{"inspect", sample},
+                new String[]{"inspect", "--to", "f32", sample},
                 new String[]{"parse", sample},
                 new String[]{"parse", "--json", sample},
-                new String[]{"inspect", sample},
                 new String[]{"inspect", "--json", sample},
-                new String[]{"inspect", "--to", "f32", sample},
-                new String[]{"inspect", sample + ".missing"},
-                new String[]{"inspect", "--bad-option", sample});
+                new String[]{"formats"},
+                new String[]{"inspect", sample + ".missing"});
         Amn.Context ctx = parent.context();
         int failures = 0;
         for (String[] args : runs) {

@@ -59,6 +59,15 @@ final class FastPath {
         Amn parent = new Amn(context);
         Callable<Integer> call;
         switch (command) {
+            case "aot-train" -> {
+                // the training run must not go through picocli, or its classes' JDK
+                // dependencies land in the cache that every inspect loads at VM start
+                if (input == null || json || full) return OptionalInt.empty();
+                AotTrainCommand c = new AotTrainCommand();
+                c.parent = parent;
+                c.sample = input;
+                call = c;
+            }
             case "parse" -> {
                 if (input == null) return OptionalInt.empty();
                 ParseCommand c = new ParseCommand();

@@ -1,7 +1,5 @@
 package io.anamnesis.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.TensorIOException;
 
@@ -164,21 +162,21 @@ record InputRef(String reference, Path file, String displayName, boolean fromOll
     }
 
     private static String modelDigest(byte[] json, Path manifest) {
-        JsonNode root;
+        Object root;
         try {
-            root = new ObjectMapper().readTree(json);
+            root = Json.parse(json, 16);
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new MalformedFileException("ollama manifest " + manifest + " is not valid JSON: "
                     + Amn.oneLine(e.getOriginalMessage()), e);
         } catch (IOException e) {
             throw new TensorIOException("cannot read ollama manifest " + manifest + ": " + e.getMessage(), e);
         }
-        if (root == null || !root.path("layers").isArray()) {
+        if (!(root instanceof java.util.Map<?, ?> m) || !(m.get("layers") instanceof List<?> layers)) {
             throw new MalformedFileException("ollama manifest " + manifest + " has no layers array");
         }
-        for (JsonNode layer : root.path("layers")) {
-            if (MODEL_LAYER.equals(layer.path("mediaType").asText())) {
-                return layer.path("digest").asText("");
+        for (Object layer : layers) {
+            if (layer instanceof java.util.Map<?, ?> l && MODEL_LAYER.equals(l.get("mediaType"))) {
+                return l.get("digest") instanceof String d ? d : "";
             }
         }
         throw new MalformedFileException("ollama manifest " + manifest + " has no layer of type " + MODEL_LAYER
