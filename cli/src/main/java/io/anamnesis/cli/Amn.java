@@ -28,10 +28,11 @@ import java.util.function.Supplier;
        
         header = "See inside tensor files and recover the precision of quantized weights.",
         description = {
-                "Reads .safetensors, .gguf, .npz/.npy and PyTorch .pth files, and recovers FP8, GPTQ, AWQ,",
-                "bitsandbytes and GGUF-block weights to BF16, F16 or F32, bit-exact against the reference",
-                "implementations. An input is a path or ollama:<model>[:<tag>] (a model in the local Ollama",
-                "store: $OLLAMA_MODELS or ~/.ollama/models)."},
+                "Reads .safetensors, .gguf, .npz/.npy and PyTorch .pth files, and recovers FP8, GPTQ, AWQ, "
+                        + "bitsandbytes and GGUF-block weights to BF16, F16 or F32, bit-exact against the "
+                        + "reference implementations.",
+                "An input is a path, or ollama:<model>[:<tag>] for a model in the local Ollama store "
+                        + "($OLLAMA_MODELS or ~/.ollama/models)."},
         commandListHeading = "%nCommands:%n",
         subcommands = {
                 ParseCommand.class,
@@ -48,11 +49,14 @@ import java.util.function.Supplier;
                 "  2  usage: unknown command or option, bad value, malformed ollama: reference,",
                 "     output that would overwrite the input",
                 "  3  malformed input: corrupt or truncated file (or Ollama manifest)",
-                "  4  limit exceeded: the file declares sizes, counts or nesting beyond the parse limits",
-                "  5  security: the file reaches for code execution (a pickle global); nothing ran",
+                "  4  limit exceeded: the file declares sizes, counts or nesting beyond the",
+                "     parse limits",
+                "  5  security: the file reaches for code execution (a pickle global);",
+                "     nothing ran",
                 "  6  unsupported: recognized but not supported, or the module that handles it",
                 "     (named in the message) is not installed",
-                "  7  I/O: missing or unreadable file, Ollama model, manifest or blob; output not writable"})
+                "  7  I/O: missing or unreadable file, Ollama model, manifest or blob;",
+                "     output not writable"})
 public final class Amn implements Runnable {
     /** Exit codes outside {@link io.anamnesis.api.ErrorKind}. */
     static final int OK = 0;

@@ -12,9 +12,9 @@ import java.util.concurrent.Callable;
 /** {@code amn convert}: the same recovery, written in any installed writer's format. */
 @Command(name = "convert", sortOptions = false,
         header = "Recover quantized tensors and write the result in another format.",
-        description = {"Reads the input, recovers every quantized group to --dtype, and writes it with the writer",
-                "of --to (see 'amn formats'). A format without an installed writer is refused up front with",
-                "the module to add."},
+        description = "Reads the input, recovers every quantized group to --dtype, and writes it with the "
+                + "writer of --to (see 'amn formats'). A format without an installed writer is refused up front "
+                + "with the module to add.",
         mixinStandardHelpOptions = true,
         footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
 final class ConvertCommand implements Callable<Integer> {

@@ -18,9 +18,9 @@ import java.util.concurrent.Callable;
 /** {@code amn inspect}: what a file is and what recovering it would give, from the header alone. */
 @Command(name = "inspect", aliases = "info", sortOptions = false,
         header = "Summarize a file from its header: format, scheme, sizes, properties, metadata.",
-        description = {"Reads the header only, so it is quick on any size of model and safe on hostile files:",
-                "a malformed or hostile file is refused here exactly as a full read would refuse it.",
-                "Modules missing for a scheme are reported as warnings on stderr."},
+        description = "Reads the header only, so it is quick on any size of model and safe on hostile files: "
+                + "a malformed or hostile file is refused here as a full read would refuse it. Modules missing "
+                + "for a scheme are reported as warnings on stderr.",
         mixinStandardHelpOptions = true,
         footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
 final class InspectCommand implements Callable<Integer> {

@@ -20,8 +20,8 @@ import java.util.concurrent.Callable;
 /** {@code amn parse}: the summary and one line per stored tensor, from the header alone. */
 @Command(name = "parse", sortOptions = false,
         header = "List every tensor of a file: name, dtype, shape, size and role.",
-        description = {"Reads the header only. The role says what a stored tensor is for in its quantization",
-                "scheme (quantized, scale, zero-point, g_idx, absmax, ...) or passthrough for plain tensors."},
+        description = "Reads the header only. The role says what a stored tensor is for in its quantization "
+                + "scheme (quantized, scale, zero-point, g_idx, absmax, ...) or passthrough for plain tensors.",
         mixinStandardHelpOptions = true,
         footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
 final class ParseCommand implements Callable<Integer> {

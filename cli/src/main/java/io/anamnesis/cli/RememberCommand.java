@@ -12,9 +12,9 @@ import java.util.concurrent.Callable;
 /** {@code amn remember}: recover every quantized tensor and write safetensors. */
 @Command(name = "remember", aliases = "dequantize", sortOptions = false,
         header = "Recover every quantized tensor to bf16, f16 or f32 and write a .safetensors file.",
-        description = {"Quantized groups (FP8 + scales, GPTQ/AWQ qweight + qzeros + scales, bitsandbytes, GGUF",
-                "blocks) become one dense tensor each; plain tensors pass through unchanged; the metadata is",
-                "kept. The output appears complete or not at all."},
+        description = "Quantized groups (FP8 + scales, GPTQ/AWQ qweight + qzeros + scales, bitsandbytes, "
+                + "GGUF blocks) become one dense tensor each; plain tensors pass through unchanged; the metadata "
+                + "is kept. The output appears complete or not at all.",
         mixinStandardHelpOptions = true,
         footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
 final class RememberCommand implements Callable<Integer> {
