@@ -97,7 +97,7 @@ final class Recover {
     static void summary(PrintWriter out, Written w, DType target) {
         String recovered = w.recovered() == 0 ? "nothing to recover"
                 : w.recovered() + " recovered to " + target.name().toLowerCase(Locale.ROOT) + " (" + w.scheme() + ")";
-        out.println(String.format(Locale.ROOT, "wrote %s: %d tensors, %s, %s in %.2f s", w.output(), w.tensors(),
-                recovered, Text.size(w.bytes()), w.seconds()));
+        out.println("wrote " + w.output() + ": " + w.tensors() + (w.tensors() == 1 ? " tensor, " : " tensors, ")
+                + recovered + ", " + Text.size(w.bytes()) + " in " + Text.decimals(w.seconds(), 2) + " s");
     }
 }
