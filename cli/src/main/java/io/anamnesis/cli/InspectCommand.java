@@ -67,7 +67,8 @@ final class InspectCommand implements Callable<Integer> {
         t.row("scheme", r.schemeOrNone());
         t.row("tensors", Text.count(a.tensors().size()) + (a.tensors().isEmpty() ? "" : ": " + r.roleSummary()));
         t.row("stored", Text.sizeAndBytes(r.storedBytes()));
-        t.row(as, Text.sizeAndBytes(r.outputBytes()) + " in " + Text.count(r.plan().outputs().size()) + " tensors");
+        t.row(as, Text.sizeAndBytes(r.outputBytes()) + " in " + Text.count(r.plan().outputs().size())
+                + (r.plan().outputs().size() == 1 ? " tensor" : " tensors"));
         t.row("", r.letheLine());
         if (!a.tensors().isEmpty()) t.row("dtypes", r.dtypeSummary());
         Map<String, String> props = a.properties();
