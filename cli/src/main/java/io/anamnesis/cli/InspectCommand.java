@@ -47,6 +47,7 @@ final class InspectCommand implements Callable<Integer> {
         Path file = ctx.resolve(input);
         Anamnesis amn = ctx.amn();
         try (TensorArchive archive = amn.open(file)) {
+            Log.debug("{}: {} archive, {} tensors", file, archive.format(), archive.tensors().size());
             RecoveryPlan plan = amn.plan(archive, target);
             Report report = new Report(input, archive, plan);
             if (json) {

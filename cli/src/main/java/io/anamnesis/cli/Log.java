@@ -21,7 +21,14 @@ final class Log {
     }
 
     static void debug(String format, Object... args) {
-        if (enabled) Holder.LOGGER.debug(format, args);
+        if (!enabled) return;
+        try {
+            Holder.LOGGER.debug(format, args);
+        } catch (LinkageError e) {
+            // a logging back end that cannot start must not fail the command it observes
+            enabled = false;
+            System.err.println("amn: debug logging unavailable: " + e);
+        }
     }
 
     /** Loaded on the first debug message, not before. */

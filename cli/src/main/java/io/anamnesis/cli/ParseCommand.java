@@ -40,6 +40,7 @@ final class ParseCommand implements Callable<Integer> {
         Path file = ctx.resolve(input);
         Anamnesis amn = ctx.amn();
         try (TensorArchive archive = amn.open(file)) {
+            Log.debug("{}: {} archive, {} tensors", file, archive.format(), archive.tensors().size());
             Report report = plan(amn, archive, input);
             if (json) {
                 Json.print(ctx.out(), report.parseJson());
