@@ -1,8 +1,10 @@
 /** FP8 (E4M3, E5M2) recovery with per-tensor, per-channel and 128x128 block scales. */
 module io.anamnesis.quant.fp8 {
     requires io.anamnesis.api;
+    // Optional: the vectorized kernels run only when the platform resolves this module.
     requires static jdk.incubator.vector;
 
+    exports io.anamnesis.quant.fp8;
 
-    // exports and provides arrive with the implementation.
+    provides io.anamnesis.api.spi.Dequantizer with io.anamnesis.quant.fp8.Fp8Dequantizer;
 }

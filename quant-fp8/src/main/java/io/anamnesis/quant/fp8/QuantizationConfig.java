@@ -1,0 +1,86 @@
+package io.anamnesis.quant.fp8;
+
+import io.anamnesis.api.MalformedFileException;
+import io.anamnesis.api.spi.ClaimContext;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The block size of fine-grained FP8 scales. Checkpoints declare it as
+ * {@code quantization_config.weight_block_size} in {@code config.json} (block FP8 as
+ * DeepSeek-V3 and Qwen3 ship it), sometimes copied into the safetensors
+ * {@code __metadata__} as a JSON string; compressed-tensors spells it
+ * {@code config_groups.<g>.weights.block_structure}. Absent a declaration, 128 x 128, the
+ * size every published block-FP8 model uses.
+ *
+ * @param block  the block size
+ * @param source where it came from, for messages
+ */
+record QuantizationConfig(ScaleLayout.Block block, String source) {
+    static final ScaleLayout.Block DEFAULT = new ScaleLayout.Block(128, 128);
+
+    /** The declared block size: archive metadata first, then {@code config.json} beside the file. */
+    static QuantizationConfig find(ClaimContext context) {
+        String inMetadata = context.archive().metadata().get("quantization_config");
+        if (inMetadata != null) {
+            String source = "quantization_config in the file's metadata";
+            Optional<ScaleLayout.Block> b = blockSize(parse(inMetadata, source, context), source);
+            if (b.isPresent()) return new QuantizationConfig(b.get(), source);
+        }
+        Optional<String> config = context.sidecar("config.json");
+        if (config.isPresent()) {
+            String source = "quantization_config in config.json";
+            Object root = parse(config.get(), "config.json", context);
+            Optional<Object> qc = MiniJson.member(root, "quantization_config");
+            if (qc.isPresent()) {
+                Optional<ScaleLayout.Block> b = blockSize(qc.get(), source);
+                if (b.isPresent()) return new QuantizationConfig(b.get(), source);
+            }
+        }
+        return new QuantizationConfig(DEFAULT, "the default block size");
+    }
+
+    private static Object parse(String json, String source, ClaimContext context) {
+        try {
+            return MiniJson.parse(json, context.limits().maxNestingDepth());
+        } catch (IllegalArgumentException e) {
+            throw new MalformedFileException(source + ": " + e.getMessage());
+        }
+    }
+
+    /** {@code weight_block_size}, or one {@code block_structure} shared by every config group. */
+    static Optional<ScaleLayout.Block> blockSize(Object quantizationConfig, String source) {
+        Optional<Object> declared = MiniJson.member(quantizationConfig, "weight_block_size");
+        if (declared.isPresent() && declared.get() != MiniJson.NULL) {
+            return Optional.of(pair(declared.get(), source + " weight_block_size"));
+        }
+        Optional<Object> groups = MiniJson.member(quantizationConfig, "config_groups");
+        Optional<ScaleLayout.Block> found = Optional.empty();
+        if (groups.isPresent() && groups.get() instanceof Map<?, ?> m) {
+            for (Object group : m.values()) {
+                Optional<Object> structure = MiniJson.member(group, "weights")
+                        .flatMap(w -> MiniJson.member(w, "block_structure"))
+                        .filter(s -> s != MiniJson.NULL);
+                if (structure.isEmpty()) continue;
+                ScaleLayout.Block b = pair(structure.get(), source + " block_structure");
+                if (found.isPresent() && !found.get().equals(b)) {
+                    throw new MalformedFileException(source + ": config groups declare different block sizes, "
+                            + found.get().describe() + " and " + b.describe());
+                }
+                found = Optional.of(b);
+            }
+        }
+        return found;
+    }
+
+    private static ScaleLayout.Block pair(Object value, String what) {
+        if (value instanceof List<?> l && l.size() == 2 && l.get(0) instanceof Double r && l.get(1) instanceof Double c
+                && r >= 1 && c >= 1 && r <= Integer.MAX_VALUE && c <= Integer.MAX_VALUE
+                && r == Math.rint(r) && c == Math.rint(c)) {
+            return new ScaleLayout.Block(r.longValue(), c.longValue());
+        }
+        throw new MalformedFileException(what + " must be two positive integers, not " + value);
+    }
+}
