@@ -4,6 +4,7 @@ module io.anamnesis.quant.gptq {
     requires com.fasterxml.jackson.databind;
     requires static jdk.incubator.vector;
 
+    exports io.anamnesis.quant.gptq;
 
-    // exports and provides arrive with the implementation.
+    provides io.anamnesis.api.spi.Dequantizer with io.anamnesis.quant.gptq.GptqDequantizer;
 }
