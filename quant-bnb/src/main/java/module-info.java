@@ -4,6 +4,7 @@ module io.anamnesis.quant.bnb {
     requires com.fasterxml.jackson.databind;
     requires static jdk.incubator.vector;
 
+    exports io.anamnesis.quant.bnb;
 
-    // exports and provides arrive with the implementation.
+    provides io.anamnesis.api.spi.Dequantizer with io.anamnesis.quant.bnb.BnbDequantizer;
 }
