@@ -2,6 +2,8 @@
 module io.anamnesis.format.gguf {
     requires io.anamnesis.api;
 
+    exports io.anamnesis.format.gguf;
 
-    // exports and provides arrive with the implementation.
+    provides io.anamnesis.api.spi.FormatReader with io.anamnesis.format.gguf.GgufReader;
+    provides io.anamnesis.api.spi.FormatWriter with io.anamnesis.format.gguf.GgufWriter;
 }

@@ -1,0 +1,72 @@
+package io.anamnesis.format.gguf;
+
+import io.anamnesis.api.ParseLimits;
+import io.anamnesis.api.TensorArchive;
+import io.anamnesis.api.TensorIOException;
+import io.anamnesis.api.spi.FileProbe;
+import io.anamnesis.api.spi.FormatReader;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+
+/** Reads GGUF files (v1 to v3, little- and big-endian): header parsed once, tensor data mapped per tensor. */
+public final class GgufReader implements FormatReader {
+
+    @Override
+    public String format() {
+        return "gguf";
+    }
+
+    @Override
+    public List<String> fileExtensions() {
+        return List.of("gguf");
+    }
+
+    @Override
+    public String description() {
+        return "GGUF v1-v3 (llama.cpp/ggml), either byte order, every ggml tensor type";
+    }
+
+    @Override
+    public boolean canRead(FileProbe probe) {
+        return probe.startsWith((byte) 'G', (byte) 'G', (byte) 'U', (byte) 'F');
+    }
+
+    @Override
+    public TensorArchive open(Path path, ParseLimits limits) {
+        FileChannel channel = null;
+        try {
+            channel = FileChannel.open(path, StandardOpenOption.READ);
+            GgufHeader header = GgufParser.parse(channel, channel.size(), limits);
+            return new GgufArchive(path, channel, header);
+        } catch (IOException e) {
+            closeQuietly(channel);
+            throw new TensorIOException("cannot read " + path + ": " + e.getClass().getSimpleName()
+                    + (e.getMessage() == null ? "" : " " + e.getMessage()), e);
+        } catch (RuntimeException | Error e) {
+            closeQuietly(channel);
+            throw e;
+        }
+    }
+
+    /** Parses a header alone, without keeping the file open. */
+    public static GgufHeader readHeader(Path path, ParseLimits limits) {
+        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+            return GgufParser.parse(channel, channel.size(), limits);
+        } catch (IOException e) {
+            throw new TensorIOException("cannot read " + path + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void closeQuietly(FileChannel c) {
+        if (c == null) return;
+        try {
+            c.close();
+        } catch (IOException ignored) {
+            // the parse failure is what matters
+        }
+    }
+}
