@@ -24,6 +24,21 @@ final class GgufKernel implements RecoveryKernel {
     /** Elements decoded per batch: 8 Ki F32 values = 32 KB. */
     static final int BATCH_ELEMENTS = 8192;
 
+    /**
+     * Whether the Vector API paths run: the incubating module must be in the boot layer
+     * (the class is never loaded otherwise) and the CPU must have 256-bit vectors. The
+     * system property {@code anamnesis.gguf.scalar=true} forces the scalar path.
+     */
+    static final boolean VECTOR = !Boolean.getBoolean("anamnesis.gguf.scalar")
+            && ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()
+            && GgufVectorKernels.usable();
+
+    /** A decoder fused with the store: {@code blocks} blocks from byte {@code s} to element {@code e}. */
+    @FunctionalInterface
+    interface Fused {
+        void decode(MemorySegment src, long s, MemorySegment dest, long e, long blocks, boolean bf16);
+    }
+
     private final String tensor;
     private final GgufBlockType type;
     private final long elements;
@@ -52,24 +67,33 @@ final class GgufKernel implements RecoveryKernel {
             throw MalformedFileException.inTensor(tensor, "holds " + data.byteSize() + " bytes; "
                     + elements + " " + type.name() + " elements need " + expected);
         }
-        return (first, count, dest) -> decode(type, data, first, count, target, dest);
+        boolean vector = VECTOR;
+        return (first, count, dest) -> decode(type, data, first, count, target, dest, vector);
     }
 
     /**
      * Writes elements {@code [first, first + count)} of the block stream {@code data} as
      * {@code target} values into {@code dest}; both bounds are whole blocks.
      */
-    static void decode(GgufBlockType type, MemorySegment data, long first, long count, DType target, MemorySegment dest) {
+    static void decode(GgufBlockType type, MemorySegment data, long first, long count, DType target,
+                       MemorySegment dest, boolean vector) {
         int be = type.blockElements();
         int bb = type.blockBytes();
         if (first % be != 0 || count % be != 0) {
             throw new IllegalArgumentException("chunk [" + first + ", +" + count + ") is not whole " + type + " blocks");
         }
+        boolean bf16 = target.equals(DType.BF16);
+        if (vector && !target.equals(DType.F16)) {
+            Fused fused = GgufVectorKernels.fused(type);
+            if (fused != null) {
+                fused.decode(data, (first / be) * bb, dest, 0, count / be, bf16);
+                return;
+            }
+        }
         int batchBlocks = Math.max(1, BATCH_ELEMENTS / be);
         byte[] raw = new byte[batchBlocks * bb];
         float[] values = new float[batchBlocks * be];
         short[] narrow = target.equals(DType.F32) ? null : new short[values.length];
-        boolean bf16 = target.equals(DType.BF16);
         long block = first / be;
         long blocksLeft = count / be;
         long out = 0;
@@ -78,7 +102,9 @@ final class GgufKernel implements RecoveryKernel {
             int len = n * be;
             MemorySegment.copy(data, ValueLayout.JAVA_BYTE, block * bb, raw, 0, n * bb);
             type.decode(raw, 0, values, 0, n);
-            if (narrow == null) {
+            if (vector && !target.equals(DType.F16)) {
+                GgufVectorKernels.narrow(values, len, dest, out, bf16);
+            } else if (narrow == null) {
                 MemorySegment.copy(values, 0, dest, LittleEndian.F32, out * 4, len);
             } else {
                 if (bf16) {
