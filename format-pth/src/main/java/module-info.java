@@ -1,8 +1,11 @@
-/** PyTorch torch.save checkpoints (zip and legacy) read through a pickle VM with a strict allowlist. */
+/**
+ * PyTorch torch.save checkpoints (zip and legacy) read through a pickle VM with a strict
+ * allowlist: the GLOBALs torch.load(weights_only=True) accepts, interpreted as data, never run.
+ */
 module io.anamnesis.format.pth {
     requires io.anamnesis.api;
-    requires org.apache.commons.compress;
 
+    exports io.anamnesis.format.pth;
 
-    // exports and provides arrive with the implementation.
+    provides io.anamnesis.api.spi.FormatReader with io.anamnesis.format.pth.PthReader;
 }

@@ -1,0 +1,117 @@
+package io.anamnesis.format.pth;
+
+import io.anamnesis.api.DType;
+import io.anamnesis.api.TensorArchive;
+import io.anamnesis.api.TensorEntry;
+import io.anamnesis.api.TensorIOException;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * An opened checkpoint: the tensors the pickle describes, each a view of a storage whose
+ * bytes sit at a known offset of the file. {@link #data} maps a contiguous little-endian view
+ * in place (zero-copy); other views are gathered into row-major order and byte-swapped.
+ */
+final class PthArchive implements TensorArchive {
+    /** A tensor's entry and where its storage starts in the file. */
+    record Placed(TensorEntry entry, PyValue.Tensor view, long storageOffset, boolean bigEndian) {
+    }
+
+    private final Path path;
+    private final FileChannel channel;
+    private final List<TensorEntry> entries;
+    private final Map<String, Placed> placed;
+    private final Map<String, String> metadata;
+    private final Map<String, Object> structured;
+    private final Map<String, String> properties;
+
+    PthArchive(Path path, FileChannel channel, List<Placed> tensors, Map<String, String> metadata,
+               Map<String, Object> structured, Map<String, String> properties) {
+        this.path = path;
+        this.channel = channel;
+        this.entries = tensors.stream().map(Placed::entry).toList();
+        this.placed = new HashMap<>();
+        for (Placed p : tensors) placed.put(p.entry().name(), p);
+        this.metadata = java.util.Collections.unmodifiableMap(metadata);
+        this.structured = java.util.Collections.unmodifiableMap(structured);
+        this.properties = java.util.Collections.unmodifiableMap(properties);
+    }
+
+    @Override
+    public String format() {
+        return "pth";
+    }
+
+    @Override
+    public Optional<Path> path() {
+        return Optional.ofNullable(path);
+    }
+
+    @Override
+    public Map<String, String> metadata() {
+        return metadata;
+    }
+
+    @Override
+    public Map<String, Object> structuredMetadata() {
+        return structured;
+    }
+
+    @Override
+    public Map<String, String> properties() {
+        return properties;
+    }
+
+    @Override
+    public List<TensorEntry> tensors() {
+        return entries;
+    }
+
+    @Override
+    public MemorySegment data(TensorEntry entry, Arena arena) {
+        Placed p = placed.get(entry.name());
+        if (p == null || !p.entry().equals(entry)) {
+            throw new IllegalArgumentException("tensor " + entry.name() + " is not an entry of this archive");
+        }
+        PyValue.Tensor v = p.view();
+        DType dtype = entry.dtype();
+        int es = dtype.elementBytes();
+        long bytes = entry.byteSize();
+        if (bytes == 0) return arena.allocate(0);
+        try {
+            if (!p.bigEndian() && Strided.isContiguous(v.sizes(), v.strides())) {
+                return channel.map(FileChannel.MapMode.READ_ONLY, p.storageOffset() + v.offset() * es, bytes, arena);
+            }
+            long span = (Strided.lastElement(v.offset(), v.sizes(), v.strides()) + 1) * es;
+            MemorySegment dest = arena.allocate(bytes, Math.min(es, 8));
+            try (Arena scratch = Arena.ofConfined()) {
+                MemorySegment src = channel.map(FileChannel.MapMode.READ_ONLY, p.storageOffset(), span, scratch);
+                Strided.gather(src, v.offset(), v.sizes(), v.strides(), es, dest);
+            }
+            if (p.bigEndian()) Strided.swapBytes(dest, dtype.kind() == DType.Kind.COMPLEX ? es / 2 : es);
+            return dest;
+        } catch (ClosedChannelException e) {
+            throw TensorIOException.inTensor(entry.name(), "the archive is closed");
+        } catch (IOException e) {
+            throw TensorIOException.inTensor(entry.name(), "cannot map its storage: " + e.getMessage());
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            channel.close();
+        } catch (IOException e) {
+            throw new TensorIOException("cannot close " + path + ": " + e.getMessage(), e);
+        }
+    }
+}
