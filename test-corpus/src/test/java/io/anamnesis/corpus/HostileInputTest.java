@@ -1,0 +1,273 @@
+package io.anamnesis.corpus;
+
+import io.anamnesis.api.AnamnesisException;
+import io.anamnesis.api.Anamnesis;
+import io.anamnesis.api.DType;
+import io.anamnesis.api.RecoveryPlan;
+import io.anamnesis.api.TensorArchive;
+import io.anamnesis.api.spi.PlannedTensor;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.io.TempDir;
+import org.opentest4j.AssertionFailedError;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * The promise "bad input of any kind gets a typed error, never a stack trace, hang or OOM",
+ * checked for every installed reader and dequantizer: each valid file (the shared corpus'
+ * inputs and a few files built in {@link SeedFiles}) is mutated in a fixed, seeded way
+ * ({@link Mutations}: truncations at header boundaries, hostile length fields, edited
+ * header text, bit flips, byte overwrites, removed and duplicated regions, garbage appended),
+ * and every mutant goes the whole way: open, plan to F32, materialize every output.
+ *
+ * <p>A mutant may succeed or fail with an {@link AnamnesisException}. Anything else thrown,
+ * a run over {@link #TIMEOUT}, more than {@link #HEAP_PER_MUTANT} bytes of heap allocated,
+ * or a plan that declares an output out of all proportion to the file is a violation,
+ * reported with the seed file, the mutant's id and the stack trace. Violations already
+ * reported to a module's owner sit in {@link #KNOWN_ISSUES}; any other fails the test.
+ */
+class HostileInputTest {
+    static final Anamnesis AMN = Anamnesis.installed();
+
+    static final Duration TIMEOUT = Duration.ofSeconds(10);
+    /** Heap one mutant may allocate (all of it garbage afterwards): no parse of a small file needs more. */
+    static final long HEAP_PER_MUTANT = 256L << 20;
+    /** Outputs up to this size are always materialized; above it they must be in proportion to the file. */
+    static final long OUTPUT_FLOOR = 64L << 20;
+    /** F32 out of 1.56-bit IQ1_S is about 20 times the input; 64 leaves room for headers and padding. */
+    static final long OUTPUT_RATIO = 64;
+
+    /** Mutants of one seed file: a family's budget is shared by its cases, within these bounds. */
+    static final int FAMILY_BUDGET = 1200;
+    static final int MIN_PER_FILE = 30;
+    static final int MAX_PER_FILE = 250;
+    static final int PER_BUILT_SEED = 300;
+    /** Inputs above this size get only the header mutations. */
+    static final long LARGE_INPUT = 4L << 20;
+    static final int PER_LARGE_FILE = 20;
+
+    /**
+     * Violations reported to a module's owner and not yet fixed, as {@code seed|mutant id}.
+     * Each is still run; it does not fail the test, and one that no longer happens is
+     * printed as stale so the entry can go.
+     */
+    static final Map<String, String> KNOWN_ISSUES = Map.ofEntries(
+    );
+
+    private static final Map<String, Stats> STATS = new ConcurrentHashMap<>();
+
+    private static final com.sun.management.ThreadMXBean THREADS =
+            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+
+    @TempDir
+    static Path tmp;
+
+    @TestFactory
+    Stream<DynamicTest> builtSeeds() {
+        return SeedFiles.all().entrySet().stream().map(e -> DynamicTest.dynamicTest("built/" + e.getKey(), () ->
+                mutate("built/" + e.getKey(), e.getKey(), e.getValue(), PER_BUILT_SEED)));
+    }
+
+    @TestFactory
+    Stream<DynamicTest> corpusInputs() {
+        Optional<Path> root = CorpusCase.root();
+        if (root.isEmpty()) {
+            return Stream.of(DynamicTest.dynamicTest("shared corpus", () -> Assumptions.abort(
+                    "shared corpus not found (set -Danamnesis.corpus or ANAMNESIS_CORPUS): only the built seeds are mutated")));
+        }
+        List<CorpusCase> cases = CorpusCase.all(root.get());
+        Map<String, Long> perFamily = cases.stream().collect(Collectors.groupingBy(CorpusCase::family, Collectors.counting()));
+        return cases.stream().map(c -> DynamicTest.dynamicTest(c.id(), () -> {
+            Path input = c.input();
+            long size = Files.size(input);
+            int cap = size > LARGE_INPUT ? PER_LARGE_FILE
+                    : (int) Math.max(MIN_PER_FILE, Math.min(MAX_PER_FILE, FAMILY_BUDGET / perFamily.get(c.family())));
+            if (size > LARGE_INPUT) System.out.println("[hostile] " + c.id() + ": " + size + " bytes, header mutations only");
+            mutate(c.id(), input.getFileName().toString(), Files.readAllBytes(input), cap);
+        }));
+    }
+
+    /** What happened to one seed's mutants. */
+    record Stats(String seed, int mutants, Map<String, Integer> outcomes, long millis, List<String> violations) {
+    }
+
+    static void mutate(String seed, String fileName, byte[] original, int cap) throws IOException {
+        long start = System.nanoTime();
+        String ext = fileName.contains(".") ? fileName.substring(fileName.lastIndexOf('.')) : "";
+        Path dir = Files.createDirectories(tmp.resolve(seed.replaceAll("[^A-Za-z0-9._-]", "_")));
+        List<Mutations.Mutant> mutants = new ArrayList<>();
+        mutants.add(new Mutations.Mutant("original", b -> b));
+        mutants.addAll(Mutations.of(seed, original, original.length > LARGE_INPUT ? PER_LARGE_FILE : cap));
+
+        Map<String, Integer> outcomes = new TreeMap<>();
+        List<String> violations = new ArrayList<>();
+        List<String> fresh = new ArrayList<>();
+        Set<String> knownSeen = new java.util.HashSet<>();
+        int i = 0;
+        for (Mutations.Mutant m : mutants) {
+            // a fresh name each time: a mapping a reader forgot to release must not see the next mutant
+            Path file = dir.resolve("m" + (i++) + ext);
+            Files.write(file, m.make().apply(original));
+            Outcome o = runPreemptively(seed, m.id(), file);
+            outcomes.merge(o.kind(), 1, Integer::sum);
+            if (o.violation() != null) {
+                String key = seed + "|" + m.id();
+                String report = key + ": " + o.violation();
+                violations.add(report);
+                if (KNOWN_ISSUES.containsKey(key)) knownSeen.add(key);
+                else fresh.add(report);
+            }
+            try {
+                Files.deleteIfExists(file);
+            } catch (IOException e) {
+                // an open mapping on some systems; the temp dir goes at the end
+            }
+        }
+        long millis = (System.nanoTime() - start) / 1_000_000;
+        STATS.put(seed, new Stats(seed, mutants.size(), outcomes, millis, violations));
+        for (String k : KNOWN_ISSUES.keySet()) {
+            if (k.startsWith(seed + "|") && !knownSeen.contains(k)) {
+                System.out.println("[hostile] stale KNOWN_ISSUES entry (no longer fails): " + k);
+            }
+        }
+        if (!fresh.isEmpty()) {
+            fail(fresh.size() + " of " + mutants.size() + " mutants of " + seed
+                    + " broke the typed-error promise:\n" + String.join("\n\n", fresh.subList(0, Math.min(10, fresh.size())))
+                    + (fresh.size() > 10 ? "\n\n... and " + (fresh.size() - 10) + " more" : ""));
+        }
+    }
+
+    /**
+     * @param kind      {@code ok} or the error kind's short name, or the violation's class
+     * @param violation null, or what broke the promise with its stack trace
+     */
+    record Outcome(String kind, String violation) {
+    }
+
+    static Outcome runPreemptively(String seed, String id, Path file) {
+        try {
+            return assertTimeoutPreemptively(TIMEOUT, () -> run(file), () -> seed + " " + id);
+        } catch (AssertionFailedError timeout) {
+            return new Outcome("timeout", "did not finish within " + TIMEOUT.toSeconds() + " s ("
+                    + timeout.getMessage() + ")");
+        }
+    }
+
+    /** The whole library route a caller takes: open, look, plan, produce every output. */
+    static Outcome run(Path file) {
+        long heapBefore = THREADS.getCurrentThreadAllocatedBytes();
+        String kind;
+        String violation = null;
+        try {
+            long fileSize = Files.size(file);
+            try (TensorArchive archive = AMN.open(file)) {
+                archive.format();
+                archive.metadata();
+                archive.properties();
+                archive.structuredMetadata();
+                RecoveryPlan plan = AMN.plan(archive, DType.F32);
+                plan.problems();
+                plan.schemeDescriptions();
+                long allowed = Math.max(OUTPUT_FLOOR, OUTPUT_RATIO * fileSize);
+                for (PlannedTensor t : plan.outputs()) {
+                    if (t.byteSize() > allowed) {
+                        return new Outcome("oversized", "the plan declares output '" + t.name() + "' " + t.dtype()
+                                + " " + t.shape() + " of " + t.byteSize() + " bytes from a file of " + fileSize
+                                + " bytes; not materialized");
+                    }
+                    try (Arena arena = Arena.ofConfined()) {
+                        plan.materialize(t.name(), arena);
+                    }
+                }
+            }
+            kind = "ok";
+        } catch (AnamnesisException e) {
+            kind = e.kind().shortName();
+        } catch (IOException e) {
+            throw new UncheckedIOException("the test's own file", e);
+        } catch (Throwable t) {
+            kind = t.getClass().getSimpleName();
+            violation = stackTrace(t);
+        }
+        long heap = THREADS.getCurrentThreadAllocatedBytes() - heapBefore;
+        if (violation == null && heap > HEAP_PER_MUTANT) {
+            violation = "allocated " + (heap >> 20) + " MiB of heap (limit " + (HEAP_PER_MUTANT >> 20) + " MiB), ended with " + kind;
+            kind = "heap";
+        }
+        return new Outcome(kind, violation);
+    }
+
+    static String stackTrace(Throwable t) {
+        StringWriter w = new StringWriter();
+        t.printStackTrace(new PrintWriter(w));
+        // the frames below the test's own entry point say nothing about the module at fault
+        String[] lines = w.toString().split("\n");
+        StringBuilder out = new StringBuilder();
+        int frames = 0;
+        for (String line : lines) {
+            if (line.contains("HostileInputTest.run(")) break;
+            if (line.startsWith("\tat ") && ++frames > 25) continue;
+            out.append(line).append('\n');
+        }
+        return out.toString().stripTrailing();
+    }
+
+    /** One line per seed and a total, on the console and in target/hostile-summary.txt. */
+    @AfterAll
+    static void summary() throws IOException {
+        if (STATS.isEmpty()) return;
+        List<String> lines = new ArrayList<>();
+        Map<String, int[]> byFormat = new TreeMap<>();
+        long totalMillis = 0;
+        int total = 0;
+        int totalViolations = 0;
+        for (Stats s : STATS.values().stream().sorted((a, b) -> a.seed().compareTo(b.seed())).toList()) {
+            lines.add(String.format("%-55s %4d mutants %6d ms  %s%s", s.seed(), s.mutants(), s.millis(), s.outcomes(),
+                    s.violations().isEmpty() ? "" : "  VIOLATIONS " + s.violations().size()));
+            String format = s.seed().substring(s.seed().lastIndexOf('.') + 1);
+            if (!s.seed().startsWith("built/")) format = s.seed().substring(0, s.seed().indexOf('/'));
+            int[] f = byFormat.computeIfAbsent(s.seed().startsWith("built/") ? "built" : format, k -> new int[3]);
+            f[0]++;
+            f[1] += s.mutants();
+            f[2] += s.violations().size();
+            total += s.mutants();
+            totalMillis += s.millis();
+            totalViolations += s.violations().size();
+        }
+        lines.add("");
+        byFormat.forEach((k, v) -> lines.add(String.format("%-15s %4d seeds %6d mutants %4d violations", k, v[0], v[1], v[2])));
+        lines.add(String.format("total: %d mutants, %d violations (%d known), %d ms", total, totalViolations,
+                KNOWN_ISSUES.size(), totalMillis));
+        lines.add("");
+        for (Stats s : STATS.values().stream().sorted((a, b) -> a.seed().compareTo(b.seed())).toList()) {
+            for (String v : s.violations()) lines.add(v + "\n");
+        }
+        Path out = Path.of("target", "hostile-summary.txt");
+        Files.createDirectories(out.getParent());
+        Files.write(out, lines);
+        lines.stream().limit(STATS.size() + byFormat.size() + 3).forEach(l -> System.out.println("[hostile] " + l));
+    }
+}
