@@ -35,6 +35,11 @@ final class FileAnatomy {
     final TreeSet<Integer> boundaries = new TreeSet<>();
     final List<TextHeader> textHeaders = new ArrayList<>();
     final List<StoredMember> storedMembers = new ArrayList<>();
+    /** A GGUF tensor's ne[] fields, fastest first, for shape edits that keep the element count. */
+    record Dims(int[] offsets, int width, boolean bigEndian, int typeOffset) {
+    }
+
+    final List<Dims> dims = new ArrayList<>();
 
     static FileAnatomy of(byte[] b) {
         FileAnatomy a = new FileAnatomy();
@@ -260,10 +265,13 @@ final class FileAnatomy {
             gf(p, 4, "gguf.tensor.n_dims");
             int dims = (int) g(b, p, 4);
             p += 4;
+            int[] dimOffsets = new int[Math.min(dims, 8)];
             for (int d = 0; d < dims && d < 8; d++) {
                 gf(p, cw, "gguf.tensor.dim" + d);
+                dimOffsets[d] = p;
                 p += cw;
             }
+            this.dims.add(new Dims(dimOffsets, cw, ggufBigEndian, p));
             gf(p, 4, "gguf.tensor.type");
             p += 4;
             gf(p, 8, "gguf.tensor.offset");

@@ -121,6 +121,9 @@ class HostileInputTest {
         List<Mutations.Mutant> mutants = new ArrayList<>();
         mutants.add(new Mutations.Mutant("original", b -> b));
         mutants.addAll(Mutations.of(seed, original, original.length > LARGE_INPUT ? PER_LARGE_FILE : cap));
+        if (original.length <= LARGE_INPUT) {
+            mutants.addAll(Mutations.pick(SemanticMutations.of(original), cap, new Mutations.SplitMix(seed + "/semantic")));
+        }
 
         Map<String, Integer> outcomes = new TreeMap<>();
         List<String> violations = new ArrayList<>();
@@ -131,7 +134,7 @@ class HostileInputTest {
             // a fresh name each time: a mapping a reader forgot to release must not see the next mutant
             Path file = dir.resolve("m" + (i++) + ext);
             Files.write(file, m.make().apply(original));
-            Outcome o = runPreemptively(seed, m.id(), file);
+            Outcome o = runPreemptively(AMN, TIMEOUT, seed + " " + m.id(), file);
             outcomes.merge(o.kind(), 1, Integer::sum);
             if (o.violation() != null) {
                 String key = seed + "|" + m.id();
@@ -167,28 +170,28 @@ class HostileInputTest {
     record Outcome(String kind, String violation) {
     }
 
-    static Outcome runPreemptively(String seed, String id, Path file) {
+    static Outcome runPreemptively(Anamnesis amn, Duration timeout, String what, Path file) {
         try {
-            return assertTimeoutPreemptively(TIMEOUT, () -> run(file), () -> seed + " " + id);
-        } catch (AssertionFailedError timeout) {
-            return new Outcome("timeout", "did not finish within " + TIMEOUT.toSeconds() + " s ("
-                    + timeout.getMessage() + ")");
+            return assertTimeoutPreemptively(timeout, () -> run(amn, file), () -> what);
+        } catch (AssertionFailedError late) {
+            return new Outcome("timeout", "did not finish within " + timeout.toMillis() + " ms ("
+                    + late.getMessage() + ")");
         }
     }
 
     /** The whole library route a caller takes: open, look, plan, produce every output. */
-    static Outcome run(Path file) {
+    static Outcome run(Anamnesis amn, Path file) {
         long heapBefore = THREADS.getCurrentThreadAllocatedBytes();
         String kind;
         String violation = null;
         try {
             long fileSize = Files.size(file);
-            try (TensorArchive archive = AMN.open(file)) {
+            try (TensorArchive archive = amn.open(file)) {
                 archive.format();
                 archive.metadata();
                 archive.properties();
                 archive.structuredMetadata();
-                RecoveryPlan plan = AMN.plan(archive, DType.F32);
+                RecoveryPlan plan = amn.plan(archive, DType.F32);
                 plan.problems();
                 plan.schemeDescriptions();
                 long allowed = Math.max(OUTPUT_FLOOR, OUTPUT_RATIO * fileSize);

@@ -72,6 +72,28 @@ final class Mutations {
                         put(b.clone(), f.offset(), f.width(), f.bigEndian(), value))));
             }
         }
+        // GGUF: every block type in place of the stored one, ne[] reshuffled with the same element count
+        for (FileAnatomy.Dims d : anatomy.dims) {
+            if (d.typeOffset() + 4 > n) continue;
+            for (int type = 0; type <= 41; type++) {
+                int ty = type;
+                fields.add(new Mutant("gguf.type@" + d.typeOffset() + "=" + type,
+                        b -> put(b.clone(), d.typeOffset(), 4, d.bigEndian(), ty)));
+            }
+            if (d.offsets().length >= 2) {
+                int o0 = d.offsets()[0];
+                int o1 = d.offsets()[1];
+                long ne0 = d.bigEndian() ? FileAnatomy.be(original, o0, d.width()) : FileAnatomy.le(original, o0, d.width());
+                long ne1 = d.bigEndian() ? FileAnatomy.be(original, o1, d.width()) : FileAnatomy.le(original, o1, d.width());
+                long[][] variants = {{ne1, ne0}, {ne0 / 2, ne1 * 2}, {ne0 * 2, ne1 / 2}, {1, ne0 * ne1}, {ne0 * ne1, 1}};
+                for (long[] v : variants) {
+                    fields.add(new Mutant("gguf.ne@" + o0 + "=" + v[0] + "," + v[1], b -> {
+                        byte[] c = put(b.clone(), o0, d.width(), d.bigEndian(), v[0]);
+                        return put(c, o1, d.width(), d.bigEndian(), v[1]);
+                    }));
+                }
+            }
+        }
         byKind.put("field", fields);
 
         // text headers (safetensors JSON, NPY dict): numbers and strings replaced, length prefix kept right
@@ -300,7 +322,7 @@ final class Mutations {
     }
 
     /** {@code k} of {@code all}, chosen by a seeded shuffle, kept in their original order. */
-    private static List<Mutant> pick(List<Mutant> all, int k, SplitMix rnd) {
+    static List<Mutant> pick(List<Mutant> all, int k, SplitMix rnd) {
         if (k >= all.size()) return all;
         int[] idx = new int[all.size()];
         for (int i = 0; i < idx.length; i++) idx[i] = i;
