@@ -34,6 +34,13 @@ public final class AwqKernel {
     /** Input rows per tile. */
     static final int TILE_IN = 256;
 
+    /**
+     * Whether the Vector API kernel runs: the incubating module must be in the boot layer
+     * ({@code --add-modules jdk.incubator.vector}); {@code -Danamnesis.vector=false} forces scalar.
+     */
+    static final boolean VECTOR = ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()
+            && !"false".equals(System.getProperty("anamnesis.vector"));
+
     static final int TARGET_F32 = 0;
     static final int TARGET_BF16 = 1;
     static final int TARGET_F16 = 2;
@@ -67,6 +74,16 @@ public final class AwqKernel {
      */
     public static void dequantizeRows(MemorySegment qweight, MemorySegment qzeros, MemorySegment scales,
                                       Layout l, int firstRow, int rowCount, DType target, MemorySegment dest) {
+        if (VECTOR && AwqVectorKernel.supports(target)) {
+            AwqVectorKernel.dequantizeRows(qweight, qzeros, scales, l, firstRow, rowCount, target, dest);
+        } else {
+            dequantizeRowsScalar(qweight, qzeros, scales, l, firstRow, rowCount, target, dest);
+        }
+    }
+
+    /** The scalar kernel: every target, and the reference the vector kernel must equal bit for bit. */
+    public static void dequantizeRowsScalar(MemorySegment qweight, MemorySegment qzeros, MemorySegment scales,
+                                            Layout l, int firstRow, int rowCount, DType target, MemorySegment dest) {
         int code = targetCode(target);
         int elementBytes = target.elementBytes();
         float[] scale = new float[l.groups() * TILE_ROWS];
@@ -78,7 +95,7 @@ public final class AwqKernel {
         for (int w0 = firstRow & ~7; w0 < end; w0 += TILE_ROWS) {
             int tileEnd = Math.min(w0 + TILE_ROWS, l.out());
             int words = (tileEnd - w0 + 7) / 8;
-            loadGroupParameters(qzeros, scales, l, w0, tileEnd - w0, scale, zero);
+            loadGroupParameters(qzeros, scales, l, w0, tileEnd - w0, TILE_ROWS, scale, zero);
             for (int i0 = 0; i0 < l.in(); i0 += TILE_IN) {
                 int cols = Math.min(TILE_IN, l.in() - i0);
                 unpack(qweight, l, w0, words, i0, cols, scale, zero, tile);
@@ -92,7 +109,7 @@ public final class AwqKernel {
 
     /** Widens scales and unpacks zeros of columns {@code [o0, o0+n)}, per group. */
     static void loadGroupParameters(MemorySegment qzeros, MemorySegment scales, Layout l, int o0, int n,
-                                    float[] scale, int[] zero) {
+                                    int stride, float[] scale, int[] zero) {
         long zeroRowBytes = (long) l.out() / 8 * 4;
         for (int g = 0; g < l.groups(); g++) {
             long scaleRow = (long) g * l.out();
@@ -100,11 +117,11 @@ public final class AwqKernel {
                 int w = qzeros.get(LittleEndian.I32, g * zeroRowBytes + ((long) o0 / 8 + j) * 4);
                 for (int k = 0; k < 8; k++) {
                     int t = 8 * j + ORDER[k];
-                    zero[g * TILE_ROWS + t] = (w >>> (4 * k)) & 15;
+                    if (t < n) zero[g * stride + t] = (w >>> (4 * k)) & 15;
                 }
             }
             for (int t = 0; t < n; t++) {
-                scale[g * TILE_ROWS + t] = readFloat(scales, l.scaleType(), scaleRow + o0 + t);
+                scale[g * stride + t] = readFloat(scales, l.scaleType(), scaleRow + o0 + t);
             }
         }
     }

@@ -38,6 +38,13 @@ public final class GptqKernel {
     /** Input columns per tile: a multiple of 32 so that 3-bit word triplets never split. */
     static final int TILE_IN = 256;
 
+    /**
+     * Whether the Vector API kernel runs: the incubating module must be in the boot layer
+     * ({@code --add-modules jdk.incubator.vector}); {@code -Danamnesis.vector=false} forces scalar.
+     */
+    static final boolean VECTOR = ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()
+            && !"false".equals(System.getProperty("anamnesis.vector"));
+
     static final int TARGET_F32 = 0;
     static final int TARGET_BF16 = 1;
     static final int TARGET_F16 = 2;
@@ -85,6 +92,17 @@ public final class GptqKernel {
     public static void dequantizeRows(MemorySegment qweight, MemorySegment qzeros, MemorySegment scales,
                                       int[] groupOf, Layout l, int firstRow, int rowCount, DType target,
                                       MemorySegment dest) {
+        if (VECTOR && GptqVectorKernel.supports(l, target)) {
+            GptqVectorKernel.dequantizeRows(qweight, qzeros, scales, groupOf, l, firstRow, rowCount, target, dest);
+        } else {
+            dequantizeRowsScalar(qweight, qzeros, scales, groupOf, l, firstRow, rowCount, target, dest);
+        }
+    }
+
+    /** The scalar kernel: every bit width and target, and the reference the vector kernel must equal bit for bit. */
+    public static void dequantizeRowsScalar(MemorySegment qweight, MemorySegment qzeros, MemorySegment scales,
+                                            int[] groupOf, Layout l, int firstRow, int rowCount, DType target,
+                                            MemorySegment dest) {
         int code = targetCode(target);
         int elementBytes = target.elementBytes();
         int groups = l.groups();
@@ -95,7 +113,7 @@ public final class GptqKernel {
         int end = firstRow + rowCount;
         for (int o0 = firstRow; o0 < end; o0 += TILE_ROWS) {
             int rows = Math.min(TILE_ROWS, end - o0);
-            loadGroupParameters(qzeros, scales, l, o0, rows, scale, zero);
+            loadGroupParameters(qzeros, scales, l, o0, rows, TILE_ROWS, scale, zero);
             for (int i0 = 0; i0 < l.in(); i0 += TILE_IN) {
                 int cols = Math.min(TILE_IN, l.in() - i0);
                 switch (l.bits()) {
@@ -114,7 +132,7 @@ public final class GptqKernel {
 
     /** Widens the scales and unpacks the zeros (plus the v1 offset) of output rows {@code [o0, o0+rows)}, per group. */
     static void loadGroupParameters(MemorySegment qzeros, MemorySegment scales, Layout l, int o0, int rows,
-                                    float[] scale, int[] zero) {
+                                    int stride, float[] scale, int[] zero) {
         int bits = l.bits();
         int mask = (1 << bits) - 1;
         long zeroRowBytes = (long) l.zeroWords() * 4;
@@ -123,8 +141,8 @@ public final class GptqKernel {
             long zeroRow = g * zeroRowBytes;
             for (int t = 0; t < rows; t++) {
                 int o = o0 + t;
-                scale[g * TILE_ROWS + t] = readFloat(scales, l.scaleType(), scaleRow + o);
-                zero[g * TILE_ROWS + t] = bitField(qzeros, zeroRow, (long) o * bits, bits, mask) + l.zeroOffset();
+                scale[g * stride + t] = readFloat(scales, l.scaleType(), scaleRow + o);
+                zero[g * stride + t] = bitField(qzeros, zeroRow, (long) o * bits, bits, mask) + l.zeroOffset();
             }
         }
     }
