@@ -35,10 +35,15 @@ final class VectorKernels {
                 && FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512;
     }
 
+    /** Round-to-nearest-even to the upper 16 bits; right for every non-NaN input. */
+    private static IntVector roundToBf16(IntVector bits) {
+        return bits.add(bits.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7FFF)
+                .lanewise(VectorOperators.LSHR, 16);
+    }
+
     /** F32 bits to BF16 bits in each lane (zero-extended): {@code Floats.f32ToBf16}, lane-wise. */
     private static IntVector toBf16(IntVector bits) {
-        IntVector rounded = bits.add(bits.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7FFF)
-                .lanewise(VectorOperators.LSHR, 16);
+        IntVector rounded = roundToBf16(bits);
         VectorMask<Integer> nan = bits.and(0x7FFF_FFFF).compare(VectorOperators.GT, 0x7F80_0000);
         return rounded.blend(bits.lanewise(VectorOperators.LSHR, 16).or(0x0040), nan);
     }
@@ -85,10 +90,14 @@ final class VectorKernels {
             long row = e / rowLength;
             long rowEnd = Math.min((row + 1) * rowLength, end);
             float scale = scb.get(io.anamnesis.api.numeric.LittleEndian.F32, row * 4);
+            // With a finite scale, (w * scale) * k is finite or infinite, never NaN: the NaN
+            // lanes of toBf16 cannot occur and the plain rounding formula is exact.
+            boolean finite = Float.isFinite(scale);
             for (; rowEnd - e >= 16; e += 16, o += 32) {
                 FloatVector f = (FloatVector) ByteVector.fromMemorySegment(B128, weight, e, LE)
                         .convertShape(VectorOperators.B2F, F512, 0);
-                IntVector bf = toBf16(f.mul(scale).mul(Int8Rows.INV_127).reinterpretAsInts());
+                IntVector bits = f.mul(scale).mul(Int8Rows.INV_127).reinterpretAsInts();
+                IntVector bf = finite ? roundToBf16(bits) : toBf16(bits);
                 bf.convertShape(VectorOperators.I2S, S256, 0).intoMemorySegment(dest, o, LE);
             }
             for (; e < rowEnd; e++, o += 2) {
