@@ -3,7 +3,7 @@
  * allowlist: the GLOBALs torch.load(weights_only=True) accepts, interpreted as data, never run.
  */
 module io.anamnesis.format.pth {
-    requires io.anamnesis.api;
+    requires transitive io.anamnesis.api;
 
     exports io.anamnesis.format.pth;
 

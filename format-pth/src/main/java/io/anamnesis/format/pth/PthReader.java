@@ -47,6 +47,10 @@ public final class PthReader implements FormatReader {
             0x6c, (byte) 0xfc, (byte) 0x9c, 0x46, (byte) 0xf9, 0x20, 0x6a, (byte) 0xa8, 0x50, 0x19};
     static final String WEIGHTS_ONLY_OK = "accepted by torch.load(weights_only=True)";
 
+    /** The provider {@link java.util.ServiceLoader} instantiates; stateless. */
+    public PthReader() {
+    }
+
     @Override
     public String format() {
         return "pth";
@@ -142,7 +146,8 @@ public final class PthReader implements FormatReader {
         }
         if (pkl == null) throw new MalformedFileException("zip has no <prefix>/data.pkl record: not a torch.save checkpoint");
         String prefix = pkl.name().substring(0, pkl.name().length() - "/data.pkl".length());
-        ParseLimits.check("data.pkl bytes", pkl.size(), limits.maxPickleBytes());
+        // Read into one heap buffer, so also capped by what a Java array holds.
+        ParseLimits.check("data.pkl bytes", pkl.size(), Math.min(limits.maxPickleBytes(), Integer.MAX_VALUE - 8));
         long pklOffset = zip.dataOffset(pkl);
         ByteBuffer pickle = ZipDirectory.readAt(ch, pklOffset, (int) pkl.size());
         Unpickler vm = new Unpickler(limits);
@@ -187,6 +192,7 @@ public final class PthReader implements FormatReader {
             }
             placed.add(place(f, at, bigEndian, limits));
         }
+        checkExpansion(placed, size, limits);
 
         Map<String, String> props = new LinkedHashMap<>();
         props.put("layout", "zip");
@@ -196,7 +202,7 @@ public final class PthReader implements FormatReader {
         props.put("storages", Integer.toString(vm.storages.size()));
         props.put("records", Integer.toString(zip.records.size()));
         props.put("globals", String.join(", ", vm.globals));
-        props.put("weights_only", WEIGHTS_ONLY_OK);
+        props.put("weights_only", verdict(vm));
         return new PthArchive(path, ch, placed, cp.metadata, cp.structured, props);
     }
 
@@ -259,6 +265,7 @@ public final class PthReader implements FormatReader {
                 }
                 placed.add(place(f, at, bigEndian, limits));
             }
+            checkExpansion(placed, size, limits);
         }
         Map<String, String> props = new LinkedHashMap<>();
         props.put("layout", "legacy");
@@ -266,8 +273,17 @@ public final class PthReader implements FormatReader {
         props.put("byte order", "little-endian" + (hostLittle ? "" : " (written on a big-endian host)"));
         props.put("storages", Integer.toString(vm.storages.size()));
         props.put("globals", String.join(", ", vm.globals));
-        props.put("weights_only", WEIGHTS_ONLY_OK);
+        props.put("weights_only", verdict(vm));
         return new PthArchive(path, ch, placed, cp.metadata, cp.structured, props);
+    }
+
+    /**
+     * Every GLOBAL passed the allowlist (anything else stopped the parse with a
+     * SecurityViolationException), so only a construct torch refuses beyond globals can
+     * make the verdict negative.
+     */
+    private static String verdict(Unpickler vm) {
+        return vm.weightsOnlyObjection == null ? WEIGHTS_ONLY_OK : "would be rejected: " + vm.weightsOnlyObjection;
     }
 
     private static long pickleEnd(long start, long size, ParseLimits limits) {
@@ -288,6 +304,29 @@ public final class PthReader implements FormatReader {
     }
 
     // ---------------------------------------------------------------- views
+
+    /**
+     * Views may legitimately read more than they store (tied weights, several views of one
+     * storage, stride-0 expansions), but not without bound: all tensors together may hold at
+     * most {@code maxInflationRatio} times the file plus {@code maxInflatedBytes}, the same
+     * budget a compressed member gets.
+     */
+    private static void checkExpansion(List<PthArchive.Placed> placed, long fileSize, ParseLimits limits) {
+        long budget;
+        try {
+            budget = Math.addExact(Math.multiplyExact(fileSize, limits.maxInflationRatio()), limits.maxInflatedBytes());
+        } catch (ArithmeticException e) {
+            budget = Long.MAX_VALUE;
+        }
+        long total = 0;
+        for (PthArchive.Placed p : placed) {
+            total += p.entry().byteSize(); // each is at most maxInflatedBytes, so this cannot overflow before it trips
+            if (total > budget) {
+                throw LimitExceededException.inTensor(p.entry().name(), "the checkpoint's tensors add up to more than "
+                        + budget + " bytes from a " + fileSize + "-byte file (expanded or repeated views)");
+            }
+        }
+    }
 
     /** Checks a view against its storage and the limits, and fixes its entry. */
     private static PthArchive.Placed place(Checkpoint.Found f, long storageOffset, boolean bigEndian, ParseLimits limits) {

@@ -50,6 +50,8 @@ sealed interface PyValue {
 
     /** dict, OrderedDict or Counter, in insertion order. */
     final class PyDict extends Container {
+        /** Built by OrderedDict or Counter, not by EMPTY_DICT/DICT (torch only BUILDs those). */
+        boolean ordered;
         final List<Object> keys = new ArrayList<>();
         final List<Object> values = new ArrayList<>();
     }

@@ -54,6 +54,11 @@ final class Unpickler {
     /** Every GLOBAL referenced, in first-seen order, as {@code module.name}. */
     final Set<String> globals = new LinkedHashSet<>();
     int protocol = -1;
+    /**
+     * What torch.load(weights_only=True) would refuse although it is only data to us (its
+     * unpickler BUILDs only tensors, parameters and OrderedDicts): the first such construct.
+     */
+    String weightsOnlyObjection;
 
     private MemorySegment in;
     private long pos;
@@ -209,7 +214,11 @@ final class Unpickler {
                 }
                 case 0x62 -> { // BUILD
                     Object state = pop(stack, marks);
-                    build(peek(stack, marks), state);
+                    Object target = peek(stack, marks);
+                    build(target, state);
+                    if (target instanceof PyDict d && !d.ordered && weightsOnlyObjection == null) {
+                        weightsOnlyObjection = "BUILD on a plain dict";
+                    }
                 }
                 case 0x51 -> push(stack, persistent(pop(stack, marks))); // BINPERSID
                 case 0x82, 0x83, 0x84 -> throw new SecurityViolationException(
@@ -357,6 +366,7 @@ final class Unpickler {
         return switch (q) {
             case "collections.OrderedDict", "collections.Counter" -> {
                 PyDict d = new PyDict();
+                d.ordered = true;
                 if (a.size() == 1 && a.get(0) instanceof PyList pairs) {
                     for (Object p : pairs.items) {
                         if (!(p instanceof Container c) || items(c).size() != 2) throw malformed(q + " of a non-pair");

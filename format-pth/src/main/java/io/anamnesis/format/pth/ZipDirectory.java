@@ -26,7 +26,7 @@ import java.util.Optional;
  */
 final class ZipDirectory {
     /** One record: its name, compression method, sizes and where its local header starts. */
-    record Record(String name, int method, int flags, long compressedSize, long size, long localHeaderOffset) {
+    record Record(String name, int nameBytes, int method, int flags, long compressedSize, long size, long localHeaderOffset) {
     }
 
     private static final int EOCD_SIG = 0x06054b50;
@@ -49,15 +49,15 @@ final class ZipDirectory {
     }
 
     static ZipDirectory read(FileChannel ch, long fileSize, ParseLimits limits) {
-        int tailLen = (int) Math.min(fileSize, 22 + 0xFFFF);
+        // The end record is 22 bytes plus a comment of up to 64 KiB; torch writes none, so a
+        // small window almost always suffices and the full one is read only when it does not.
+        int tailLen = (int) Math.min(fileSize, 1024);
         ByteBuffer tail = readAt(ch, fileSize - tailLen, tailLen);
-        int eocd = -1;
-        for (int i = tailLen - 22; i >= 0; i--) {
-            // The end record is the last signature whose comment runs exactly to the end of file.
-            if (tail.getInt(i) == EOCD_SIG && i + 22 + (tail.getShort(i + 20) & 0xFFFF) == tailLen) {
-                eocd = i;
-                break;
-            }
+        int eocd = findEnd(tail, tailLen);
+        if (eocd < 0 && tailLen < Math.min(fileSize, 22 + 0xFFFF)) {
+            tailLen = (int) Math.min(fileSize, 22 + 0xFFFF);
+            tail = readAt(ch, fileSize - tailLen, tailLen);
+            eocd = findEnd(tail, tailLen);
         }
         if (eocd < 0) throw new MalformedFileException("zip end-of-central-directory record not found: the archive is truncated or not a zip");
         long eocdPos = fileSize - tailLen + eocd;
@@ -87,7 +87,7 @@ final class ZipDirectory {
             throw new MalformedFileException("zip central directory (offset " + cdOffset + ", " + cdSize
                     + " bytes) lies outside the file: the archive is truncated or corrupt");
         }
-        ParseLimits.check("zip central directory bytes", cdSize, limits.maxHeaderBytes());
+        ParseLimits.check("zip central directory bytes", cdSize, Math.min(limits.maxHeaderBytes(), Integer.MAX_VALUE - 8));
         if (entries < 0 || entries > cdSize / 46) {
             throw new MalformedFileException("zip declares " + entries + " records in a " + cdSize + "-byte directory");
         }
@@ -128,12 +128,32 @@ final class ZipDirectory {
             if (csize < 0 || usize < 0 || local < 0 || local > cdOffset || csize > cdOffset - local) {
                 throw new MalformedFileException("zip record " + name + " lies outside the file: the archive is truncated or corrupt");
             }
-            if (records.put(name, new Record(name, method, flags, csize, usize, local)) != null) {
+            if (records.put(name, new Record(name, nameLen, method, flags, csize, usize, local)) != null) {
                 throw new MalformedFileException("zip holds two records named " + name);
             }
             p += 46 + nameLen + extraLen + commentLen;
         }
+        // Records must not overlap: otherwise many records could name the same bytes and one
+        // file would stand for many times its size (the overlapping-entry zip bomb).
+        List<Record> byOffset = new ArrayList<>(records.values());
+        byOffset.sort(java.util.Comparator.comparingLong(Record::localHeaderOffset));
+        for (int i = 0; i + 1 < byOffset.size(); i++) {
+            Record r = byOffset.get(i);
+            Record next = byOffset.get(i + 1);
+            long minEnd = r.localHeaderOffset() + 30 + r.nameBytes() + r.compressedSize();
+            if (minEnd > next.localHeaderOffset()) {
+                throw new MalformedFileException("zip records " + r.name() + " and " + next.name() + " overlap");
+            }
+        }
         return new ZipDirectory(ch, fileSize, cdOffset, records);
+    }
+
+    /** The last end-record signature whose comment runs exactly to the end of the window, or -1. */
+    private static int findEnd(ByteBuffer tail, int tailLen) {
+        for (int i = tailLen - 22; i >= 0; i--) {
+            if (tail.getInt(i) == EOCD_SIG && i + 22 + (tail.getShort(i + 20) & 0xFFFF) == tailLen) return i;
+        }
+        return -1;
     }
 
     private static long z64(ByteBuffer cd, int q, int end, String name) {

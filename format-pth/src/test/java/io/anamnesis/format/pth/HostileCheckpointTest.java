@@ -190,6 +190,44 @@ class HostileCheckpointTest {
         assertThat(e.tensor()).contains("w");
     }
 
+    @Test
+    void boundsTheTotalOfManyExpandedViews() {
+        // 300 views of one 4-byte storage, each 2^28 elements wide (1 GiB): 300 GiB from ~20 KB.
+        PickleWriter p = PickleWriter.proto(2).orderedDict().mark();
+        for (int i = 0; i < 300; i++) {
+            p.unicode("v" + i).tensor("FloatStorage", "0", 1, 0, new long[]{1L << 28}, new long[]{0});
+        }
+        AnamnesisException e = refusal(zip(p.setItems().stop(), storages("0", f32(1))));
+        assertThat(e).isInstanceOf(LimitExceededException.class).hasMessageContaining("add up");
+    }
+
+    @Test
+    void refusesOverlappingZipRecords() {
+        // Two central-directory entries naming the same local header: every storage read twice.
+        PickleWriter p = PickleWriter.proto(2).orderedDict().mark()
+                .unicode("a").contiguous("FloatStorage", "0", 2)
+                .unicode("b").contiguous("FloatStorage", "1", 2).setItems().stop();
+        byte[] z = zip(p, storages("0", f32(1, 2), "1", f32(3, 4)));
+        // Point the directory entry of archive/data/1 at the local header of archive/data/0.
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(z).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        int local0 = -1;
+        int central1 = -1;
+        for (int i = 0; i + 4 <= z.length; i++) {
+            int sig = b.getInt(i);
+            if (sig == 0x04034b50 && nameAt(z, i + 30, b.getShort(i + 26)).equals("archive/data/0")) local0 = i;
+            if (sig == 0x02014b50 && nameAt(z, i + 46, b.getShort(i + 28)).equals("archive/data/1")) central1 = i;
+        }
+        assertThat(local0).isPositive();
+        assertThat(central1).isPositive();
+        b.putInt(central1 + 42, local0);
+        assertThat(refusal(z)).isInstanceOf(MalformedFileException.class).hasMessageContaining("overlap");
+    }
+
+    private static String nameAt(byte[] z, int at, short len) {
+        if (at + len > z.length || len < 0) return "";
+        return new String(z, at, len, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     // ---------------------------------------------------------------- malformed containers
 
     @Test

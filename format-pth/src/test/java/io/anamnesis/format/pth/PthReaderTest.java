@@ -314,6 +314,29 @@ class PthReaderTest {
     }
 
     @Test
+    void saysWhenTorchWouldRefuseABuildOnAPlainDict() throws Exception {
+        // Globals all allowed, but torch's weights_only unpickler BUILDs only tensors,
+        // parameters and OrderedDicts.
+        PickleWriter p = PickleWriter.proto(2).emptyDict().mark()
+                .unicode("w").contiguous("FloatStorage", "0", 1)
+                .setItems().emptyDict().build().stop();
+        try (TensorArchive a = open(stateDict("archive", p, storages("0", f32(1))))) {
+            assertThat(a.properties()).containsEntry("weights_only", "would be rejected: BUILD on a plain dict");
+        }
+    }
+
+    @Test
+    void findsTheEndRecordBehindALongArchiveComment() throws Exception {
+        PickleWriter p = PickleWriter.proto(2).orderedDict().mark()
+                .unicode("w").contiguous("FloatStorage", "0", 1).setItems().stop();
+        TorchFiles.Zip z = TorchFiles.Zip.checkpoint("archive", p.bytes(), storages("0", f32(2)));
+        z.comment = "c".repeat(5000);
+        try (TensorArchive a = open(z.bytes()); Arena arena = Arena.ofConfined()) {
+            assertThat(floats(a.data(a.tensor("w").orElseThrow(), arena))).containsExactly(2);
+        }
+    }
+
+    @Test
     void readsTheLegacyStreamFormat() throws Exception {
         PickleWriter p = PickleWriter.proto(2).orderedDict().mark()
                 .unicode("w").global("torch._utils", "_rebuild_tensor_v2").mark()

@@ -23,6 +23,7 @@ final class TorchFiles {
     static final class Zip {
         final Map<String, byte[]> records = new LinkedHashMap<>();
         int method = ZipEntry.STORED;
+        String comment = "";
 
         Zip record(String name, byte[] data) {
             records.put(name, data);
@@ -39,6 +40,7 @@ final class TorchFiles {
         byte[] bytes() {
             ByteArrayOutputStream bos = new ByteArrayOutputStream();
             try (ZipOutputStream zos = new ZipOutputStream(bos)) {
+                if (!comment.isEmpty()) zos.setComment(comment);
                 for (var e : records.entrySet()) {
                     ZipEntry ze = new ZipEntry(e.getKey());
                     ze.setMethod(method);
