@@ -5,7 +5,9 @@ import io.anamnesis.api.Anamnesis;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.RecoveryPlan;
 import io.anamnesis.api.TensorArchive;
+import io.anamnesis.api.spi.FormatWriter;
 import io.anamnesis.api.spi.PlannedTensor;
+import io.anamnesis.api.spi.WriteOptions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DynamicTest;
@@ -194,6 +196,7 @@ class HostileInputTest {
                 RecoveryPlan plan = amn.plan(archive, DType.F32);
                 plan.problems();
                 plan.schemeDescriptions();
+                plan.outputBytes();
                 long allowed = Math.max(OUTPUT_FLOOR, OUTPUT_RATIO * fileSize);
                 for (PlannedTensor t : plan.outputs()) {
                     if (t.byteSize() > allowed) {
@@ -201,6 +204,10 @@ class HostileInputTest {
                                 + " " + t.shape() + " of " + t.byteSize() + " bytes from a file of " + fileSize
                                 + " bytes; not materialized");
                     }
+                }
+                String halfWritten = writeAll(amn, plan, file);
+                if (halfWritten != null) return new Outcome("half-written", halfWritten);
+                for (PlannedTensor t : plan.outputs()) {
                     try (Arena arena = Arena.ofConfined()) {
                         plan.materialize(t.name(), arena);
                     }
@@ -221,6 +228,36 @@ class HostileInputTest {
             kind = "heap";
         }
         return new Outcome(kind, violation);
+    }
+
+    /**
+     * The writer route ({@code amn convert}): through the parallel engine to a safetensors
+     * file, which must then exist whole or not at all, with no temporary file left beside
+     * it. A typed failure here is fine; materializing then runs anyway, as it is a separate
+     * route. Returns what was left behind, or null.
+     */
+    static String writeAll(Anamnesis amn, RecoveryPlan plan, Path file) throws IOException {
+        Optional<FormatWriter> writer = amn.findWriter("safetensors");
+        if (writer.isEmpty() || !plan.problems().isEmpty()
+                || !plan.outputs().stream().allMatch(t -> writer.get().supports(t.dtype()))) {
+            return null;
+        }
+        Path out = file.resolveSibling(file.getFileName() + ".out.safetensors");
+        boolean failed = false;
+        try {
+            writer.get().write(plan.toOutputPlan(), out, WriteOptions.threads(2));
+        } catch (AnamnesisException e) {
+            failed = true;
+        }
+        String left = null;
+        try (Stream<Path> siblings = Files.list(file.getParent())) {
+            List<String> temps = siblings.map(p -> p.getFileName().toString())
+                    .filter(n -> n.startsWith("." + out.getFileName() + ".tmp")).toList();
+            if (!temps.isEmpty()) left = "writing left temporary files " + temps;
+        }
+        if (failed && Files.exists(out)) left = "a failed write left " + out.getFileName() + " in place";
+        Files.deleteIfExists(out);
+        return left;
     }
 
     static String stackTrace(Throwable t) {
