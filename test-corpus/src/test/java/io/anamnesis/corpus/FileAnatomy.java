@@ -41,6 +41,17 @@ final class FileAnatomy {
 
     final List<Dims> dims = new ArrayList<>();
 
+    /**
+     * A pickle string (length-prefixed) or GLOBAL operand (two newline-terminated lines).
+     * Recorded only for a pickle that is the whole file, where an edit that changes its
+     * length leaves everything else valid: pickles hold no byte offsets.
+     */
+    record PickleText(int lengthOffset, int width, int start, int length, boolean global) {
+    }
+
+    final List<PickleText> pickleTexts = new ArrayList<>();
+    private boolean wholeFilePickle;
+
     static FileAnatomy of(byte[] b) {
         FileAnatomy a = new FileAnatomy();
         try {
@@ -60,6 +71,7 @@ final class FileAnatomy {
         } else if (b.length >= 2 && (b[0] & 0xFF) == 0x80 && b[1] >= 2 && b[1] <= 5) {
             // legacy torch.save: several pickles back to back, then raw storages
             int p = 0;
+            wholeFilePickle = true;
             for (int i = 0; i < 8 && p < b.length && (b[p] & 0xFF) == 0x80; i++) {
                 boundaries.add(p);
                 p = pickle(b, p, b.length, "pickle" + i);
@@ -354,6 +366,7 @@ final class FileAnatomy {
                 }
                 case 0x8c -> { // SHORT_BINUNICODE
                     field(arg, 1, label + ".short_unicode_len", found++);
+                    text(new PickleText(arg, 1, arg + 1, b[arg] & 0xFF, false));
                     next = arg + 1 + (b[arg] & 0xFF);
                 }
                 case 'M', 0x83 -> { // BININT2, EXT2
@@ -366,6 +379,7 @@ final class FileAnatomy {
                 }
                 case 'X', 'B', 'T' -> { // BINUNICODE BINBYTES BINSTRING
                     field(arg, 4, label + ".len4", found++);
+                    if (op == 'X') text(new PickleText(arg, 4, arg + 4, (int) le(b, arg, 4), false));
                     next = arg + 4 + (int) le(b, arg, 4);
                 }
                 case 0x8a -> { // LONG1
@@ -385,7 +399,10 @@ final class FileAnatomy {
                     next = arg + 8 + (int) le(b, arg, 8);
                 }
                 case 'G' -> next = arg + 8; // BINFLOAT
-                case 'c', 'i' -> next = line(b, line(b, arg)); // GLOBAL INST
+                case 'c', 'i' -> { // GLOBAL INST
+                    next = line(b, line(b, arg));
+                    if (op == 'c') text(new PickleText(arg, 0, arg, next - 1 - arg, true));
+                }
                 case 'I', 'L', 'S', 'V', 'P', 'F', 'p', 'g' -> next = line(b, arg);
                 case '.' -> {
                     boundaries.add(p + 1);
@@ -404,6 +421,10 @@ final class FileAnatomy {
     /** Records a pickle field; a checkpoint's pickle has thousands, so keep a spread of them. */
     private void field(int offset, int width, String label, int index) {
         if (index < 48 || index % 16 == 0) fields.add(new Field(offset, width, false, label));
+    }
+
+    private void text(PickleText t) {
+        if (wholeFilePickle && pickleTexts.size() < 64) pickleTexts.add(t);
     }
 
     private static int line(byte[] b, int p) {

@@ -124,9 +124,13 @@ class HostileHarnessTest {
     }
 
     private HostileInputTest.Outcome run(String behaviour) throws IOException {
+        return run(behaviour, HostileInputTest.TIMEOUT);
+    }
+
+    private HostileInputTest.Outcome run(String behaviour, Duration timeout) throws IOException {
         Path file = Files.writeString(dir.resolve(behaviour + ".bad"), behaviour);
         Anamnesis amn = Anamnesis.of(List.of(new MisbehavingReader()), List.of(), List.of());
-        return HostileInputTest.runPreemptively(amn, Duration.ofMillis(500), behaviour, file);
+        return HostileInputTest.runPreemptively(amn, timeout, behaviour, file);
     }
 
     @Test
@@ -145,7 +149,7 @@ class HostileHarnessTest {
 
     @Test
     void reportsAHang() throws IOException {
-        HostileInputTest.Outcome hang = run("hang");
+        HostileInputTest.Outcome hang = run("hang", Duration.ofMillis(500));
         assertThat(hang.kind()).isEqualTo("timeout");
         assertThat(hang.violation()).contains("500 ms");
     }

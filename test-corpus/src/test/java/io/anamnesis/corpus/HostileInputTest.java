@@ -80,6 +80,8 @@ class HostileInputTest {
     );
 
     private static final Map<String, Stats> STATS = new ConcurrentHashMap<>();
+    /** Outcomes by kind of mutation ({@code trunc}, {@code u64}, {@code st.reshape}, {@code zip:pickle}, ...). */
+    private static final Map<String, Map<String, Integer>> BY_MUTATION = new ConcurrentHashMap<>();
 
     private static final com.sun.management.ThreadMXBean THREADS =
             (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
@@ -125,6 +127,7 @@ class HostileInputTest {
         mutants.addAll(Mutations.of(seed, original, original.length > LARGE_INPUT ? PER_LARGE_FILE : cap));
         if (original.length <= LARGE_INPUT) {
             mutants.addAll(Mutations.pick(SemanticMutations.of(original), cap, new Mutations.SplitMix(seed + "/semantic")));
+            mutants.addAll(Mutations.pick(ZipMembers.of(seed, original, cap / 2, 4), cap, new Mutations.SplitMix(seed + "/members")));
         }
 
         Map<String, Integer> outcomes = new TreeMap<>();
@@ -138,6 +141,7 @@ class HostileInputTest {
             Files.write(file, m.make().apply(original));
             Outcome o = runPreemptively(AMN, TIMEOUT, seed + " " + m.id(), file);
             outcomes.merge(o.kind(), 1, Integer::sum);
+            BY_MUTATION.computeIfAbsent(category(m.id()), k -> new ConcurrentHashMap<>()).merge(o.kind(), 1, Integer::sum);
             if (o.violation() != null) {
                 String key = seed + "|" + m.id();
                 String report = key + ": " + o.violation();
@@ -260,6 +264,17 @@ class HostileInputTest {
         return left;
     }
 
+    static String category(String id) {
+        String prefix = id.startsWith("zip[") ? "zip:" : "";
+        String rest = id.startsWith("zip[") ? id.substring(id.indexOf("]:") + 2) : id;
+        int end = rest.length();
+        for (char c : new char[]{'@', '(', '=', '+', '['}) {
+            int i = rest.indexOf(c);
+            if (i > 0 && i < end) end = i;
+        }
+        return prefix + rest.substring(0, end);
+    }
+
     static String stackTrace(Throwable t) {
         StringWriter w = new StringWriter();
         t.printStackTrace(new PrintWriter(w));
@@ -301,6 +316,9 @@ class HostileInputTest {
         byFormat.forEach((k, v) -> lines.add(String.format("%-15s %4d seeds %6d mutants %4d violations", k, v[0], v[1], v[2])));
         lines.add(String.format("total: %d mutants, %d violations (%d known), %d ms", total, totalViolations,
                 KNOWN_ISSUES.size(), totalMillis));
+        lines.add("");
+        new TreeMap<>(BY_MUTATION).forEach((k, v) -> lines.add(String.format("%-20s %5d  %s", k,
+                v.values().stream().mapToInt(Integer::intValue).sum(), new TreeMap<>(v))));
         lines.add("");
         for (Stats s : STATS.values().stream().sorted((a, b) -> a.seed().compareTo(b.seed())).toList()) {
             for (String v : s.violations()) lines.add(v + "\n");

@@ -121,6 +121,31 @@ final class Mutations {
                 }
             }
         }
+        // pickle strings and GLOBALs: other storage types, rebuild functions, paths out of the archive
+        for (FileAnatomy.PickleText t : anatomy.pickleTexts) {
+            String[] replacements = t.global()
+                    ? new String[]{"torch\nHalfStorage", "torch\nBFloat16Storage", "torch\nQInt8Storage",
+                    "torch\nComplexDoubleStorage", "torch\nBoolStorage", "torch._utils\n_rebuild_tensor_v2",
+                    "torch._utils\n_rebuild_qtensor", "torch\nFloatTensor", "collections\nOrderedDict",
+                    "builtins\ngetattr", "torch\nUntypedStorage", "torch\n", "\n"}
+                    : new String[]{"", "0", "99999", "../data.pkl", "/etc/passwd", "cuda:0", "x".repeat(300),
+                    "\u00ff\u0000", "data/0", "..", "FloatStorage"};
+            for (String r : replacements) {
+                byte[] rb = r.getBytes(StandardCharsets.UTF_8);
+                if (t.width() == 1 && rb.length > 255) continue;
+                String id = "pickle@" + t.start() + ":" + abbreviate(new String(original, t.start(), Math.min(t.length(), 40),
+                        StandardCharsets.ISO_8859_1).replace('\n', '/')) + "->" + abbreviate(r.replace('\n', '/'));
+                text.add(new Mutant(id, b -> {
+                    int prefixEnd = t.width() == 0 ? t.start() : t.lengthOffset();
+                    byte[] c = new byte[b.length - t.length() + rb.length + (t.width() == 0 ? 0 : 0)];
+                    System.arraycopy(b, 0, c, 0, prefixEnd);
+                    if (t.width() > 0) put(c, t.lengthOffset(), t.width(), false, rb.length);
+                    System.arraycopy(rb, 0, c, t.start(), rb.length);
+                    System.arraycopy(b, t.start() + t.length(), c, t.start() + rb.length, b.length - t.start() - t.length());
+                    return c;
+                }));
+            }
+        }
         byKind.put("text", text);
 
         // huge values written at arbitrary places of the head: fields the anatomy missed
