@@ -139,7 +139,20 @@ class HostileInputTest {
             // a fresh name each time: a mapping a reader forgot to release must not see the next mutant
             Path file = dir.resolve("m" + (i++) + ext);
             Files.write(file, m.make().apply(original));
+            long t0 = System.nanoTime();
             Outcome o = runPreemptively(AMN, TIMEOUT, seed + " " + m.id(), file);
+            long nanos = System.nanoTime() - t0;
+            if (o.heapBytes() > maxHeap) {
+                maxHeap = o.heapBytes();
+                EXTREMES.put("most heap", (maxHeap >> 10) + " KiB: " + seed + "|" + m.id() + " (" + o.kind() + ")");
+            }
+            if (nanos > maxNanos) {
+                maxNanos = nanos;
+                EXTREMES.put("slowest", nanos / 1_000_000 + " ms: " + seed + "|" + m.id() + " (" + o.kind() + ")");
+            }
+            if (m.id().startsWith("trunc@") && o.kind().equals("ok")) {
+                EXTREMES.merge("truncations accepted", seed + "|" + m.id(), (a, b) -> a + ", " + b);
+            }
             outcomes.merge(o.kind(), 1, Integer::sum);
             BY_MUTATION.computeIfAbsent(category(m.id()), k -> new ConcurrentHashMap<>()).merge(o.kind(), 1, Integer::sum);
             if (o.violation() != null) {
@@ -173,8 +186,16 @@ class HostileInputTest {
      * @param kind      {@code ok} or the error kind's short name, or the violation's class
      * @param violation null, or what broke the promise with its stack trace
      */
-    record Outcome(String kind, String violation) {
+    record Outcome(String kind, String violation, long heapBytes) {
+        Outcome(String kind, String violation) {
+            this(kind, violation, 0);
+        }
     }
+
+    /** The most heap and the most time one mutant took, with its id: for the report, not a verdict. */
+    private static final Map<String, String> EXTREMES = new ConcurrentHashMap<>();
+    private static volatile long maxHeap;
+    private static volatile long maxNanos;
 
     static Outcome runPreemptively(Anamnesis amn, Duration timeout, String what, Path file) {
         try {
@@ -231,7 +252,7 @@ class HostileInputTest {
             violation = "allocated " + (heap >> 20) + " MiB of heap (limit " + (HEAP_PER_MUTANT >> 20) + " MiB), ended with " + kind;
             kind = "heap";
         }
-        return new Outcome(kind, violation);
+        return new Outcome(kind, violation, heap);
     }
 
     /**
@@ -316,6 +337,7 @@ class HostileInputTest {
         byFormat.forEach((k, v) -> lines.add(String.format("%-15s %4d seeds %6d mutants %4d violations", k, v[0], v[1], v[2])));
         lines.add(String.format("total: %d mutants, %d violations (%d known), %d ms", total, totalViolations,
                 KNOWN_ISSUES.size(), totalMillis));
+        new TreeMap<>(EXTREMES).forEach((k, v) -> lines.add(k + ": " + v));
         lines.add("");
         new TreeMap<>(BY_MUTATION).forEach((k, v) -> lines.add(String.format("%-20s %5d  %s", k,
                 v.values().stream().mapToInt(Integer::intValue).sum(), new TreeMap<>(v))));
@@ -326,6 +348,6 @@ class HostileInputTest {
         Path out = Path.of("target", "hostile-summary.txt");
         Files.createDirectories(out.getParent());
         Files.write(out, lines);
-        lines.stream().limit(STATS.size() + byFormat.size() + 3).forEach(l -> System.out.println("[hostile] " + l));
+        lines.stream().limit(STATS.size() + byFormat.size() + 3 + EXTREMES.size()).forEach(l -> System.out.println("[hostile] " + l));
     }
 }
