@@ -127,6 +127,7 @@ class HostileInputTest {
         mutants.addAll(Mutations.of(seed, original, original.length > LARGE_INPUT ? PER_LARGE_FILE : cap));
         if (original.length <= LARGE_INPUT) {
             mutants.addAll(Mutations.pick(SemanticMutations.of(original), cap, new Mutations.SplitMix(seed + "/semantic")));
+            mutants.addAll(Mutations.pick(SemanticMutations.sidecars(original), cap / 2, new Mutations.SplitMix(seed + "/sidecars")));
             mutants.addAll(Mutations.pick(ZipMembers.of(seed, original, cap / 2, 4), cap, new Mutations.SplitMix(seed + "/members")));
         }
 
@@ -137,8 +138,10 @@ class HostileInputTest {
         int i = 0;
         for (Mutations.Mutant m : mutants) {
             // a fresh name each time: a mapping a reader forgot to release must not see the next mutant
-            Path file = dir.resolve("m" + (i++) + ext);
+            Path home = m.sidecars().isEmpty() ? dir : Files.createDirectories(dir.resolve("s" + i));
+            Path file = home.resolve("m" + (i++) + ext);
             Files.write(file, m.make().apply(original));
+            for (var sidecar : m.sidecars().entrySet()) Files.write(home.resolve(sidecar.getKey()), sidecar.getValue());
             long t0 = System.nanoTime();
             Outcome o = runPreemptively(AMN, TIMEOUT, seed + " " + m.id(), file);
             long nanos = System.nanoTime() - t0;
@@ -164,6 +167,8 @@ class HostileInputTest {
             }
             try {
                 Files.deleteIfExists(file);
+                for (String sidecar : m.sidecars().keySet()) Files.deleteIfExists(home.resolve(sidecar));
+                if (home != dir) Files.deleteIfExists(home);
             } catch (IOException e) {
                 // an open mapping on some systems; the temp dir goes at the end
             }

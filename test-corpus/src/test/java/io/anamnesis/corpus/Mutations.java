@@ -21,7 +21,10 @@ import java.util.zip.CRC32;
 final class Mutations {
 
     /** One variant: its id and how to make it from the original bytes. */
-    record Mutant(String id, UnaryOperator<byte[]> make) {
+    record Mutant(String id, UnaryOperator<byte[]> make, Map<String, byte[]> sidecars) {
+        Mutant(String id, UnaryOperator<byte[]> make) {
+            this(id, make, Map.of());
+        }
     }
 
     /** Bytes of the original that the expensive mutations (regions, flips) look at. */

@@ -159,6 +159,48 @@ final class SemanticMutations {
         return out;
     }
 
+    /**
+     * The file with its {@code quantization_config} moved out of the header into a file
+     * beside it ({@code config.json}, {@code quantize_config.json}, {@code quant_config.json}),
+     * where dequantizers look next, and that file edited or made hostile.
+     */
+    static List<Mutations.Mutant> sidecars(byte[] file) {
+        Model model;
+        try {
+            model = parse(file);
+        } catch (RuntimeException | java.io.IOException notSafetensors) {
+            return List.of();
+        }
+        String config = model.metadata().get("quantization_config");
+        if (config == null) return List.of();
+        Map<String, String> meta = new LinkedHashMap<>(model.metadata());
+        meta.remove("quantization_config");
+        byte[] bare = serialize(meta, model.tensors());
+        Map<String, byte[]> contents = new LinkedHashMap<>();
+        contents.put("as-is", config.getBytes(StandardCharsets.UTF_8));
+        jsonEdits(config).forEach((k, v) -> contents.put(k, v.getBytes(StandardCharsets.UTF_8)));
+        contents.put("<empty>", new byte[0]);
+        contents.put("<null>", "null".getBytes(StandardCharsets.UTF_8));
+        contents.put("<array>", "[1,2]".getBytes(StandardCharsets.UTF_8));
+        contents.put("<bad-utf8>", new byte[]{'{', '"', (byte) 0xC3, (byte) 0x28, '"', ':', '1', '}'});
+        contents.put("<nested-100000>", ("[".repeat(100_000) + "]".repeat(100_000)).getBytes(StandardCharsets.UTF_8));
+        contents.put("<long-string-8MB>", ("{\"quant_method\":\"" + "x".repeat(8 << 20) + "\"}").getBytes(StandardCharsets.UTF_8));
+        contents.put("<huge-number>", "{\"bits\":1e999999,\"group_size\":123456789012345678901234567890}".getBytes(StandardCharsets.UTF_8));
+        List<Mutations.Mutant> out = new ArrayList<>();
+        for (var c : contents.entrySet()) {
+            byte[] inner = c.getValue();
+            String text = new String(inner, StandardCharsets.UTF_8);
+            byte[] wrapped = c.getKey().startsWith("<") ? inner
+                    : ("{\"model_type\":\"llama\",\"quantization_config\":" + text + "}").getBytes(StandardCharsets.UTF_8);
+            out.add(new Mutations.Mutant("sidecar[config.json]." + c.getKey(), x -> bare, Map.of("config.json", wrapped)));
+            out.add(new Mutations.Mutant("sidecar[quantize_config.json]." + c.getKey(), x -> bare,
+                    Map.of("quantize_config.json", inner)));
+            out.add(new Mutations.Mutant("sidecar[quant_config.json]." + c.getKey(), x -> bare,
+                    Map.of("quant_config.json", inner)));
+        }
+        return out;
+    }
+
     /** Edits of a JSON object's values, by key path: numbers, booleans, strings, arrays, removal. */
     static Map<String, String> jsonEdits(String text) {
         Map<String, String> out = new LinkedHashMap<>();
