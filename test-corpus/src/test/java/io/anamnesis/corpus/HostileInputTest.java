@@ -95,6 +95,14 @@ class HostileInputTest {
                 mutate("built/" + e.getKey(), e.getKey(), e.getValue(), PER_BUILT_SEED)));
     }
 
+    /** Files at a hostile scale or depth ({@link CraftedFiles}), each run once as it is. */
+    @TestFactory
+    Stream<DynamicTest> craftedFiles() {
+        return CraftedFiles.all().entrySet().stream().map(e -> DynamicTest.dynamicTest("crafted/" + e.getKey(), () ->
+                check("crafted/" + e.getKey(), e.getKey(), e.getValue().get(),
+                        List.of(new Mutations.Mutant("as-built", b -> b)))));
+    }
+
     @TestFactory
     Stream<DynamicTest> corpusInputs() {
         Optional<Path> root = CorpusCase.root();
@@ -119,9 +127,6 @@ class HostileInputTest {
     }
 
     static void mutate(String seed, String fileName, byte[] original, int cap) throws IOException {
-        long start = System.nanoTime();
-        String ext = fileName.contains(".") ? fileName.substring(fileName.lastIndexOf('.')) : "";
-        Path dir = Files.createDirectories(tmp.resolve(seed.replaceAll("[^A-Za-z0-9._-]", "_")));
         List<Mutations.Mutant> mutants = new ArrayList<>();
         mutants.add(new Mutations.Mutant("original", b -> b));
         mutants.addAll(Mutations.of(seed, original, original.length > LARGE_INPUT ? PER_LARGE_FILE : cap));
@@ -130,7 +135,13 @@ class HostileInputTest {
             mutants.addAll(Mutations.pick(SemanticMutations.sidecars(original), cap / 2, new Mutations.SplitMix(seed + "/sidecars")));
             mutants.addAll(Mutations.pick(ZipMembers.of(seed, original, cap / 2, 4), cap, new Mutations.SplitMix(seed + "/members")));
         }
+        check(seed, fileName, original, mutants);
+    }
 
+    static void check(String seed, String fileName, byte[] original, List<Mutations.Mutant> mutants) throws IOException {
+        long start = System.nanoTime();
+        String ext = fileName.contains(".") ? fileName.substring(fileName.lastIndexOf('.')) : "";
+        Path dir = Files.createDirectories(tmp.resolve(seed.replaceAll("[^A-Za-z0-9._-]", "_")));
         Map<String, Integer> outcomes = new TreeMap<>();
         List<String> violations = new ArrayList<>();
         List<String> fresh = new ArrayList<>();
@@ -330,7 +341,8 @@ class HostileInputTest {
                     s.violations().isEmpty() ? "" : "  VIOLATIONS " + s.violations().size()));
             String format = s.seed().substring(s.seed().lastIndexOf('.') + 1);
             if (!s.seed().startsWith("built/")) format = s.seed().substring(0, s.seed().indexOf('/'));
-            int[] f = byFormat.computeIfAbsent(s.seed().startsWith("built/") ? "built" : format, k -> new int[3]);
+            int[] f = byFormat.computeIfAbsent(s.seed().startsWith("built/") || s.seed().startsWith("crafted/")
+                    ? s.seed().substring(0, s.seed().indexOf('/')) : format, k -> new int[3]);
             f[0]++;
             f[1] += s.mutants();
             f[2] += s.violations().size();
