@@ -28,11 +28,11 @@ final class CraftedFiles {
     /** File name to a maker, so a file is built only when its test runs. */
     static Map<String, Supplier<byte[]>> all() {
         Map<String, Supplier<byte[]>> m = new LinkedHashMap<>();
-        m.put("many-tensors.safetensors", () -> manySafetensors(30_000));
-        m.put("many-fp8-pairs.safetensors", () -> manyFp8(12_000));
-        m.put("many-gptq-groups.safetensors", () -> manyGptq(3_000));
-        m.put("many-tensors.gguf", () -> manyGguf(30_000));
-        m.put("many-members.npz", () -> manyNpz(5_000));
+        m.put("many-tensors.safetensors", () -> manySafetensors(20_000));
+        m.put("many-fp8-pairs.safetensors", () -> manyFp8(8_000));
+        m.put("many-gptq-groups.safetensors", () -> manyGptq(2_000));
+        m.put("many-tensors.gguf", () -> manyGguf(20_000));
+        m.put("many-members.npz", () -> manyNpz(4_000));
         m.put("nested-metadata.safetensors", CraftedFiles::nestedSafetensors);
         m.put("nested-arrays.gguf", () -> nestedGguf(100_000));
         m.put("nested-shape.npy", () -> nestedNpy(100_000));
