@@ -46,11 +46,24 @@ public final class Fp8Kernels {
         return VECTOR_AVAILABLE ? Impl.VECTOR : Impl.SCALAR;
     }
 
+    /** Elements per vector kernel call under one scale (a multiple of every vector step). */
+    private static final long PIECE = 1 << 15;
+
+    private static final int F32 = 0;
+    private static final int BF16 = 1;
+    private static final int F16 = 2;
+
+    /** The target as a small int, resolved once per call rather than once per scale run. */
+    private static int targetCode(DType target) {
+        if (target.equals(DType.F32)) return F32;
+        if (target.equals(DType.BF16)) return BF16;
+        if (target.equals(DType.F16)) return F16;
+        throw new IllegalArgumentException("FP8 recovers to BF16, F16 or F32, not " + target);
+    }
+
     /** Output bytes per element of a recovery target. */
     static int outputBytes(DType target) {
-        if (target.equals(DType.F32)) return 4;
-        if (target.equals(DType.BF16) || target.equals(DType.F16)) return 2;
-        throw new IllegalArgumentException("FP8 recovers to BF16, F16 or F32, not " + target);
+        return targetCode(target) == F32 ? 4 : 2;
     }
 
     /**
@@ -63,9 +76,26 @@ public final class Fp8Kernels {
     public static void dequantizeGrid(Impl impl, Fp8Format format, DType target, MemorySegment codes,
                                       long cols, float[] scales, long blockRows, long blockCols,
                                       long first, long count, MemorySegment dest) {
-        int width = outputBytes(target);
+        int t = targetCode(target);
+        int width = t == F32 ? 4 : 2;
+        boolean vector = vectorImpl(impl);
+        // The vector kernel runs a whole row in one loop when every scale folds and a block
+        // is a row (shift 63) or a power of two wide, a multiple of its step.
+        int blockShift = scales.length == 1 || blockCols >= cols ? 63
+                : Long.bitCount(blockCols) == 1 && vector && blockCols % Fp8VectorKernels.step() == 0
+                ? Long.numberOfTrailingZeros(blockCols) : -1;
+        float[] factors = vector && blockShift >= 0 ? Fp8VectorKernels.foldedFactors(format, scales) : new float[0];
         if (scales.length == 1) {
-            dequantize(impl, format, target, codes, first, scales[0], dest, 0, count);
+            if (factors.length > 0) {
+                // In pieces: a kernel entered a few times with huge counts runs as on-stack-replaced
+                // code for a long while; entered often, it gets compiled whole, which is faster.
+                for (long done = 0; done < count; done += PIECE) {
+                    Fp8VectorKernels.row(t, format, codes, first + done, 0, 63, scales, factors, 0,
+                            dest, done * width, Math.min(PIECE, count - done));
+                }
+            } else {
+                run(vector, format, t, codes, first, scales[0], dest, 0, count);
+            }
             return;
         }
         long scaleCols = (cols + blockCols - 1) / blockCols;
@@ -75,13 +105,21 @@ public final class Fp8Kernels {
             long r = e / cols;
             long rowStart = r * cols;
             long rowEnd = Math.min(end, rowStart + cols);
-            long scaleRow = (r / blockRows) * scaleCols;
+            int scaleRow = Math.toIntExact((r / blockRows) * scaleCols);
+            if (factors.length > 0) {
+                Fp8VectorKernels.row(t, format, codes, e, e - rowStart, blockShift, scales, factors, scaleRow,
+                        dest, (e - first) * width, rowEnd - e);
+                e = rowEnd;
+                continue;
+            }
+            long block = (e - rowStart) / blockCols;
+            long blockEnd = rowStart + (block + 1) * blockCols;
             while (e < rowEnd) {
-                long block = (e - rowStart) / blockCols;
-                long runEnd = Math.min(rowEnd, rowStart + (block + 1) * blockCols);
-                float scale = scales[Math.toIntExact(scaleRow + block)];
-                dequantize(impl, format, target, codes, e, scale, dest, (e - first) * width, runEnd - e);
+                long runEnd = Math.min(rowEnd, blockEnd);
+                run(vector, format, t, codes, e, scales[scaleRow + (int) block], dest, (e - first) * width, runEnd - e);
                 e = runEnd;
+                block++;
+                blockEnd += blockCols;
             }
         }
     }
@@ -92,22 +130,28 @@ public final class Fp8Kernels {
      */
     public static void dequantize(Impl impl, Fp8Format format, DType target, MemorySegment codes, long codeOffset,
                                   float scale, MemorySegment dest, long destOffset, long count) {
-        int width = outputBytes(target);
-        if (impl == Impl.VECTOR) {
-            if (!VECTOR_AVAILABLE) throw new IllegalStateException("the Vector API is not available");
-            if (width == 4) {
-                Fp8VectorKernels.toF32(format, codes, codeOffset, scale, dest, destOffset, count);
-            } else if (target.equals(DType.BF16)) {
-                Fp8VectorKernels.toBf16(format, codes, codeOffset, scale, dest, destOffset, count);
-            } else {
-                Fp8VectorKernels.toF16(format, codes, codeOffset, scale, dest, destOffset, count);
+        run(vectorImpl(impl), format, targetCode(target), codes, codeOffset, scale, dest, destOffset, count);
+    }
+
+    private static boolean vectorImpl(Impl impl) {
+        if (impl == Impl.VECTOR && !VECTOR_AVAILABLE) throw new IllegalStateException("the Vector API is not available");
+        return impl == Impl.VECTOR;
+    }
+
+    private static void run(boolean vector, Fp8Format format, int target, MemorySegment codes, long codeOffset,
+                            float scale, MemorySegment dest, long destOffset, long count) {
+        if (vector) {
+            switch (target) {
+                case F32 -> Fp8VectorKernels.toF32(format, codes, codeOffset, scale, dest, destOffset, count);
+                case BF16 -> Fp8VectorKernels.toBf16(format, codes, codeOffset, scale, dest, destOffset, count);
+                default -> Fp8VectorKernels.toF16(format, codes, codeOffset, scale, dest, destOffset, count);
             }
-        } else if (width == 4) {
-            toF32(format, codes, codeOffset, scale, dest, destOffset, count);
-        } else if (target.equals(DType.BF16)) {
-            toBf16(format, codes, codeOffset, scale, dest, destOffset, count);
         } else {
-            toF16(format, codes, codeOffset, scale, dest, destOffset, count);
+            switch (target) {
+                case F32 -> toF32(format, codes, codeOffset, scale, dest, destOffset, count);
+                case BF16 -> toBf16(format, codes, codeOffset, scale, dest, destOffset, count);
+                default -> toF16(format, codes, codeOffset, scale, dest, destOffset, count);
+            }
         }
     }
 
