@@ -29,8 +29,8 @@ final class AwqVectorKernel {
     static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
     static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(I.vectorBitSize() / 2));
     static final int L = I.length();
-    /** Packed columns per tile: 8 words = 64 output rows. */
-    static final int WORDS = 8;
+    /** Packed columns per tile: one vector's worth (16 words = 128 output rows on AVX-512). */
+    static final int WORDS = Math.max(8, L);
     static final int TILE = WORDS * 8;
     static final int CHUNK = 512;
     /** Field of column 8j + m: the inverse of {@link AwqKernel#ORDER}. */
@@ -74,7 +74,13 @@ final class AwqVectorKernel {
             for (int i0 = 0; i0 < in; i0 += CHUNK) {
                 int cols = Math.min(CHUNK, in - i0);
                 long base = o0 / 8 * 4L;
-                for (int ii = 0; ii < cols; ii++) {
+                int done = 0;
+                if (L == 16 && nw == 16) {
+                    for (; done + 16 <= cols; done += 16) {
+                        transpose16(qweight, (i0 + done) * rowBytes + base, rowBytes, words, run, done);
+                    }
+                }
+                for (int ii = done; ii < cols; ii++) {
                     long rowBase = (i0 + ii) * rowBytes + base;
                     for (int j = 0; j < nw; j++) words[j * run + ii] = qweight.get(LittleEndian.I32, rowBase + j * 4L);
                 }
@@ -84,13 +90,21 @@ final class AwqVectorKernel {
                     int wordBase = (t >>> 3) * run;
                     int shift = 4 * FIELD[t & 7];
                     long at = ((long) (o - firstRow) * in + i0) * elementBytes;
+                    int lastGroup = -1;
+                    IntVector zeroV = IntVector.zero(I);
+                    FloatVector scaleV = FloatVector.zero(F);
                     for (int ii = 0; ii < full; ii += L) {
                         int i = i0 + ii;
                         IntVector q = IntVector.fromArray(I, words, wordBase + ii).lanewise(VectorOperators.LSHR, shift).and(15);
                         int g = groupRow[i];
                         FloatVector f;
                         if (g == groupRow[i + L - 1]) {
-                            f = ((FloatVector) q.sub(zero[g + t]).convert(VectorOperators.I2F, 0)).mul(scale[g + t]);
+                            if (g != lastGroup) {
+                                zeroV = IntVector.broadcast(I, zero[g + t]);
+                                scaleV = FloatVector.broadcast(F, scale[g + t]);
+                                lastGroup = g;
+                            }
+                            f = ((FloatVector) q.sub(zeroV).convert(VectorOperators.I2F, 0)).mul(scaleV);
                         } else {
                             IntVector z = IntVector.fromArray(I, zero, t, groupRow, i);
                             FloatVector s = FloatVector.fromArray(F, scale, t, groupRow, i);
@@ -121,6 +135,189 @@ final class AwqVectorKernel {
                 }
             }
         }
+    }
+
+    /** Lane selections of the 16 x 16 transpose (two-source: indexes 16..31 take the second vector). */
+    private static final IntVector LO8 = half(8, false), HI8 = half(8, true), LO4 = half(4, false), HI4 = half(4, true),
+            LO2 = half(2, false), HI2 = half(2, true), LO1 = half(1, false), HI1 = half(1, true);
+
+    private static IntVector half(int h, boolean high) {
+        int[] idx = new int[L];
+        for (int c = 0; c < L; c++) {
+            boolean first = (c & h) == 0;
+            idx[c] = high ? (first ? c + h : L + c) : (first ? c : L + c - h);
+        }
+        return IntVector.fromArray(I, idx, 0);
+    }
+
+    /**
+     * Transposes the 16 x 16 words at rows {@code [i, i+16)}, byte offset {@code base} of
+     * qweight into {@code words[j * run + ii ...]}: a 2x2 block transpose at halves 8, 4, 2
+     * and 1 lanes, each a two-source lane selection.
+     */
+    private static void transpose16(MemorySegment qweight, long base, long rowBytes, int[] words, int run, int ii) {
+        IntVector r0 = IntVector.fromMemorySegment(I, qweight, base + 0 * rowBytes, ByteOrder.LITTLE_ENDIAN);
+        IntVector r1 = IntVector.fromMemorySegment(I, qweight, base + 1 * rowBytes, ByteOrder.LITTLE_ENDIAN);
+        IntVector r2 = IntVector.fromMemorySegment(I, qweight, base + 2 * rowBytes, ByteOrder.LITTLE_ENDIAN);
+        IntVector r3 = IntVector.fromMemorySegment(I, qweight, base + 3 * rowBytes, ByteOrder.LITTLE_ENDIAN);
+        IntVector r4 = IntVector.fromMemorySegment(I, qweight, base + 4 * rowBytes, ByteOrder.LITTLE_ENDIAN);
+        IntVector r5 = IntVector.fromMemorySegment(I, qweight, base + 5 * rowBytes, ByteOrder.LITTLE_ENDIAN);
+        IntVector r6 = IntVector.fromMemorySegment(I, qweight, base + 6 * rowBytes, ByteOrder.LITTLE_ENDIAN);
+        IntVector r7 = IntVector.fromMemorySegment(I, qweight, base + 7 * rowBytes, ByteOrder.LITTLE_ENDIAN);
+        IntVector r8 = IntVector.fromMemorySegment(I, qweight, base + 8 * rowBytes, ByteOrder.LITTLE_ENDIAN);
+        IntVector r9 = IntVector.fromMemorySegment(I, qweight, base + 9 * rowBytes, ByteOrder.LITTLE_ENDIAN);
+        IntVector r10 = IntVector.fromMemorySegment(I, qweight, base + 10 * rowBytes, ByteOrder.LITTLE_ENDIAN);
+        IntVector r11 = IntVector.fromMemorySegment(I, qweight, base + 11 * rowBytes, ByteOrder.LITTLE_ENDIAN);
+        IntVector r12 = IntVector.fromMemorySegment(I, qweight, base + 12 * rowBytes, ByteOrder.LITTLE_ENDIAN);
+        IntVector r13 = IntVector.fromMemorySegment(I, qweight, base + 13 * rowBytes, ByteOrder.LITTLE_ENDIAN);
+        IntVector r14 = IntVector.fromMemorySegment(I, qweight, base + 14 * rowBytes, ByteOrder.LITTLE_ENDIAN);
+        IntVector r15 = IntVector.fromMemorySegment(I, qweight, base + 15 * rowBytes, ByteOrder.LITTLE_ENDIAN);
+        IntVector a;
+        IntVector b;
+        a = LO8.selectFrom(r0, r8);
+        b = HI8.selectFrom(r0, r8);
+        r0 = a;
+        r8 = b;
+        a = LO8.selectFrom(r1, r9);
+        b = HI8.selectFrom(r1, r9);
+        r1 = a;
+        r9 = b;
+        a = LO8.selectFrom(r2, r10);
+        b = HI8.selectFrom(r2, r10);
+        r2 = a;
+        r10 = b;
+        a = LO8.selectFrom(r3, r11);
+        b = HI8.selectFrom(r3, r11);
+        r3 = a;
+        r11 = b;
+        a = LO8.selectFrom(r4, r12);
+        b = HI8.selectFrom(r4, r12);
+        r4 = a;
+        r12 = b;
+        a = LO8.selectFrom(r5, r13);
+        b = HI8.selectFrom(r5, r13);
+        r5 = a;
+        r13 = b;
+        a = LO8.selectFrom(r6, r14);
+        b = HI8.selectFrom(r6, r14);
+        r6 = a;
+        r14 = b;
+        a = LO8.selectFrom(r7, r15);
+        b = HI8.selectFrom(r7, r15);
+        r7 = a;
+        r15 = b;
+        a = LO4.selectFrom(r0, r4);
+        b = HI4.selectFrom(r0, r4);
+        r0 = a;
+        r4 = b;
+        a = LO4.selectFrom(r1, r5);
+        b = HI4.selectFrom(r1, r5);
+        r1 = a;
+        r5 = b;
+        a = LO4.selectFrom(r2, r6);
+        b = HI4.selectFrom(r2, r6);
+        r2 = a;
+        r6 = b;
+        a = LO4.selectFrom(r3, r7);
+        b = HI4.selectFrom(r3, r7);
+        r3 = a;
+        r7 = b;
+        a = LO4.selectFrom(r8, r12);
+        b = HI4.selectFrom(r8, r12);
+        r8 = a;
+        r12 = b;
+        a = LO4.selectFrom(r9, r13);
+        b = HI4.selectFrom(r9, r13);
+        r9 = a;
+        r13 = b;
+        a = LO4.selectFrom(r10, r14);
+        b = HI4.selectFrom(r10, r14);
+        r10 = a;
+        r14 = b;
+        a = LO4.selectFrom(r11, r15);
+        b = HI4.selectFrom(r11, r15);
+        r11 = a;
+        r15 = b;
+        a = LO2.selectFrom(r0, r2);
+        b = HI2.selectFrom(r0, r2);
+        r0 = a;
+        r2 = b;
+        a = LO2.selectFrom(r1, r3);
+        b = HI2.selectFrom(r1, r3);
+        r1 = a;
+        r3 = b;
+        a = LO2.selectFrom(r4, r6);
+        b = HI2.selectFrom(r4, r6);
+        r4 = a;
+        r6 = b;
+        a = LO2.selectFrom(r5, r7);
+        b = HI2.selectFrom(r5, r7);
+        r5 = a;
+        r7 = b;
+        a = LO2.selectFrom(r8, r10);
+        b = HI2.selectFrom(r8, r10);
+        r8 = a;
+        r10 = b;
+        a = LO2.selectFrom(r9, r11);
+        b = HI2.selectFrom(r9, r11);
+        r9 = a;
+        r11 = b;
+        a = LO2.selectFrom(r12, r14);
+        b = HI2.selectFrom(r12, r14);
+        r12 = a;
+        r14 = b;
+        a = LO2.selectFrom(r13, r15);
+        b = HI2.selectFrom(r13, r15);
+        r13 = a;
+        r15 = b;
+        a = LO1.selectFrom(r0, r1);
+        b = HI1.selectFrom(r0, r1);
+        r0 = a;
+        r1 = b;
+        a = LO1.selectFrom(r2, r3);
+        b = HI1.selectFrom(r2, r3);
+        r2 = a;
+        r3 = b;
+        a = LO1.selectFrom(r4, r5);
+        b = HI1.selectFrom(r4, r5);
+        r4 = a;
+        r5 = b;
+        a = LO1.selectFrom(r6, r7);
+        b = HI1.selectFrom(r6, r7);
+        r6 = a;
+        r7 = b;
+        a = LO1.selectFrom(r8, r9);
+        b = HI1.selectFrom(r8, r9);
+        r8 = a;
+        r9 = b;
+        a = LO1.selectFrom(r10, r11);
+        b = HI1.selectFrom(r10, r11);
+        r10 = a;
+        r11 = b;
+        a = LO1.selectFrom(r12, r13);
+        b = HI1.selectFrom(r12, r13);
+        r12 = a;
+        r13 = b;
+        a = LO1.selectFrom(r14, r15);
+        b = HI1.selectFrom(r14, r15);
+        r14 = a;
+        r15 = b;
+        r0.intoArray(words, 0 * run + ii);
+        r1.intoArray(words, 1 * run + ii);
+        r2.intoArray(words, 2 * run + ii);
+        r3.intoArray(words, 3 * run + ii);
+        r4.intoArray(words, 4 * run + ii);
+        r5.intoArray(words, 5 * run + ii);
+        r6.intoArray(words, 6 * run + ii);
+        r7.intoArray(words, 7 * run + ii);
+        r8.intoArray(words, 8 * run + ii);
+        r9.intoArray(words, 9 * run + ii);
+        r10.intoArray(words, 10 * run + ii);
+        r11.intoArray(words, 11 * run + ii);
+        r12.intoArray(words, 12 * run + ii);
+        r13.intoArray(words, 13 * run + ii);
+        r14.intoArray(words, 14 * run + ii);
+        r15.intoArray(words, 15 * run + ii);
     }
 
     private static boolean allFinite(float[] scale, int groups, int rows) {

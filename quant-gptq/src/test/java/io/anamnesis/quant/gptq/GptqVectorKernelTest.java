@@ -59,7 +59,9 @@ class GptqVectorKernelTest {
             long bytes = target.byteSize((long) l.in * l.out);
             MemorySegment vector = arena.allocate(bytes);
             MemorySegment scalar = arena.allocate(bytes);
-            assertThat(GptqVectorKernel.supports(layout, target)).isTrue();
+            // 2-bit needs 16 lanes (AVX-512): on narrower vectors the dispatcher keeps it scalar
+            org.junit.jupiter.api.Assumptions.assumeTrue(GptqVectorKernel.supports(layout, target),
+                    "no vector kernel for this layout with " + GptqVectorKernel.L + " lanes");
             GptqVectorKernel.dequantizeRows(qw, qz, sc, l.gIdx, layout, 0, l.out, target, vector);
             GptqKernel.dequantizeRowsScalar(qw, qz, sc, l.gIdx, layout, 0, l.out, target, scalar);
             assertThat(vector.mismatch(scalar)).isEqualTo(-1);
