@@ -28,6 +28,20 @@ public final class FourBit {
     public sealed interface Absmax permits PlainAbsmax, NestedAbsmax {
         /** The absmax of block {@code block}, as the reference's float32 tensor holds it. */
         float at(long block);
+
+        /** The absmax of blocks {@code [firstBlock, firstBlock + count)} into {@code out[0, count)}. */
+        default void fill(long firstBlock, float[] out, int count) {
+            for (int i = 0; i < count; i++) out[i] = at(firstBlock + i);
+        }
+    }
+
+    /** Blocks whose absmax a kernel works out ahead, in one pass, before using them. */
+    static final int ABSMAX_BATCH = 256;
+
+    /** A buffer for the absmax of up to {@link #ABSMAX_BATCH} blocks of the chunk ending before {@code end}. */
+    static float[] absmaxBuffer(long firstBlock, long end, long blocksize) {
+        long lastBlock = (end - 1) / blocksize;
+        return new float[(int) Math.min(ABSMAX_BATCH, lastBlock - firstBlock + 1)];
     }
 
     /** Plain 4-bit: {@code absmax} is a float32 tensor, one value per block. */
@@ -72,6 +86,23 @@ public final class FourBit {
         @Override
         public float at(long block) {
             return decode(codes, nestedAbsmax, nestedMap, nestedBlocksize, offset, block);
+        }
+
+        /** The same values as {@link #at}, walking the nested blocks without a division per block. */
+        @Override
+        public void fill(long firstBlock, float[] out, int count) {
+            long nested = firstBlock / nestedBlocksize;
+            long inNested = firstBlock - nested * nestedBlocksize;
+            float scale = count > 0 ? nestedAbsmax.get(LittleEndian.F32, nested * 4) : 0f;
+            for (int i = 0; i < count; i++) {
+                int code = codes.get(ValueLayout.JAVA_BYTE, firstBlock + i) & 0xFF;
+                float scaled = nestedMap[code] * scale;
+                out[i] = scaled + offset;
+                if (++inNested == nestedBlocksize && i + 1 < count) {
+                    inNested = 0;
+                    scale = nestedAbsmax.get(LittleEndian.F32, ++nested * 4);
+                }
+            }
         }
 
         /** {@code nested_map[code[b]] * nested_absmax[b / nested_blocksize] + offset}: multiply, round, add, round. */
@@ -141,10 +172,18 @@ public final class FourBit {
         long end = first + count;
         long e = first;
         long out = 0;
+        if (count == 0) return;
+        long block = first / blocksize;
+        float[] scales = absmaxBuffer(block, end, blocksize);
+        int j = scales.length;
         while (e < end) {
-            long block = e / blocksize;
+            if (j == scales.length) {
+                absmax.fill(block, scales, (int) Math.min(scales.length, (end - 1) / blocksize - block + 1));
+                j = 0;
+            }
             long blockEnd = Math.min((block + 1) * blocksize, end);
-            float a = absmax.at(block);
+            float a = scales[j++];
+            block++;
             for (int c = 0; c < 16; c++) table[c] = OutputBits.encode(codeValues[c] * a, kind);
             out = kind == OutputBits.F32
                     ? run32(packed, table, e, blockEnd, dest, out)

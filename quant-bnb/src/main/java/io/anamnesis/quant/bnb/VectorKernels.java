@@ -55,10 +55,18 @@ final class VectorKernels {
         long end = first + count;
         long e = first;
         long o = 0;
+        if (count == 0) return;
+        long block = first / blocksize;
+        float[] scales = FourBit.absmaxBuffer(block, end, blocksize);
+        int j = scales.length;
         while (e < end) {
-            long block = e / blocksize;
+            if (j == scales.length) {
+                absmax.fill(block, scales, (int) Math.min(scales.length, (end - 1) / blocksize - block + 1));
+                j = 0;
+            }
             long blockEnd = Math.min((block + 1) * blocksize, end);
-            IntVector table = toBf16(values.mul(absmax.at(block)).reinterpretAsInts());
+            IntVector table = toBf16(values.mul(scales[j++]).reinterpretAsInts());
+            block++;
             long s = e;
             if ((s & 1) == 0) {
                 for (; blockEnd - s >= 32; s += 32, o += 64) {
@@ -92,13 +100,22 @@ final class VectorKernels {
             float scale = scb.get(io.anamnesis.api.numeric.LittleEndian.F32, row * 4);
             // With a finite scale, (w * scale) * k is finite or infinite, never NaN: the NaN
             // lanes of toBf16 cannot occur and the plain rounding formula is exact.
-            boolean finite = Float.isFinite(scale);
-            for (; rowEnd - e >= 16; e += 16, o += 32) {
-                FloatVector f = (FloatVector) ByteVector.fromMemorySegment(B128, weight, e, LE)
-                        .convertShape(VectorOperators.B2F, F512, 0);
-                IntVector bits = f.mul(scale).mul(Int8Rows.INV_127).reinterpretAsInts();
-                IntVector bf = finite ? roundToBf16(bits) : toBf16(bits);
-                bf.convertShape(VectorOperators.I2S, S256, 0).intoMemorySegment(dest, o, LE);
+            // Two loops rather than a choice inside one: a vector value merged from two branches
+            // defeats C2's box elimination and allocates per iteration.
+            if (Float.isFinite(scale)) {
+                for (; rowEnd - e >= 16; e += 16, o += 32) {
+                    FloatVector f = (FloatVector) ByteVector.fromMemorySegment(B128, weight, e, LE)
+                            .convertShape(VectorOperators.B2F, F512, 0);
+                    roundToBf16(f.mul(scale).mul(Int8Rows.INV_127).reinterpretAsInts())
+                            .convertShape(VectorOperators.I2S, S256, 0).intoMemorySegment(dest, o, LE);
+                }
+            } else {
+                for (; rowEnd - e >= 16; e += 16, o += 32) {
+                    FloatVector f = (FloatVector) ByteVector.fromMemorySegment(B128, weight, e, LE)
+                            .convertShape(VectorOperators.B2F, F512, 0);
+                    toBf16(f.mul(scale).mul(Int8Rows.INV_127).reinterpretAsInts())
+                            .convertShape(VectorOperators.I2S, S256, 0).intoMemorySegment(dest, o, LE);
+                }
             }
             for (; e < rowEnd; e++, o += 2) {
                 float v = Int8Rows.value(weight.get(java.lang.foreign.ValueLayout.JAVA_BYTE, e), scale);

@@ -161,6 +161,9 @@ class FourBitTest {
         for (int e = 0; e < n; e++) want[e] = NF4[codes[e]] * absmax[e / blocksize];
         for (DType d : List.of(DType.F32, DType.BF16, DType.F16)) {
             assertThat(Fixtures.recover(a, d)).as("%s", d).isEqualTo(Fixtures.encode(want, d));
+            // chunks that start inside a nested block and cross nested-block boundaries
+            assertThat(Fixtures.recoverInChunks(a, d, 1)).as("%s by blocks", d).isEqualTo(Fixtures.encode(want, d));
+            assertThat(Fixtures.recoverInChunks(a, d, 5)).as("%s by 5 blocks", d).isEqualTo(Fixtures.encode(want, d));
         }
         Recovery r = Fixtures.only(a);
         assertThat(r.description()).isEqualTo("bitsandbytes NF4, block 64, double-quant (nested 32)");
