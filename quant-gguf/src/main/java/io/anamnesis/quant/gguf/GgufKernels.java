@@ -38,6 +38,32 @@ final class GgufKernels {
     static final byte[] IQ1S = unpack(IQ1S_GRID);
     static final byte[] IQ3XXS = unpack(IQ3XXS_GRID);
     static final byte[] IQ3S = unpack(IQ3S_GRID);
+    /** The same grids as floats (exact), so the inner loops are plain float multiplies. */
+    static final float[] IQ2XXS_F = toFloats(IQ2XXS);
+    static final float[] IQ2XS_F = toFloats(IQ2XS);
+    static final float[] IQ2S_F = toFloats(IQ2S);
+    static final float[] IQ1S_F = toFloats(IQ1S);
+    static final float[] IQ3XXS_F = toFloats(IQ3XXS);
+    static final float[] IQ3S_F = toFloats(IQ3S);
+    /**
+     * SIGNS[8*b + j] = -1 when bit j of sign byte b is set, else +1: ggml multiplies by
+     * {@code (signs & kmask_iq2xs[j] ? -1.f : 1.f)}; a table keeps the loops branch-free.
+     */
+    static final float[] SIGNS = signTable();
+
+    private static float[] toFloats(byte[] values) {
+        float[] f = new float[values.length];
+        for (int i = 0; i < values.length; i++) f[i] = values[i];
+        return f;
+    }
+
+    private static float[] signTable() {
+        float[] t = new float[256 * 8];
+        for (int b = 0; b < 256; b++) {
+            for (int j = 0; j < 8; j++) t[8 * b + j] = ((b >> j) & 1) != 0 ? -1.0f : 1.0f;
+        }
+        return t;
+    }
 
     private static float[] toFloats(int[] values) {
         float[] f = new float[values.length];
@@ -178,9 +204,10 @@ final class GgufKernels {
     static void q1_0(byte[] src, int s, float[] y, int o, int blocks) {
         for (int i = 0; i < blocks; i++, s += 18, o += 128) {
             float d = f16(src, s);
-            float nd = -d;
-            for (int j = 0; j < 128; j++) {
-                y[o + j] = ((src[s + 2 + (j >> 3)] >> (j & 7)) & 1) != 0 ? d : nd;
+            float[] pm = {-d, d};
+            for (int k = 0; k < 16; k++) {
+                int q = src[s + 2 + k];
+                for (int j = 0; j < 8; j++) y[o + 8 * k + j] = pm[(q >> j) & 1];
             }
         }
     }
@@ -283,7 +310,8 @@ final class GgufKernels {
                         int qq = q + 16 * half;
                         int hm = s + 16 * half;
                         for (int l = 0; l < 16; l++) {
-                            int v = ((src[qq + l] >> shift) & 3) - ((src[hm + l] & m) != 0 ? 0 : 4);
+                            // minus 4 where the high bit is clear
+                            int v = ((src[qq + l] >> shift) & 3) - ((((src[hm + l] & m) - 1) >>> 31) << 2);
                             y[o++] = dl * v;
                         }
                     }
@@ -424,11 +452,6 @@ final class GgufKernels {
 
     // ---------------------------------------------------------------- i-quants
 
-    /** Grid value times a scale, negated when sign bit j of {@code signs} is set: (db * g) * (+-1). */
-    private static float signed(float db, int g, int signs, int j) {
-        float v = db * g;
-        return (signs & (1 << j)) != 0 ? -v : v;
-    }
 
     /**
      * IQ2_XXS {f16 d; u16 qs[32]}: per 32 elements two u32: four grid indices (bytes of the
@@ -444,7 +467,8 @@ final class GgufKernels {
                 for (int l = 0; l < 4; l++) {
                     int g = 8 * u8(src, a + l);
                     int signs = KSIGNS_IQ2XS[(aux1 >>> (7 * l)) & 127];
-                    for (int j = 0; j < 8; j++) y[o + j] = signed(db, IQ2XXS[g + j], signs, j);
+                    int sg = 8 * signs;
+                    for (int j = 0; j < 8; j++) y[o + j] = db * IQ2XXS_F[g + j] * SIGNS[sg + j];
                     o += 8;
                 }
             }
@@ -464,7 +488,8 @@ final class GgufKernels {
                     int g = 8 * (q & 511);
                     int signs = KSIGNS_IQ2XS[q >> 9];
                     float db = l < 2 ? db0 : db1;
-                    for (int j = 0; j < 8; j++) y[o + j] = signed(db, IQ2XS[g + j], signs, j);
+                    int sg = 8 * signs;
+                    for (int j = 0; j < 8; j++) y[o + j] = db * IQ2XS_F[g + j] * SIGNS[sg + j];
                     o += 8;
                 }
             }
@@ -484,7 +509,8 @@ final class GgufKernels {
                     int g = 8 * (u8(src, s + 2 + 4 * ib + l) | ((qh << (8 - 2 * l)) & 0x300));
                     int signs = u8(src, s + 34 + 4 * ib + l);
                     float db = l < 2 ? db0 : db1;
-                    for (int j = 0; j < 8; j++) y[o + j] = signed(db, IQ2S[g + j], signs, j);
+                    int sg = 8 * signs;
+                    for (int j = 0; j < 8; j++) y[o + j] = db * IQ2S_F[g + j] * SIGNS[sg + j];
                     o += 8;
                 }
             }
@@ -503,9 +529,10 @@ final class GgufKernels {
                     int signs = KSIGNS_IQ2XS[(aux >>> (7 * l)) & 127];
                     int g1 = 4 * u8(src, qs + 2 * l);
                     int g2 = 4 * u8(src, qs + 2 * l + 1);
+                    int sg = 8 * signs;
                     for (int j = 0; j < 4; j++) {
-                        y[o + j] = signed(db, IQ3XXS[g1 + j], signs, j);
-                        y[o + j + 4] = signed(db, IQ3XXS[g2 + j], signs, j + 4);
+                        y[o + j] = db * IQ3XXS_F[g1 + j] * SIGNS[sg + j];
+                        y[o + j + 4] = db * IQ3XXS_F[g2 + j] * SIGNS[sg + j + 4];
                     }
                     o += 8;
                 }
@@ -526,9 +553,10 @@ final class GgufKernels {
                     int g1 = 4 * (u8(src, qs + 2 * l) | ((qh << (8 - 2 * l)) & 256));
                     int g2 = 4 * (u8(src, qs + 2 * l + 1) | ((qh << (7 - 2 * l)) & 256));
                     int signs = u8(src, s + 74 + 4 * ib + l);
+                    int sg = 8 * signs;
                     for (int j = 0; j < 4; j++) {
-                        y[o + j] = signed(db, IQ3S[g1 + j], signs, j);
-                        y[o + j + 4] = signed(db, IQ3S[g2 + j], signs, j + 4);
+                        y[o + j] = db * IQ3S_F[g1 + j] * SIGNS[sg + j];
+                        y[o + j + 4] = db * IQ3S_F[g2 + j] * SIGNS[sg + j + 4];
                     }
                     o += 8;
                 }
@@ -546,7 +574,7 @@ final class GgufKernels {
                 float delta = (qh & 0x8000) != 0 ? -IQ1_DELTA : IQ1_DELTA;
                 for (int l = 0; l < 4; l++) {
                     int g = 8 * (u8(src, s + 2 + 4 * ib + l) | (((qh >> (3 * l)) & 7) << 8));
-                    for (int j = 0; j < 8; j++) y[o + j] = dl * (IQ1S[g + j] + delta);
+                    for (int j = 0; j < 8; j++) y[o + j] = dl * (IQ1S_F[g + j] + delta);
                     o += 8;
                 }
             }
@@ -577,7 +605,7 @@ final class GgufKernels {
                     float delta = (qhl & ((l & 1) == 0 ? 0x08 : 0x80)) != 0 ? -IQ1_DELTA : IQ1_DELTA;
                     float dl = l < 2 ? dl1 : dl2;
                     int g = 8 * idx;
-                    for (int j = 0; j < 8; j++) y[o + j] = dl * (IQ1S[g + j] + delta);
+                    for (int j = 0; j < 8; j++) y[o + j] = dl * (IQ1S_F[g + j] + delta);
                     o += 8;
                 }
             }

@@ -139,25 +139,32 @@ final class GgufVectorKernels {
 
     static void q5_k(MemorySegment src, long s, MemorySegment dest, long e, long blocks, boolean bf16) {
         byte[] sc = new byte[12];
-        for (long i = 0; i < blocks; i++, s += 176) {
+        float[] d1 = new float[4];
+        float[] m1 = new float[4];
+        float[] d2 = new float[4];
+        float[] m2 = new float[4];
+        for (long i = 0; i < blocks; i++, s += 176, e += 256) {
             float d = f16(src, s);
             float min = f16(src, s + 2);
             MemorySegment.copy(src, java.lang.foreign.ValueLayout.JAVA_BYTE, s + 4, sc, 0, 12);
-            for (int c = 0; c < 4; c++, e += 64) {
-                float d1 = d * GgufKernels.scaleMinK4(sc, 0, 2 * c, 0);
-                float m1 = min * GgufKernels.scaleMinK4(sc, 0, 2 * c, 1);
-                float d2 = d * GgufKernels.scaleMinK4(sc, 0, 2 * c + 1, 0);
-                float m2 = min * GgufKernels.scaleMinK4(sc, 0, 2 * c + 1, 1);
-                long q = s + 48 + 32 * c;
-                int b1 = 2 * c;
-                int b2 = 2 * c + 1;
-                for (int k = 0; k < 32; k += 8) {
-                    ByteVector b = bytes(src, q + k);
-                    ByteVector h = bytes(src, s + 16 + k);
-                    ByteVector h1 = h.lanewise(VectorOperators.ASHR, b1).and((byte) 1).lanewise(VectorOperators.LSHL, 4);
-                    ByteVector h2 = h.lanewise(VectorOperators.ASHR, b2).and((byte) 1).lanewise(VectorOperators.LSHL, 4);
-                    store(toFloats(low(b).or(h1)).mul(d1).sub(m1), dest, e + k, bf16);
-                    store(toFloats(high(b).or(h2)).mul(d2).sub(m2), dest, e + 32 + k, bf16);
+            for (int c = 0; c < 4; c++) {
+                d1[c] = d * GgufKernels.scaleMinK4(sc, 0, 2 * c, 0);
+                m1[c] = min * GgufKernels.scaleMinK4(sc, 0, 2 * c, 1);
+                d2[c] = d * GgufKernels.scaleMinK4(sc, 0, 2 * c + 1, 0);
+                m2[c] = min * GgufKernels.scaleMinK4(sc, 0, 2 * c + 1, 1);
+            }
+            // qh[l] holds bit 4 of element l of every 64-element chunk c at bits 2c and 2c+1:
+            // walk the chunks shifting qh right by 2 (constant shifts only).
+            for (int k = 0; k < 32; k += 8) {
+                ByteVector h = bytes(src, s + 16 + k);
+                for (int c = 0; c < 4; c++) {
+                    ByteVector b = bytes(src, s + 48 + 32 * c + k);
+                    ByteVector h1 = h.and((byte) 1).lanewise(VectorOperators.LSHL, 4);
+                    ByteVector h2 = h.and((byte) 2).lanewise(VectorOperators.LSHL, 3);
+                    long o = e + 64 * c + k;
+                    store(toFloats(low(b).or(h1)).mul(d1[c]).sub(m1[c]), dest, o, bf16);
+                    store(toFloats(high(b).or(h2)).mul(d2[c]).sub(m2[c]), dest, o + 32, bf16);
+                    h = h.lanewise(VectorOperators.ASHR, 2);
                 }
             }
         }
