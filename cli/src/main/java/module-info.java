@@ -1,9 +1,15 @@
-/** amn, the command line. Finds every format and quant module at run time with ServiceLoader. */
+/**
+ * amn, the command line. Depends on the api alone: every format and quant module is found
+ * at run time with ServiceLoader through {@code Anamnesis.installed()}.
+ */
 module io.anamnesis.cli {
     requires io.anamnesis.api;
     requires info.picocli;
     requires com.fasterxml.jackson.databind;
     requires org.slf4j;
 
-    // opens io.anamnesis.cli to info.picocli arrives with the commands.
+    // picocli reads the command classes' annotations and sets their fields reflectively.
+    opens io.anamnesis.cli to info.picocli;
+
+    exports io.anamnesis.cli;
 }

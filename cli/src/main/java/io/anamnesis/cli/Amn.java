@@ -1,0 +1,247 @@
+package io.anamnesis.cli;
+
+import io.anamnesis.api.Anamnesis;
+import io.anamnesis.api.AnamnesisException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
+
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+/**
+ * {@code amn}, the command line: see inside tensor files, recover precision, convert.
+ *
+ * <p>Every failure becomes one line on stderr ({@code amn: <message>}) and an exit code
+ * from {@link io.anamnesis.api.ErrorKind#exitCode()}; {@code --debug} adds the stack trace
+ * and debug logging. The format and quantization modules are found at run time through
+ * {@link Anamnesis#installed()}, so this module depends on the api alone.
+ */
+@Command(name = "amn",
+        mixinStandardHelpOptions = true,
+        versionProvider = Amn.Version.class,
+       
+        header = "See inside tensor files and recover the precision of quantized weights.",
+        description = {
+                "Reads .safetensors, .gguf, .npz/.npy and PyTorch .pth files, and recovers FP8, GPTQ, AWQ,",
+                "bitsandbytes and GGUF-block weights to BF16, F16 or F32, bit-exact against the reference",
+                "implementations. An input is a path or ollama:<model>[:<tag>] (a model in the local Ollama",
+                "store: $OLLAMA_MODELS or ~/.ollama/models)."},
+        commandListHeading = "%nCommands:%n",
+        subcommands = {
+                ParseCommand.class,
+                InspectCommand.class,
+                RememberCommand.class,
+                ConvertCommand.class,
+                FormatsCommand.class,
+                AotTrainCommand.class,
+                CommandLine.HelpCommand.class},
+        footerHeading = "%nExit codes:%n",
+        footer = {
+                "  0  ok",
+                "  1  internal error (a bug: run again with --debug and report the stack trace)",
+                "  2  usage: unknown command or option, bad value, malformed ollama: reference,",
+                "     output that would overwrite the input",
+                "  3  malformed input: corrupt or truncated file (or Ollama manifest)",
+                "  4  limit exceeded: the file declares sizes, counts or nesting beyond the parse limits",
+                "  5  security: the file reaches for code execution (a pickle global); nothing ran",
+                "  6  unsupported: recognized but not supported, or the module that handles it",
+                "     (named in the message) is not installed",
+                "  7  I/O: missing or unreadable file, Ollama model, manifest or blob; output not writable"})
+public final class Amn implements Runnable {
+    /** Exit codes outside {@link io.anamnesis.api.ErrorKind}. */
+    static final int OK = 0;
+    static final int INTERNAL = 1;
+    static final int USAGE = 2;
+
+    private final Context context;
+
+    @Option(names = "--debug", scope = ScopeType.INHERIT,
+            description = "On failure print the stack trace; log each step to stderr.")
+    boolean debug;
+
+    Amn(Context context) {
+        this.context = context;
+    }
+
+    /** What a command runs against: the providers, the streams, the environment. */
+    record Context(Supplier<Anamnesis> providers, PrintWriter out, PrintWriter err,
+                   Map<String, String> env, Path home, boolean debug) {
+        Context {
+            Objects.requireNonNull(providers);
+            Objects.requireNonNull(out);
+            Objects.requireNonNull(err);
+        }
+
+        Anamnesis amn() {
+            return providers.get();
+        }
+
+        /** The ollama store's models folder: $OLLAMA_MODELS, else ~/.ollama/models. */
+        Path ollamaModels() {
+            String configured = env.get("OLLAMA_MODELS");
+            if (configured != null && !configured.isBlank()) return Path.of(configured);
+            return home.resolve(".ollama").resolve("models");
+        }
+
+        /** A path or an ollama: reference, resolved to the file to read. */
+        Path resolve(String reference) {
+            return InputRef.resolve(reference, this);
+        }
+    }
+
+    Context context() {
+        return context;
+    }
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(),
+                "missing command: parse, inspect, remember, convert or formats (see 'amn --help')");
+    }
+
+    public static void main(String[] args) {
+        PrintWriter out = new PrintWriter(new java.io.OutputStreamWriter(System.out, StandardCharsets.UTF_8), true);
+        PrintWriter err = new PrintWriter(new java.io.OutputStreamWriter(System.err, StandardCharsets.UTF_8), true);
+        int code = execute(out, err, args);
+        out.flush();
+        err.flush();
+        // Success returns normally: System.exit initializes the System.Logger machinery
+        // (Runtime.exit is logged since JDK 17), a few ms of a 100 ms start-up budget.
+        if (code != OK) System.exit(code);
+    }
+
+    /** Runs {@code amn args} with every installed module; returns the exit code, never exits. */
+    public static int execute(PrintWriter out, PrintWriter err, String... args) {
+        return execute(Anamnesis::installed, out, err, System.getenv(), Path.of(System.getProperty("user.home", ".")), args);
+    }
+
+    /** Runs {@code amn args} with an explicit set of providers (tests, embedders). */
+    public static int execute(Anamnesis amn, PrintWriter out, PrintWriter err, String... args) {
+        Objects.requireNonNull(amn);
+        return execute(() -> amn, out, err, System.getenv(), Path.of(System.getProperty("user.home", ".")), args);
+    }
+
+    static int execute(Supplier<Anamnesis> providers, PrintWriter out, PrintWriter err,
+                       Map<String, String> env, Path home, String... args) {
+        return execute(providers, out, err, env, home, true, args);
+    }
+
+    /**
+     * @param fastPath whether the plain forms of parse, inspect and formats may skip
+     *                 picocli (see {@link FastPath}); tests compare both routes
+     */
+    static int execute(Supplier<Anamnesis> providers, PrintWriter out, PrintWriter err,
+                       Map<String, String> env, Path home, boolean fastPath, String... args) {
+        boolean debug = wantsDebug(args);
+        Log.enabled(debug);
+        Context context = new Context(providers, out, err, env, home, debug);
+        try {
+            if (fastPath) {
+                var quick = FastPath.run(context, args);
+                if (quick.isPresent()) return quick.getAsInt();
+            }
+            return Picocli.run(context, args);
+        } catch (RuntimeException | Error e) {
+            return failure(e, err, debug);
+        } finally {
+            out.flush();
+            err.flush();
+        }
+    }
+
+    /**
+     * The full command line. Picocli (Java 5 bytecode, which the AOT cache cannot hold, plus
+     * reflection and annotation proxies) costs ~100 ms of start-up, so it lives in its own
+     * class and is loaded only off the fast path.
+     */
+    private static final class Picocli {
+        static int run(Context context, String... args) {
+            CommandLine cl = new CommandLine(new Amn(context));
+            cl.setOut(context.out());
+            cl.setErr(context.err());
+            cl.setParameterExceptionHandler((ex, a) -> usageError(ex, context.err()));
+            cl.setExecutionExceptionHandler((ex, c, r) -> failure(ex, context.err(), context.debug()));
+            return cl.execute(args);
+        }
+
+        private static int usageError(CommandLine.ParameterException ex, PrintWriter err) {
+            String command = ex.getCommandLine().getCommandSpec().qualifiedName();
+            err.println("amn: " + oneLine(ex.getMessage()) + " (see '" + command + " --help')");
+            err.flush();
+            return USAGE;
+        }
+    }
+
+    /** {@code --debug} anywhere before a {@code --} end-of-options marker. */
+    static boolean wantsDebug(String... args) {
+        for (String a : args) {
+            if (a.equals("--")) return false;
+            if (a.equals("--debug")) return true;
+        }
+        return false;
+    }
+
+    /** Maps a failure to one stderr line and its exit code. */
+    static int failure(Throwable ex, PrintWriter err, boolean debug) {
+        int code;
+        String message;
+        switch (ex) {
+            case AnamnesisException ae -> {
+                code = ae.kind().exitCode();
+                message = oneLine(ae.getMessage());
+            }
+            case UsageException ue -> {
+                code = USAGE;
+                message = oneLine(ue.getMessage());
+            }
+            case OutOfMemoryError oom -> {
+                code = INTERNAL;
+                message = "out of memory (" + oom.getMessage() + "); give the JVM more with JAVA_OPTS=-Xmx...";
+            }
+            default -> {
+                code = INTERNAL;
+                message = "internal error: " + ex.getClass().getName()
+                        + (ex.getMessage() == null ? "" : ": " + oneLine(ex.getMessage()))
+                        + (debug ? "" : " (run with --debug for the stack trace)");
+            }
+        }
+        err.println("amn: " + message);
+        if (debug) ex.printStackTrace(err);
+        err.flush();
+        return code;
+    }
+
+    /** Messages are one line; a reader's multi-line message is folded rather than cut. */
+    static String oneLine(String message) {
+        if (message == null || message.isBlank()) return "failed without a message";
+        if (message.indexOf('\n') < 0 && message.indexOf('\r') < 0) return message.strip();
+        StringBuilder sb = new StringBuilder();
+        for (String line : message.strip().split("\\R")) {
+            String l = line.strip();
+            if (l.isEmpty()) continue;
+            if (!sb.isEmpty()) sb.append(' ');
+            sb.append(l);
+        }
+        return sb.toString();
+    }
+
+    /** {@code amn --version}: the module's version and the runtime's. */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String v = Amn.class.getModule().getDescriptor() == null ? null
+                    : Amn.class.getModule().getDescriptor().rawVersion().orElse(null);
+            if (v == null) v = Objects.requireNonNullElse(Amn.class.getPackage().getImplementationVersion(), "dev");
+            return new String[]{"amn " + v, "Java " + Runtime.version() + " (" + System.getProperty("java.vm.name") + ")"};
+        }
+    }
+}

@@ -1,0 +1,95 @@
+package io.anamnesis.cli;
+
+import io.anamnesis.api.Anamnesis;
+import io.anamnesis.api.spi.Dequantizer;
+import io.anamnesis.api.spi.FormatReader;
+import io.anamnesis.api.spi.FormatWriter;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code amn formats}: what is installed, and from which module. */
+@Command(name = "formats", sortOptions = false,
+        header = "List the installed readers, writers and dequantizers with their modules.",
+        mixinStandardHelpOptions = true,
+        footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
+final class FormatsCommand implements Callable<Integer> {
+    @ParentCommand
+    Amn parent;
+
+    @Option(names = "--json", description = "Print one JSON object: readers, writers, dequantizers.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+        Anamnesis amn = parent.context().amn();
+        PrintWriter out = parent.context().out();
+        if (json) {
+            Json.print(out, asJson(amn));
+            return Amn.OK;
+        }
+        out.println("Readers");
+        if (amn.readers().isEmpty()) out.println("  (none installed)");
+        else {
+            Text.Table t = new Text.Table(new boolean[4], "FORMAT", "EXTENSIONS", "MODULE", "DESCRIPTION");
+            for (FormatReader r : amn.readers()) {
+                t.row(r.format(), extensions(r.fileExtensions()), Anamnesis.moduleOf(r), r.description());
+            }
+            t.lines("  ").forEach(out::println);
+        }
+        out.println();
+        out.println("Writers");
+        if (amn.writers().isEmpty()) out.println("  (none installed)");
+        else {
+            Text.Table t = new Text.Table(new boolean[4], "FORMAT", "EXTENSIONS", "MODULE", "DESCRIPTION");
+            for (FormatWriter w : amn.writers()) {
+                t.row(w.format(), extensions(w.fileExtensions()), Anamnesis.moduleOf(w), w.description());
+            }
+            t.lines("  ").forEach(out::println);
+        }
+        out.println();
+        out.println("Dequantizers");
+        if (amn.dequantizers().isEmpty()) out.println("  (none installed)");
+        else {
+            Text.Table t = new Text.Table(new boolean[3], "SCHEME", "MODULE", "DESCRIPTION");
+            for (Dequantizer d : amn.dequantizers()) t.row(d.scheme(), Anamnesis.moduleOf(d), d.description());
+            t.lines("  ").forEach(out::println);
+        }
+        return Amn.OK;
+    }
+
+    private static String extensions(List<String> ext) {
+        return ext.isEmpty() ? "-" : "." + String.join(" .", ext);
+    }
+
+    static Map<String, Object> asJson(Anamnesis amn) {
+        List<Object> readers = new ArrayList<>();
+        for (FormatReader r : amn.readers()) {
+            readers.add(entry("format", r.format(), "module", Anamnesis.moduleOf(r), "extensions", r.fileExtensions(),
+                    "description", r.description()));
+        }
+        List<Object> writers = new ArrayList<>();
+        for (FormatWriter w : amn.writers()) {
+            writers.add(entry("format", w.format(), "module", Anamnesis.moduleOf(w), "extensions", w.fileExtensions(),
+                    "description", w.description()));
+        }
+        List<Object> dequantizers = new ArrayList<>();
+        for (Dequantizer d : amn.dequantizers()) {
+            dequantizers.add(entry("scheme", d.scheme(), "module", Anamnesis.moduleOf(d), "description", d.description()));
+        }
+        return entry("readers", readers, "writers", writers, "dequantizers", dequantizers);
+    }
+
+    private static Map<String, Object> entry(Object... kv) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < kv.length; i += 2) m.put((String) kv[i], kv[i + 1]);
+        return m;
+    }
+}

@@ -1,0 +1,26 @@
+package io.anamnesis.cli;
+
+import io.anamnesis.api.RecoveryPlan;
+
+import java.io.PrintWriter;
+
+/** A plan's problems (each names the module to add), printed as warnings on stderr. */
+final class Warnings {
+    private Warnings() {
+    }
+
+    /** More than this many problems are cut short: a 400-layer model would repeat one hint 400 times. */
+    static final int MAX_SHOWN = 3;
+
+    static void print(PrintWriter err, RecoveryPlan plan) {
+        var problems = plan.problems();
+        for (String p : problems.subList(0, Math.min(MAX_SHOWN, problems.size()))) {
+            err.println("amn: warning: " + Amn.oneLine(p));
+        }
+        if (problems.size() > MAX_SHOWN) {
+            err.println("amn: warning: ... and " + (problems.size() - MAX_SHOWN) + " more tensors like these"
+                    + " ('parse --json' lists them all under \"problems\")");
+        }
+        err.flush();
+    }
+}
