@@ -148,6 +148,18 @@ class HostileHarnessTest {
     }
 
     @Test
+    void reportsAnInternalErrorOfTheCommandLine() throws IOException {
+        Anamnesis amn = Anamnesis.of(List.of(new MisbehavingReader()), List.of(), List.of());
+        Path npe = Files.writeString(dir.resolve("npe.bad"), "npe");
+        HostileInputTest.Outcome cli = HostileInputTest.runCli(amn, HostileInputTest.TIMEOUT, "npe", npe, "inspect");
+        assertThat(cli.kind()).isEqualTo("cli-exit-1");
+        assertThat(cli.violation()).contains("internal error").contains("NullPointerException");
+        Path typed = Files.writeString(dir.resolve("typed.bad"), "typed");
+        assertThat(HostileInputTest.runCli(amn, HostileInputTest.TIMEOUT, "typed", typed, "parse", "--json"))
+                .extracting(HostileInputTest.Outcome::kind, HostileInputTest.Outcome::violation).containsExactly("cli-3", null);
+    }
+
+    @Test
     void reportsAHang() throws IOException {
         HostileInputTest.Outcome hang = run("hang", Duration.ofMillis(500));
         assertThat(hang.kind()).isEqualTo("timeout");

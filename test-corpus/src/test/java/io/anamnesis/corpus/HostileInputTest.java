@@ -5,7 +5,9 @@ import io.anamnesis.api.Anamnesis;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.RecoveryPlan;
 import io.anamnesis.api.TensorArchive;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.anamnesis.api.spi.FormatWriter;
+import io.anamnesis.cli.Amn;
 import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.WriteOptions;
 import org.junit.jupiter.api.AfterAll;
@@ -25,6 +27,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -172,6 +175,12 @@ class HostileInputTest {
             for (var sidecar : m.sidecars().entrySet()) Files.write(home.resolve(sidecar.getKey()), sidecar.getValue());
             long t0 = System.nanoTime();
             Outcome o = runPreemptively(AMN, timeout, seed + " " + m.id(), file);
+            if (o.violation() == null && i % CLI_EVERY == 0) {
+                // a share of the mutants also goes through the command line, one command each in turn
+                String[] command = CLI_COMMANDS.get((i / CLI_EVERY) % CLI_COMMANDS.size());
+                Outcome cli = runCli(AMN, timeout, seed + " " + m.id(), file, command);
+                if (cli.violation() != null) o = cli;
+            }
             long nanos = System.nanoTime() - t0;
             if (o.heapBytes() > maxHeap) {
                 maxHeap = o.heapBytes();
@@ -236,6 +245,52 @@ class HostileInputTest {
         } catch (AssertionFailedError late) {
             return new Outcome("timeout", "did not finish within " + timeout.toMillis() + " ms ("
                     + late.getMessage() + ")");
+        }
+    }
+
+    /** Every how many mutants one goes through {@code amn} as well. */
+    static final int CLI_EVERY = 4;
+    static final List<String[]> CLI_COMMANDS = List.of(
+            new String[]{"parse", "--json"}, new String[]{"inspect"}, new String[]{"inspect", "--json", "--full"},
+            new String[]{"parse"});
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * {@code amn <command> <file>} in-process: it must exit with a typed error's code or 0,
+     * never 1 (internal error) or 2 (usage: the arguments are fine), and a {@code --json}
+     * listing that succeeded must be one valid JSON document whatever strings the file holds.
+     */
+    static Outcome runCli(Anamnesis amn, Duration timeout, String what, Path file, String... command) {
+        try {
+            return assertTimeoutPreemptively(timeout, () -> {
+                StringWriter out = new StringWriter();
+                StringWriter err = new StringWriter();
+                String[] args = Arrays.copyOf(command, command.length + 1);
+                args[command.length] = file.toString();
+                int code;
+                try {
+                    code = Amn.execute(amn, new PrintWriter(out), new PrintWriter(err), args);
+                } catch (Throwable t) {
+                    return new Outcome("cli-" + t.getClass().getSimpleName(), "amn " + String.join(" ", command)
+                            + " threw out of Amn.execute:\n" + stackTrace(t));
+                }
+                String cmd = "amn " + String.join(" ", command) + " exited " + code;
+                if (code == 1 || code == 2) {
+                    return new Outcome("cli-exit-" + code, cmd + ": " + err.toString().strip());
+                }
+                if (code == 0 && Arrays.asList(command).contains("--json")) {
+                    try (var parser = JSON.createParser(out.toString())) {
+                        JSON.readTree(parser);
+                        if (parser.nextToken() != null) throw new IOException("more than one JSON document");
+                    } catch (IOException e) {
+                        return new Outcome("cli-json", cmd + " but printed invalid JSON: " + e.getMessage());
+                    }
+                }
+                return new Outcome("cli-" + code, null);
+            }, () -> what + " amn " + String.join(" ", command));
+        } catch (AssertionFailedError late) {
+            return new Outcome("timeout", "amn " + String.join(" ", command) + " did not finish within "
+                    + timeout.toMillis() + " ms");
         }
     }
 
