@@ -179,6 +179,8 @@ class HostileInputTest {
                 // a share of the mutants also goes through the command line, one command each in turn
                 String[] command = CLI_COMMANDS.get((i / CLI_EVERY) % CLI_COMMANDS.size());
                 Outcome cli = runCli(AMN, timeout, seed + " " + m.id(), file, command);
+                BY_MUTATION.computeIfAbsent("~amn " + String.join(" ", command).replace("{out}", "out"),
+                        k -> new ConcurrentHashMap<>()).merge(cli.kind(), 1, Integer::sum);
                 if (cli.violation() != null) o = cli;
             }
             long nanos = System.nanoTime() - t0;
@@ -252,13 +254,15 @@ class HostileInputTest {
     static final int CLI_EVERY = 4;
     static final List<String[]> CLI_COMMANDS = List.of(
             new String[]{"parse", "--json"}, new String[]{"inspect"}, new String[]{"inspect", "--json", "--full"},
-            new String[]{"parse"});
+            new String[]{"remember", "--quiet", "--to", "f16", "-o", "{out}.safetensors"},
+            new String[]{"parse"}, new String[]{"convert", "--quiet", "--to", "gguf", "-o", "{out}.gguf"});
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /**
      * {@code amn <command> <file>} in-process: it must exit with a typed error's code or 0,
-     * never 1 (internal error) or 2 (usage: the arguments are fine), and a {@code --json}
-     * listing that succeeded must be one valid JSON document whatever strings the file holds.
+     * never 1 (internal error) or 2 (usage: the arguments are fine); a {@code --json}
+     * listing that succeeded must be one valid JSON document whatever strings the file holds;
+     * {@code remember} and {@code convert} must leave their output whole or not at all.
      */
     static Outcome runCli(Anamnesis amn, Duration timeout, String what, Path file, String... command) {
         try {
@@ -267,6 +271,13 @@ class HostileInputTest {
                 StringWriter err = new StringWriter();
                 String[] args = Arrays.copyOf(command, command.length + 1);
                 args[command.length] = file.toString();
+                Path written = null;
+                for (int k = 0; k < command.length; k++) {
+                    if (command[k].startsWith("{out}")) {
+                        written = file.resolveSibling(file.getFileName() + ".amn" + command[k].substring(5));
+                        args[k] = written.toString();
+                    }
+                }
                 int code;
                 try {
                     code = Amn.execute(amn, new PrintWriter(out), new PrintWriter(err), args);
@@ -275,6 +286,20 @@ class HostileInputTest {
                             + " threw out of Amn.execute:\n" + stackTrace(t));
                 }
                 String cmd = "amn " + String.join(" ", command) + " exited " + code;
+                if (written != null) {
+                    String name = written.getFileName().toString();
+                    List<String> temps;
+                    try (Stream<Path> siblings = Files.list(file.getParent())) {
+                        temps = siblings.map(p -> p.getFileName().toString())
+                                .filter(n -> n.startsWith("." + name)).toList();
+                    }
+                    boolean left = code != 0 && Files.exists(written);
+                    Files.deleteIfExists(written);
+                    if (!temps.isEmpty() || left) {
+                        return new Outcome("cli-half-written", cmd + " and left " + (left ? name : temps)
+                                + " behind: " + err.toString().strip());
+                    }
+                }
                 if (code == 1 || code == 2) {
                     return new Outcome("cli-exit-" + code, cmd + ": " + err.toString().strip());
                 }
