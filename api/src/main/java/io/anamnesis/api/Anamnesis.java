@@ -161,6 +161,9 @@ public final class Anamnesis {
             throw new UnsupportedFeatureException("recovery produces BF16, F16 or F32, not " + target);
         }
         ClaimContext context = new ClaimContext(archive, limits);
+        // a set, not archive.tensor(name) per input: that default is a linear scan
+        var stored = new java.util.HashSet<String>();
+        for (TensorEntry e : archive.tensors()) stored.add(e.name());
         Map<String, Recovery> claimedBy = new HashMap<>();
         Map<String, Recovery> byPrimary = new HashMap<>();
         for (Dequantizer d : dequantizers) {
@@ -171,7 +174,7 @@ public final class Anamnesis {
                         throw UnsupportedFeatureException.inTensor(input, "claimed by two schemes, "
                                 + earlier.scheme() + " and " + r.scheme() + "; mixed schemes in one tensor group are not supported");
                     }
-                    if (archive.tensor(input).isEmpty()) {
+                    if (!stored.contains(input)) {
                         throw new IllegalStateException(r.scheme() + " claimed a tensor the archive lacks: " + input);
                     }
                 }

@@ -27,6 +27,7 @@ public final class RecoveryPlan {
     private final Map<String, Role> roles;
     private final Map<String, String> schemesByTensor;
     private final List<PlannedTensor> outputs;
+    private final Map<String, PlannedTensor> outputsByName;
     private final List<String> problems;
 
     RecoveryPlan(TensorArchive archive, DType target, List<Recovery> recoveries, Map<String, Role> roles,
@@ -37,6 +38,10 @@ public final class RecoveryPlan {
         this.roles = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(roles));
         this.schemesByTensor = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(schemesByTensor));
         this.outputs = List.copyOf(outputs);
+        // by name, so that producing every output of a 100k-tensor file is not quadratic
+        Map<String, PlannedTensor> byName = new LinkedHashMap<>();
+        for (PlannedTensor t : this.outputs) byName.putIfAbsent(t.name(), t);
+        this.outputsByName = java.util.Collections.unmodifiableMap(byName);
         this.problems = List.copyOf(problems);
     }
 
@@ -77,7 +82,7 @@ public final class RecoveryPlan {
     }
 
     public Optional<PlannedTensor> output(String name) {
-        return outputs.stream().filter(t -> t.name().equals(name)).findFirst();
+        return Optional.ofNullable(outputsByName.get(name));
     }
 
     /** Bytes of all outputs. */

@@ -1,11 +1,13 @@
 package io.anamnesis.api.spi;
 
 import io.anamnesis.api.LimitExceededException;
+import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorIOException;
 
 import java.io.IOException;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,6 +22,10 @@ public record ClaimContext(TensorArchive archive, ParseLimits limits) {
     /**
      * The text of a file in the input's directory, when the archive came from a file and
      * that file exists. Bounded by {@link ParseLimits#maxHeaderBytes()}.
+     *
+     * @throws LimitExceededException when the file is larger than that
+     * @throws MalformedFileException when it is not valid UTF-8
+     * @throws TensorIOException when it cannot be read
      */
     public Optional<String> sidecar(String fileName) {
         Optional<Path> dir = archive.path().map(p -> p.toAbsolutePath().getParent());
@@ -31,6 +37,9 @@ public record ClaimContext(TensorArchive archive, ParseLimits limits) {
             return Optional.of(Files.readString(file, StandardCharsets.UTF_8));
         } catch (LimitExceededException e) {
             throw e;
+        } catch (CharacterCodingException e) {
+            // the file was read; its bytes are what is wrong, so this is malformed input, not I/O
+            throw new MalformedFileException(fileName + " beside the input is not valid UTF-8");
         } catch (IOException e) {
             throw new TensorIOException("cannot read " + fileName + " beside the input: " + e.getMessage(), e);
         }

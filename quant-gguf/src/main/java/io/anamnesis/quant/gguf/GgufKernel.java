@@ -1,0 +1,122 @@
+package io.anamnesis.quant.gguf;
+
+import io.anamnesis.api.DType;
+import io.anamnesis.api.MalformedFileException;
+import io.anamnesis.api.TensorArchive;
+import io.anamnesis.api.TensorEntry;
+import io.anamnesis.api.UnsupportedFeatureException;
+import io.anamnesis.api.numeric.Floats;
+import io.anamnesis.api.numeric.LittleEndian;
+import io.anamnesis.api.spi.ChunkFiller;
+import io.anamnesis.api.spi.RecoveryKernel;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * The kernel of one GGUF block tensor. Blocks never cross rows, so the tensor is one
+ * sequential block stream and element {@code e} lives in block {@code e / blockElements}.
+ * A chunk is decoded a batch of blocks at a time through small heap buffers (raw bytes,
+ * F32 values, narrowed values), which keeps the working set in L1/L2.
+ */
+final class GgufKernel implements RecoveryKernel {
+    /** Elements decoded per batch: 8 Ki F32 values = 32 KB. */
+    static final int BATCH_ELEMENTS = 8192;
+
+    /**
+     * Whether the Vector API paths run: the incubating module must be in the boot layer
+     * (the class is never loaded otherwise) and the CPU must have 256-bit vectors. The
+     * system property {@code anamnesis.gguf.scalar=true} forces the scalar path.
+     */
+    static final boolean VECTOR = !Boolean.getBoolean("anamnesis.gguf.scalar")
+            && ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()
+            && GgufVectorKernels.usable();
+
+    /** A decoder fused with the store: {@code blocks} blocks from byte {@code s} to element {@code e}. */
+    @FunctionalInterface
+    interface Fused {
+        void decode(MemorySegment src, long s, MemorySegment dest, long e, long blocks, boolean bf16);
+    }
+
+    private final String tensor;
+    private final GgufBlockType type;
+    private final long elements;
+
+    GgufKernel(String tensor, GgufBlockType type, long elements) {
+        this.tensor = tensor;
+        this.type = type;
+        this.elements = elements;
+    }
+
+    @Override
+    public long granule() {
+        return type.blockElements();
+    }
+
+    @Override
+    public ChunkFiller open(TensorArchive archive, Arena arena, DType target) {
+        if (!target.equals(DType.BF16) && !target.equals(DType.F16) && !target.equals(DType.F32)) {
+            throw UnsupportedFeatureException.inTensor(tensor, "cannot recover to " + target + " (expected BF16, F16 or F32)");
+        }
+        TensorEntry entry = archive.tensor(tensor).orElseThrow(
+                () -> MalformedFileException.inTensor(tensor, "tensor vanished from the archive"));
+        MemorySegment data = archive.data(entry, arena);
+        long expected = (elements / type.blockElements()) * type.blockBytes();
+        if (data.byteSize() != expected) {
+            throw MalformedFileException.inTensor(tensor, "holds " + data.byteSize() + " bytes; "
+                    + elements + " " + type.name() + " elements need " + expected);
+        }
+        boolean vector = VECTOR;
+        return (first, count, dest) -> decode(type, data, first, count, target, dest, vector);
+    }
+
+    /**
+     * Writes elements {@code [first, first + count)} of the block stream {@code data} as
+     * {@code target} values into {@code dest}; both bounds are whole blocks.
+     */
+    static void decode(GgufBlockType type, MemorySegment data, long first, long count, DType target,
+                       MemorySegment dest, boolean vector) {
+        int be = type.blockElements();
+        int bb = type.blockBytes();
+        if (first % be != 0 || count % be != 0) {
+            throw new IllegalArgumentException("chunk [" + first + ", +" + count + ") is not whole " + type + " blocks");
+        }
+        boolean bf16 = target.equals(DType.BF16);
+        if (vector && !target.equals(DType.F16)) {
+            Fused fused = GgufVectorKernels.fused(type);
+            if (fused != null) {
+                fused.decode(data, (first / be) * bb, dest, 0, count / be, bf16);
+                return;
+            }
+        }
+        int batchBlocks = Math.max(1, BATCH_ELEMENTS / be);
+        byte[] raw = new byte[batchBlocks * bb];
+        float[] values = new float[batchBlocks * be];
+        short[] narrow = target.equals(DType.F32) ? null : new short[values.length];
+        long block = first / be;
+        long blocksLeft = count / be;
+        long out = 0;
+        while (blocksLeft > 0) {
+            int n = (int) Math.min(batchBlocks, blocksLeft);
+            int len = n * be;
+            MemorySegment.copy(data, ValueLayout.JAVA_BYTE, block * bb, raw, 0, n * bb);
+            type.decode(raw, 0, values, 0, n);
+            if (vector && !target.equals(DType.F16)) {
+                GgufVectorKernels.narrow(values, len, dest, out, bf16);
+            } else if (narrow == null) {
+                MemorySegment.copy(values, 0, dest, LittleEndian.F32, out * 4, len);
+            } else {
+                if (bf16) {
+                    for (int i = 0; i < len; i++) narrow[i] = Floats.f32ToBf16(Float.floatToRawIntBits(values[i]));
+                } else {
+                    for (int i = 0; i < len; i++) narrow[i] = Float.floatToFloat16(values[i]);
+                }
+                MemorySegment.copy(narrow, 0, dest, LittleEndian.I16, out * 2, len);
+            }
+            block += n;
+            blocksLeft -= n;
+            out += len;
+        }
+    }
+}

@@ -1,0 +1,201 @@
+package io.anamnesis.quant.gguf;
+
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+
+/**
+ * Vector API versions of the hottest decoders, fused with the output store: blocks are read
+ * straight from the tensor's segment and written as BF16 or F32 without an F32 staging
+ * buffer. Each lane performs exactly the scalar reference's operations in the same order
+ * (one multiply, then one subtract or add; never {@code fma}), so results are
+ * bit-identical with {@link GgufKernels}; the tests compare both on random blocks.
+ *
+ * <p>256-bit shapes (8 floats) throughout: native on AVX2 and fast on AVX-512. Only loaded
+ * when the {@code jdk.incubator.vector} module is present (see {@link GgufKernel}).
+ */
+final class GgufVectorKernels {
+    private GgufVectorKernels() {
+    }
+
+    static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
+    static final VectorSpecies<Byte> B = ByteVector.SPECIES_64;
+    static final VectorSpecies<Short> S = ShortVector.SPECIES_128;
+    static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
+    /** True when this JVM runs 256-bit float vectors in hardware. */
+    static boolean usable() {
+        return FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 256;
+    }
+
+    /** A fused decoder for that type, or null when only the scalar one exists. */
+    static GgufKernel.Fused fused(GgufBlockType type) {
+        return switch (type) {
+            case Q8_0 -> GgufVectorKernels::q8_0;
+            case Q4_0 -> GgufVectorKernels::q4_0;
+            case Q4_K -> GgufVectorKernels::q4_k;
+            case Q5_K -> GgufVectorKernels::q5_k;
+            case Q6_K -> GgufVectorKernels::q6_k;
+            default -> null;
+        };
+    }
+
+    /**
+     * Stores 8 values at element {@code e} of {@code dest}: F32 as is, or BF16 by
+     * round-to-nearest-even with NaN kept quiet (the rule of {@code Floats.f32ToBf16}).
+     */
+    static void store(FloatVector v, MemorySegment dest, long e, boolean bf16) {
+        if (!bf16) {
+            v.intoMemorySegment(dest, e * 4, LE);
+            return;
+        }
+        IntVector bits = v.reinterpretAsInts();
+        IntVector high = bits.lanewise(VectorOperators.LSHR, 16);
+        IntVector rounded = bits.add(0x7FFF).add(high.and(1)).lanewise(VectorOperators.LSHR, 16);
+        VectorMask<Integer> nan = bits.and(0x7FFF_FFFF).compare(VectorOperators.GT, 0x7F80_0000);
+        IntVector r = rounded.blend(high.or(0x0040), nan);
+        r.convertShape(VectorOperators.I2S, S, 0).intoMemorySegment(dest, e * 2, LE);
+    }
+
+    /** F32 values of {@code values[0, len)} to {@code dest} from element {@code e}. */
+    static void narrow(float[] values, int len, MemorySegment dest, long e, boolean bf16) {
+        int i = 0;
+        for (int n = F.loopBound(len); i < n; i += 8) store(FloatVector.fromArray(F, values, i), dest, e + i, bf16);
+        for (; i < len; i++) {
+            if (bf16) {
+                dest.set(io.anamnesis.api.numeric.LittleEndian.I16, (e + i) * 2,
+                        io.anamnesis.api.numeric.Floats.f32ToBf16(Float.floatToRawIntBits(values[i])));
+            } else {
+                dest.set(io.anamnesis.api.numeric.LittleEndian.F32, (e + i) * 4, values[i]);
+            }
+        }
+    }
+
+    private static float f16(MemorySegment src, long at) {
+        return Float.float16ToFloat(src.get(io.anamnesis.api.numeric.LittleEndian.I16, at));
+    }
+
+    private static FloatVector toFloats(ByteVector q) {
+        return (FloatVector) q.convertShape(VectorOperators.B2F, F, 0);
+    }
+
+    private static ByteVector bytes(MemorySegment src, long at) {
+        return ByteVector.fromMemorySegment(B, src, at, LE);
+    }
+
+    private static ByteVector low(ByteVector b) {
+        return b.and((byte) 0x0F);
+    }
+
+    private static ByteVector high(ByteVector b) {
+        return b.lanewise(VectorOperators.ASHR, 4).and((byte) 0x0F);
+    }
+
+    static void q8_0(MemorySegment src, long s, MemorySegment dest, long e, long blocks, boolean bf16) {
+        for (long i = 0; i < blocks; i++, s += 34, e += 32) {
+            float d = f16(src, s);
+            for (int k = 0; k < 32; k += 8) store(toFloats(bytes(src, s + 2 + k)).mul(d), dest, e + k, bf16);
+        }
+    }
+
+    static void q4_0(MemorySegment src, long s, MemorySegment dest, long e, long blocks, boolean bf16) {
+        for (long i = 0; i < blocks; i++, s += 18, e += 32) {
+            float d = f16(src, s);
+            for (int k = 0; k < 16; k += 8) {
+                ByteVector q = bytes(src, s + 2 + k);
+                store(toFloats(low(q).sub((byte) 8)).mul(d), dest, e + k, bf16);
+                store(toFloats(high(q).sub((byte) 8)).mul(d), dest, e + 16 + k, bf16);
+            }
+        }
+    }
+
+    static void q4_k(MemorySegment src, long s, MemorySegment dest, long e, long blocks, boolean bf16) {
+        byte[] sc = new byte[12];
+        for (long i = 0; i < blocks; i++, s += 144) {
+            float d = f16(src, s);
+            float min = f16(src, s + 2);
+            MemorySegment.copy(src, java.lang.foreign.ValueLayout.JAVA_BYTE, s + 4, sc, 0, 12);
+            for (int c = 0; c < 4; c++, e += 64) {
+                float d1 = d * GgufKernels.scaleMinK4(sc, 0, 2 * c, 0);
+                float m1 = min * GgufKernels.scaleMinK4(sc, 0, 2 * c, 1);
+                float d2 = d * GgufKernels.scaleMinK4(sc, 0, 2 * c + 1, 0);
+                float m2 = min * GgufKernels.scaleMinK4(sc, 0, 2 * c + 1, 1);
+                long q = s + 16 + 32 * c;
+                for (int k = 0; k < 32; k += 8) {
+                    ByteVector b = bytes(src, q + k);
+                    store(toFloats(low(b)).mul(d1).sub(m1), dest, e + k, bf16);
+                    store(toFloats(high(b)).mul(d2).sub(m2), dest, e + 32 + k, bf16);
+                }
+            }
+        }
+    }
+
+    static void q5_k(MemorySegment src, long s, MemorySegment dest, long e, long blocks, boolean bf16) {
+        byte[] sc = new byte[12];
+        float[] d1 = new float[4];
+        float[] m1 = new float[4];
+        float[] d2 = new float[4];
+        float[] m2 = new float[4];
+        for (long i = 0; i < blocks; i++, s += 176, e += 256) {
+            float d = f16(src, s);
+            float min = f16(src, s + 2);
+            MemorySegment.copy(src, java.lang.foreign.ValueLayout.JAVA_BYTE, s + 4, sc, 0, 12);
+            for (int c = 0; c < 4; c++) {
+                d1[c] = d * GgufKernels.scaleMinK4(sc, 0, 2 * c, 0);
+                m1[c] = min * GgufKernels.scaleMinK4(sc, 0, 2 * c, 1);
+                d2[c] = d * GgufKernels.scaleMinK4(sc, 0, 2 * c + 1, 0);
+                m2[c] = min * GgufKernels.scaleMinK4(sc, 0, 2 * c + 1, 1);
+            }
+            // qh[l] holds bit 4 of element l of every 64-element chunk c at bits 2c and 2c+1:
+            // walk the chunks shifting qh right by 2 (constant shifts only).
+            for (int k = 0; k < 32; k += 8) {
+                ByteVector h = bytes(src, s + 16 + k);
+                for (int c = 0; c < 4; c++) {
+                    ByteVector b = bytes(src, s + 48 + 32 * c + k);
+                    ByteVector h1 = h.and((byte) 1).lanewise(VectorOperators.LSHL, 4);
+                    ByteVector h2 = h.and((byte) 2).lanewise(VectorOperators.LSHL, 3);
+                    long o = e + 64 * c + k;
+                    store(toFloats(low(b).or(h1)).mul(d1[c]).sub(m1[c]), dest, o, bf16);
+                    store(toFloats(high(b).or(h2)).mul(d2[c]).sub(m2[c]), dest, o + 32, bf16);
+                    h = h.lanewise(VectorOperators.ASHR, 2);
+                }
+            }
+        }
+    }
+
+    static void q6_k(MemorySegment src, long s, MemorySegment dest, long e, long blocks, boolean bf16) {
+        for (long i = 0; i < blocks; i++, s += 210) {
+            float d = f16(src, s + 208);
+            for (int n = 0; n < 2; n++, e += 128) {
+                long ql = s + 64 * n;
+                long qh = s + 128 + 32 * n;
+                long sc = s + 192 + 8 * n;
+                for (int k = 0; k < 32; k += 8) {
+                    int part = k >> 4;
+                    float ds0 = d * src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, sc + part);
+                    float ds2 = d * src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, sc + part + 2);
+                    float ds4 = d * src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, sc + part + 4);
+                    float ds6 = d * src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, sc + part + 6);
+                    ByteVector a = bytes(src, ql + k);
+                    ByteVector b = bytes(src, ql + 32 + k);
+                    ByteVector h = bytes(src, qh + k);
+                    ByteVector q1 = low(a).or(h.and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
+                    ByteVector q2 = low(b).or(h.lanewise(VectorOperators.ASHR, 2).and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
+                    ByteVector q3 = high(a).or(h.lanewise(VectorOperators.ASHR, 4).and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
+                    ByteVector q4 = high(b).or(h.lanewise(VectorOperators.ASHR, 6).and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
+                    store(toFloats(q1).mul(ds0), dest, e + k, bf16);
+                    store(toFloats(q2).mul(ds2), dest, e + 32 + k, bf16);
+                    store(toFloats(q3).mul(ds4), dest, e + 64 + k, bf16);
+                    store(toFloats(q4).mul(ds6), dest, e + 96 + k, bf16);
+                }
+            }
+        }
+    }
+}
