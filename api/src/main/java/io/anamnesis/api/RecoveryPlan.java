@@ -109,10 +109,26 @@ public final class RecoveryPlan {
         return this;
     }
 
-    /** The plan as a writer takes it, keeping the archive's metadata. */
+    /** Metadata keys that describe a quantization; a recovered file no longer has one. */
+    static final java.util.Set<String> QUANTIZATION_KEYS = java.util.Set.of("quantization_config", "quant_config");
+
+    /** Names the schemes a recovered file came from, in its metadata. */
+    public static final String RECOVERED_FROM_KEY = "anamnesis.recovered_from";
+
+    /**
+     * The plan as a writer takes it. The archive's metadata is kept, except that when
+     * anything was recovered the quantization config is dropped (the output is no longer
+     * quantized, and a loader that trusted it would misread the file) and
+     * {@value #RECOVERED_FROM_KEY} names the schemes instead.
+     */
     public OutputPlan toOutputPlan() {
         requireComplete();
-        return new OutputPlan(Optional.of(archive), archive.metadata(), outputs);
+        Map<String, String> metadata = new LinkedHashMap<>(archive.metadata());
+        if (!recoveries.isEmpty()) {
+            metadata.keySet().removeAll(QUANTIZATION_KEYS);
+            metadata.put(RECOVERED_FROM_KEY, String.join("; ", schemeDescriptions()));
+        }
+        return new OutputPlan(Optional.of(archive), metadata, outputs);
     }
 
     /**

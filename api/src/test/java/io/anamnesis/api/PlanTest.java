@@ -96,6 +96,18 @@ class PlanTest {
     }
 
     @Test
+    void aRecoveredPlanDropsTheQuantizationConfigAndSaysWhereItCameFrom() {
+        Anamnesis amn = Anamnesis.of(List.of(), List.of(), List.of(new ScaledInt8()));
+        MemoryArchive model = toyModel().meta("format", "pt").meta("quantization_config", "{\"quant_method\":\"toy\"}");
+        assertThat(amn.plan(model, DType.F32).toOutputPlan().metadata())
+                .containsExactly(Map.entry("format", "pt"), Map.entry("anamnesis.recovered_from", "toy int8"));
+
+        MemoryArchive plain = new MemoryArchive().add("norm", DType.F32, Shape.of(2), f32(1f, 2f))
+                .meta("quantization_config", "{}");
+        assertThat(amn.plan(plain, DType.F32).toOutputPlan().metadata()).containsOnlyKeys("quantization_config");
+    }
+
+    @Test
     void namesTheModuleForQuantizedTensorsNobodyClaims() {
         Anamnesis amn = Anamnesis.of(List.of(), List.of(), List.of());
         MemoryArchive gptq = new MemoryArchive()
