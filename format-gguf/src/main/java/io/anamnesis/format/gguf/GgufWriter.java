@@ -118,6 +118,8 @@ public final class GgufWriter implements FormatWriter {
             kv.putAll(g.header().metadata());
             recoveredFileType(plan, g).ifPresent(ft -> kv.put("general.file_type",
                     new GgufValue(kv.get("general.file_type").type(), ft)));
+            // The typed key/values are the truth; the plan's strings are renderings of them.
+            return kv;
         }
         for (Map.Entry<String, String> e : plan.metadata().entrySet()) {
             // general.alignment is the writer's to set; a string copy of it would make the file unreadable.
