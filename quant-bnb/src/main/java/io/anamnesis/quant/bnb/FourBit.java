@@ -144,16 +144,16 @@ public final class FourBit {
      */
     public static void decode(MemorySegment packed, Absmax absmax, float[] codeValues, long blocksize,
                               long elements, long first, long count, DType target, MemorySegment dest) {
-        decode(packed, absmax, codeValues, blocksize, elements, first, count, target, dest, OutputBits.VECTOR);
+        decodeWith(packed, absmax, codeValues, blocksize, elements, first, count, target, dest, OutputBits.vectorNow());
     }
 
     /** {@link #decode} on the scalar path only: the fallback, and the reference the vector path is tested against. */
     public static void decodeScalar(MemorySegment packed, Absmax absmax, float[] codeValues, long blocksize,
                                     long elements, long first, long count, DType target, MemorySegment dest) {
-        decode(packed, absmax, codeValues, blocksize, elements, first, count, target, dest, false);
+        decodeWith(packed, absmax, codeValues, blocksize, elements, first, count, target, dest, false);
     }
 
-    private static void decode(MemorySegment packed, Absmax absmax, float[] codeValues, long blocksize,
+    static void decodeWith(MemorySegment packed, Absmax absmax, float[] codeValues, long blocksize,
                                long elements, long first, long count, DType target, MemorySegment dest,
                                boolean vector) {
         int kind = OutputBits.kind(target);

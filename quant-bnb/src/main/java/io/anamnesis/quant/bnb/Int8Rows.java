@@ -37,16 +37,16 @@ public final class Int8Rows {
      */
     public static void decode(MemorySegment weight, MemorySegment scb, long rowLength, long elements,
                               long first, long count, DType target, MemorySegment dest) {
-        decode(weight, scb, rowLength, elements, first, count, target, dest, OutputBits.VECTOR);
+        decodeWith(weight, scb, rowLength, elements, first, count, target, dest, OutputBits.vectorNow());
     }
 
     /** {@link #decode} on the scalar path only: the fallback, and the reference the vector path is tested against. */
     public static void decodeScalar(MemorySegment weight, MemorySegment scb, long rowLength, long elements,
                                     long first, long count, DType target, MemorySegment dest) {
-        decode(weight, scb, rowLength, elements, first, count, target, dest, false);
+        decodeWith(weight, scb, rowLength, elements, first, count, target, dest, false);
     }
 
-    private static void decode(MemorySegment weight, MemorySegment scb, long rowLength, long elements,
+    static void decodeWith(MemorySegment weight, MemorySegment scb, long rowLength, long elements,
                                long first, long count, DType target, MemorySegment dest, boolean vector) {
         int kind = OutputBits.kind(target);
         OutputBits.checkChunk(first, count, elements, kind, dest.byteSize());

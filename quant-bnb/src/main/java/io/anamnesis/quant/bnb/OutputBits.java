@@ -1,5 +1,11 @@
 package io.anamnesis.quant.bnb;
 
+import io.anamnesis.api.numeric.KernelRace;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
 import io.anamnesis.api.DType;
 import io.anamnesis.api.numeric.Floats;
 
@@ -26,6 +32,43 @@ final class OutputBits {
 
     /** Whether those vectors are 512 bits wide, which the 4-bit kernel needs to pay off. */
     static final boolean VECTOR_512 = VECTOR && VectorKernels.WIDE;
+
+    /**
+     * Whether to take the vector kernels now: available, and compiled far enough to beat the
+     * scalar ones (see {@link KernelRace}); chosen per chunk.
+     */
+    static boolean vectorNow() {
+        return VECTOR && RACE.getAsBoolean();
+    }
+
+    private static final KernelRace RACE = new KernelRace("bnb", () -> Probe.run(false), () -> Probe.run(true));
+
+    /** The race's private work: 8 rows of 2048 int8 and 16 Ki NF4 codes, to BF16. */
+    static final class Probe {
+        private static final int ROWS = 8;
+        private static final int COLS = 2048;
+        private static final MemorySegment INT8 = Arena.global().allocate((long) ROWS * COLS);
+        private static final MemorySegment SCB = Arena.global().allocate(4L * ROWS);
+        private static final MemorySegment PACKED = Arena.global().allocate((long) ROWS * COLS / 2);
+        private static final MemorySegment ABSMAX = Arena.global().allocate(4L * ROWS * COLS / 64);
+        private static final MemorySegment DEST = Arena.global().allocate(2L * ROWS * COLS);
+        private static final float[] NF4 = new float[16];
+
+        static {
+            for (long i = 0; i < INT8.byteSize(); i++) INT8.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 31));
+            for (long i = 0; i < PACKED.byteSize(); i++) PACKED.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 13));
+            for (int r = 0; r < ROWS; r++) SCB.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, r, 0.5f + r);
+            for (long b = 0; b < ABSMAX.byteSize() / 4; b++) ABSMAX.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, b, 0.25f + b);
+            for (int c = 0; c < 16; c++) NF4[c] = (c - 7.5f) / 7.5f;
+        }
+
+        static void run(boolean vector) {
+            long n = (long) ROWS * COLS;
+            Int8Rows.decodeWith(INT8, SCB, COLS, n, 0, n, DType.BF16, DEST, vector);
+            FourBit.decodeWith(PACKED, new FourBit.PlainAbsmax(ABSMAX), FourBit.codeValues(NF4, false), 64,
+                    n, 0, n, DType.BF16, DEST, vector);
+        }
+    }
 
     private static boolean vectorAvailable() {
         if (!Boolean.parseBoolean(System.getProperty("io.anamnesis.quant.bnb.vector", "true"))) return false;

@@ -41,8 +41,8 @@ record Fp8GroupKernel(TensorEntry weight, TensorEntry scale, Fp8Format format, S
         long cols = weight.shape().lastDim();
         long blockRows = layout.blockRows();
         long blockCols = layout.blockCols(cols);
-        Fp8Kernels.Impl impl = Fp8Kernels.best();
-        return (first, count, dest) -> Fp8Kernels.dequantizeGrid(impl, format, target, codes, cols, scales,
+        // The implementation is chosen per chunk: the vector kernel takes over once it is compiled.
+        return (first, count, dest) -> Fp8Kernels.dequantizeGrid(Fp8Kernels.best(), format, target, codes, cols, scales,
                 blockRows, blockCols, first, count, dest);
     }
 

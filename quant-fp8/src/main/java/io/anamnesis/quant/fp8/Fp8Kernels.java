@@ -4,6 +4,9 @@ import io.anamnesis.api.DType;
 import io.anamnesis.api.numeric.Floats;
 import io.anamnesis.api.numeric.LittleEndian;
 
+import io.anamnesis.api.numeric.KernelRace;
+
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -41,9 +44,41 @@ public final class Fp8Kernels {
         return VECTOR_AVAILABLE;
     }
 
-    /** The fastest implementation on this JVM. */
+    /**
+     * The fastest implementation on this JVM right now: the vector kernel once it has beaten
+     * the scalar one (see {@link KernelRace}; before C2 compiles it, it is far slower).
+     */
     public static Impl best() {
-        return VECTOR_AVAILABLE ? Impl.VECTOR : Impl.SCALAR;
+        return VECTOR_AVAILABLE && RACE.getAsBoolean() ? Impl.VECTOR : Impl.SCALAR;
+    }
+
+    /** Races the kernels on a 128 x 256 E4M3 grid, per-tensor and 128x128-block scaled, to BF16. */
+    private static final KernelRace RACE = new KernelRace("fp8", () -> probe(Impl.SCALAR), () -> probe(Impl.VECTOR));
+    private static final int PROBE_ROWS = 128;
+    private static final int PROBE_COLS = 256;
+
+    private static void probe(Impl impl) {
+        Probe p = Probe.INSTANCE;
+        long n = (long) PROBE_ROWS * PROBE_COLS;
+        dequantizeGrid(impl, Fp8Format.E4M3, DType.BF16, p.codes, PROBE_COLS, new float[]{0.75f},
+                Long.MAX_VALUE, Long.MAX_VALUE, 0, n, p.dest);
+        dequantizeGrid(impl, Fp8Format.E4M3, DType.BF16, p.codes, PROBE_COLS, new float[]{0.5f, 0.25f},
+                128, 128, 0, n, p.dest);
+    }
+
+    /** The race's private input and output, made when the race starts. */
+    private static final class Probe {
+        static final Probe INSTANCE = new Probe();
+        final MemorySegment codes = Arena.global().allocate((long) PROBE_ROWS * PROBE_COLS);
+        final MemorySegment dest = Arena.global().allocate(2L * PROBE_ROWS * PROBE_COLS);
+
+        Probe() {
+            // Every finite E4M3 code but the NaNs (0x7F, 0xFF), as weights have them.
+            for (long i = 0; i < codes.byteSize(); i++) {
+                int code = (int) (i * 37 % 254);
+                codes.set(ValueLayout.JAVA_BYTE, i, (byte) (code < 127 ? code : code + 1));
+            }
+        }
     }
 
     /** Elements per vector kernel call under one scale (a multiple of every vector step). */
