@@ -171,29 +171,26 @@ final class GgufVectorKernels {
     }
 
     static void q6_k(MemorySegment src, long s, MemorySegment dest, long e, long blocks, boolean bf16) {
+        float[] ds = new float[16];
         for (long i = 0; i < blocks; i++, s += 210) {
             float d = f16(src, s + 208);
+            for (int j = 0; j < 16; j++) ds[j] = d * src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, s + 192 + j);
             for (int n = 0; n < 2; n++, e += 128) {
                 long ql = s + 64 * n;
                 long qh = s + 128 + 32 * n;
-                long sc = s + 192 + 8 * n;
                 for (int k = 0; k < 32; k += 8) {
-                    int part = k >> 4;
-                    float ds0 = d * src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, sc + part);
-                    float ds2 = d * src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, sc + part + 2);
-                    float ds4 = d * src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, sc + part + 4);
-                    float ds6 = d * src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, sc + part + 6);
-                    ByteVector a = bytes(src, ql + k);
-                    ByteVector b = bytes(src, ql + 32 + k);
+                    int is = 8 * n + (k >> 4);
                     ByteVector h = bytes(src, qh + k);
-                    ByteVector q1 = low(a).or(h.and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
-                    ByteVector q2 = low(b).or(h.lanewise(VectorOperators.ASHR, 2).and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
-                    ByteVector q3 = high(a).or(h.lanewise(VectorOperators.ASHR, 4).and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
-                    ByteVector q4 = high(b).or(h.lanewise(VectorOperators.ASHR, 6).and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
-                    store(toFloats(q1).mul(ds0), dest, e + k, bf16);
-                    store(toFloats(q2).mul(ds2), dest, e + 32 + k, bf16);
-                    store(toFloats(q3).mul(ds4), dest, e + 64 + k, bf16);
-                    store(toFloats(q4).mul(ds6), dest, e + 96 + k, bf16);
+                    // half 0: ql[l] with qh bits 0-1 (low nibble) and 4-5 (high nibble);
+                    // half 1: ql[l+32] with bits 2-3 and 6-7, reached by shifting qh right by 2.
+                    for (int half = 0; half < 2; half++) {
+                        ByteVector a = bytes(src, ql + 32 * half + k);
+                        ByteVector qLow = low(a).or(h.and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
+                        ByteVector qHigh = high(a).or(h.and((byte) 0x30)).sub((byte) 32);
+                        store(toFloats(qLow).mul(ds[is + 2 * half]), dest, e + 32 * half + k, bf16);
+                        store(toFloats(qHigh).mul(ds[is + 4 + 2 * half]), dest, e + 64 + 32 * half + k, bf16);
+                        h = h.lanewise(VectorOperators.ASHR, 2);
+                    }
                 }
             }
         }
