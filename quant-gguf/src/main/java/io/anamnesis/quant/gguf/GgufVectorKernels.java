@@ -18,16 +18,20 @@ import java.nio.ByteOrder;
  * (one multiply, then one subtract or add; never {@code fma}), so results are
  * bit-identical with {@link GgufKernels}; the tests compare both on random blocks.
  *
- * <p>256-bit shapes (8 floats) throughout: native on AVX2 and fast on AVX-512. Only loaded
+ * <p>16-lane shapes on AVX-512, 8-lane on AVX2 (the loops step by {@link #L}). Only loaded
  * when the {@code jdk.incubator.vector} module is present (see {@link GgufKernel}).
  */
 final class GgufVectorKernels {
     private GgufVectorKernels() {
     }
 
-    static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
-    static final VectorSpecies<Byte> B = ByteVector.SPECIES_64;
-    static final VectorSpecies<Short> S = ShortVector.SPECIES_128;
+    /** 512-bit shapes where the CPU has them (16 lanes), else 256-bit (8 lanes). */
+    static final boolean WIDE = FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512;
+    static final VectorSpecies<Float> F = WIDE ? FloatVector.SPECIES_512 : FloatVector.SPECIES_256;
+    static final VectorSpecies<Byte> B = WIDE ? ByteVector.SPECIES_128 : ByteVector.SPECIES_64;
+    static final VectorSpecies<Short> S = WIDE ? ShortVector.SPECIES_256 : ShortVector.SPECIES_128;
+    /** Lanes per vector: 8 or 16, both dividing every run of equally scaled elements (16, 32). */
+    static final int L = F.length();
     static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     /** True when this JVM runs 256-bit float vectors in hardware. */
@@ -48,7 +52,7 @@ final class GgufVectorKernels {
     }
 
     /**
-     * Stores 8 values at element {@code e} of {@code dest}: F32 as is, or BF16 by
+     * Stores {@link #L} values at element {@code e} of {@code dest}: F32 as is, or BF16 by
      * round-to-nearest-even with NaN kept quiet (the rule of {@code Floats.f32ToBf16}).
      */
     static void store(FloatVector v, MemorySegment dest, long e, boolean bf16) {
@@ -67,7 +71,7 @@ final class GgufVectorKernels {
     /** F32 values of {@code values[0, len)} to {@code dest} from element {@code e}. */
     static void narrow(float[] values, int len, MemorySegment dest, long e, boolean bf16) {
         int i = 0;
-        for (int n = F.loopBound(len); i < n; i += 8) store(FloatVector.fromArray(F, values, i), dest, e + i, bf16);
+        for (int n = F.loopBound(len); i < n; i += L) store(FloatVector.fromArray(F, values, i), dest, e + i, bf16);
         for (; i < len; i++) {
             if (bf16) {
                 dest.set(io.anamnesis.api.numeric.LittleEndian.I16, (e + i) * 2,
@@ -101,14 +105,14 @@ final class GgufVectorKernels {
     static void q8_0(MemorySegment src, long s, MemorySegment dest, long e, long blocks, boolean bf16) {
         for (long i = 0; i < blocks; i++, s += 34, e += 32) {
             float d = f16(src, s);
-            for (int k = 0; k < 32; k += 8) store(toFloats(bytes(src, s + 2 + k)).mul(d), dest, e + k, bf16);
+            for (int k = 0; k < 32; k += L) store(toFloats(bytes(src, s + 2 + k)).mul(d), dest, e + k, bf16);
         }
     }
 
     static void q4_0(MemorySegment src, long s, MemorySegment dest, long e, long blocks, boolean bf16) {
         for (long i = 0; i < blocks; i++, s += 18, e += 32) {
             float d = f16(src, s);
-            for (int k = 0; k < 16; k += 8) {
+            for (int k = 0; k < 16; k += L) {
                 ByteVector q = bytes(src, s + 2 + k);
                 store(toFloats(low(q).sub((byte) 8)).mul(d), dest, e + k, bf16);
                 store(toFloats(high(q).sub((byte) 8)).mul(d), dest, e + 16 + k, bf16);
@@ -128,7 +132,7 @@ final class GgufVectorKernels {
                 float d2 = d * GgufKernels.scaleMinK4(sc, 0, 2 * c + 1, 0);
                 float m2 = min * GgufKernels.scaleMinK4(sc, 0, 2 * c + 1, 1);
                 long q = s + 16 + 32 * c;
-                for (int k = 0; k < 32; k += 8) {
+                for (int k = 0; k < 32; k += L) {
                     ByteVector b = bytes(src, q + k);
                     store(toFloats(low(b)).mul(d1).sub(m1), dest, e + k, bf16);
                     store(toFloats(high(b)).mul(d2).sub(m2), dest, e + 32 + k, bf16);
@@ -155,7 +159,7 @@ final class GgufVectorKernels {
             }
             // qh[l] holds bit 4 of element l of every 64-element chunk c at bits 2c and 2c+1:
             // walk the chunks shifting qh right by 2 (constant shifts only).
-            for (int k = 0; k < 32; k += 8) {
+            for (int k = 0; k < 32; k += L) {
                 ByteVector h = bytes(src, s + 16 + k);
                 for (int c = 0; c < 4; c++) {
                     ByteVector b = bytes(src, s + 48 + 32 * c + k);
@@ -178,7 +182,7 @@ final class GgufVectorKernels {
             for (int n = 0; n < 2; n++, e += 128) {
                 long ql = s + 64 * n;
                 long qh = s + 128 + 32 * n;
-                for (int k = 0; k < 32; k += 8) {
+                for (int k = 0; k < 32; k += L) {
                     int is = 8 * n + (k >> 4);
                     ByteVector h = bytes(src, qh + k);
                     // half 0: ql[l] with qh bits 0-1 (low nibble) and 4-5 (high nibble);
