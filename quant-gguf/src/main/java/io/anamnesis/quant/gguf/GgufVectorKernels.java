@@ -47,6 +47,11 @@ final class GgufVectorKernels {
             case Q4_K -> GgufVectorKernels::q4_k;
             case Q5_K -> GgufVectorKernels::q5_k;
             case Q6_K -> GgufVectorKernels::q6_k;
+            case IQ2_XXS -> GgufVectorKernels::iq2_xxs;
+            case IQ2_XS -> GgufVectorKernels::iq2_xs;
+            case IQ2_S -> GgufVectorKernels::iq2_s;
+            case IQ1_S -> GgufVectorKernels::iq1_s;
+            case IQ1_M -> GgufVectorKernels::iq1_m;
             default -> null;
         };
     }
@@ -195,6 +200,125 @@ final class GgufVectorKernels {
                         store(toFloats(qHigh).mul(ds[is + 4 + 2 * half]), dest, e + 64 + 32 * half + k, bf16);
                         h = h.lanewise(VectorOperators.ASHR, 2);
                     }
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------ i-quants: one 8-value grid entry per vector
+
+    static final VectorSpecies<Float> F8 = FloatVector.SPECIES_256;
+    static final VectorSpecies<Short> S8 = ShortVector.SPECIES_128;
+
+    /** {@link #store} for 8 lanes. */
+    static void store8(FloatVector v, MemorySegment dest, long e, boolean bf16) {
+        if (!bf16) {
+            v.intoMemorySegment(dest, e * 4, LE);
+            return;
+        }
+        IntVector bits = v.reinterpretAsInts();
+        IntVector high = bits.lanewise(VectorOperators.LSHR, 16);
+        IntVector rounded = bits.add(0x7FFF).add(high.and(1)).lanewise(VectorOperators.LSHR, 16);
+        VectorMask<Integer> nan = bits.and(0x7FFF_FFFF).compare(VectorOperators.GT, 0x7F80_0000);
+        rounded.blend(high.or(0x0040), nan).convertShape(VectorOperators.I2S, S8, 0).intoMemorySegment(dest, e * 2, LE);
+    }
+
+    private static int u8(MemorySegment src, long at) {
+        return src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, at) & 0xFF;
+    }
+
+    private static int u16(MemorySegment src, long at) {
+        return src.get(io.anamnesis.api.numeric.LittleEndian.U16, at);
+    }
+
+    /** (db * grid) * sign, as ggml: {@code db * grid[j] * (signs & mask ? -1.f : 1.f)}. */
+    private static FloatVector gridTimesSign(float[] grid, int g, int signByte, float db) {
+        return FloatVector.fromArray(F8, grid, g).mul(db).mul(FloatVector.fromArray(F8, GgufKernels.SIGNS, 8 * signByte));
+    }
+
+    static void iq2_xxs(MemorySegment src, long s, MemorySegment dest, long e, long blocks, boolean bf16) {
+        for (long i = 0; i < blocks; i++, s += 66) {
+            float d = f16(src, s);
+            for (int ib = 0; ib < 8; ib++) {
+                long a = s + 2 + 8 * ib;
+                int aux1 = src.get(io.anamnesis.api.numeric.LittleEndian.I32, a + 4);
+                float db = d * (0.5f + (aux1 >>> 28)) * 0.25f;
+                for (int l = 0; l < 4; l++, e += 8) {
+                    int signs = GgufTables.KSIGNS_IQ2XS[(aux1 >>> (7 * l)) & 127];
+                    store8(gridTimesSign(GgufKernels.IQ2XXS_F, 8 * u8(src, a + l), signs, db), dest, e, bf16);
+                }
+            }
+        }
+    }
+
+    static void iq2_xs(MemorySegment src, long s, MemorySegment dest, long e, long blocks, boolean bf16) {
+        for (long i = 0; i < blocks; i++, s += 74) {
+            float d = f16(src, s);
+            for (int ib = 0; ib < 8; ib++) {
+                int sc = u8(src, s + 66 + ib);
+                float db0 = d * (0.5f + (sc & 0xF)) * 0.25f;
+                float db1 = d * (0.5f + (sc >> 4)) * 0.25f;
+                for (int l = 0; l < 4; l++, e += 8) {
+                    int q = u16(src, s + 2 + 2 * (4 * ib + l));
+                    store8(gridTimesSign(GgufKernels.IQ2XS_F, 8 * (q & 511), GgufTables.KSIGNS_IQ2XS[q >> 9],
+                            l < 2 ? db0 : db1), dest, e, bf16);
+                }
+            }
+        }
+    }
+
+    static void iq2_s(MemorySegment src, long s, MemorySegment dest, long e, long blocks, boolean bf16) {
+        for (long i = 0; i < blocks; i++, s += 82) {
+            float d = f16(src, s);
+            for (int ib = 0; ib < 8; ib++) {
+                int sc = u8(src, s + 74 + ib);
+                float db0 = d * (0.5f + (sc & 0xF)) * 0.25f;
+                float db1 = d * (0.5f + (sc >> 4)) * 0.25f;
+                int qh = u8(src, s + 66 + ib);
+                for (int l = 0; l < 4; l++, e += 8) {
+                    int g = 8 * (u8(src, s + 2 + 4 * ib + l) | ((qh << (8 - 2 * l)) & 0x300));
+                    store8(gridTimesSign(GgufKernels.IQ2S_F, g, u8(src, s + 34 + 4 * ib + l),
+                            l < 2 ? db0 : db1), dest, e, bf16);
+                }
+            }
+        }
+    }
+
+    static void iq1_s(MemorySegment src, long s, MemorySegment dest, long e, long blocks, boolean bf16) {
+        for (long i = 0; i < blocks; i++, s += 50) {
+            float d = f16(src, s);
+            for (int ib = 0; ib < 8; ib++) {
+                int qh = u16(src, s + 34 + 2 * ib);
+                float dl = d * (2 * ((qh >> 12) & 7) + 1);
+                float delta = (qh & 0x8000) != 0 ? -GgufKernels.IQ1_DELTA : GgufKernels.IQ1_DELTA;
+                for (int l = 0; l < 4; l++, e += 8) {
+                    int g = 8 * (u8(src, s + 2 + 4 * ib + l) | (((qh >> (3 * l)) & 7) << 8));
+                    // dl * (grid + delta)
+                    store8(FloatVector.fromArray(F8, GgufKernels.IQ1S_F, g).add(delta).mul(dl), dest, e, bf16);
+                }
+            }
+        }
+    }
+
+    static void iq1_m(MemorySegment src, long s, MemorySegment dest, long e, long blocks, boolean bf16) {
+        int[] sc = new int[4];
+        for (long i = 0; i < blocks; i++, s += 56) {
+            for (int k = 0; k < 4; k++) sc[k] = u16(src, s + 48 + 2 * k);
+            int scale = (sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0) | ((sc[2] >> 4) & 0x0F00) | (sc[3] & 0xF000);
+            float d = Float.float16ToFloat((short) scale);
+            for (int ib = 0; ib < 8; ib++) {
+                int w = sc[ib / 2];
+                int shift = 6 * (ib % 2);
+                float dl1 = d * (2 * ((w >> shift) & 7) + 1);
+                float dl2 = d * (2 * ((w >> (shift + 3)) & 7) + 1);
+                int qh0 = u8(src, s + 32 + 2 * ib);
+                int qh1 = u8(src, s + 32 + 2 * ib + 1);
+                for (int l = 0; l < 4; l++, e += 8) {
+                    int qhl = l < 2 ? qh0 : qh1;
+                    int idx = u8(src, s + 4 * ib + l) | ((l & 1) == 0 ? (qhl << 8) & 0x700 : (qhl << 4) & 0x700);
+                    float delta = (qhl & ((l & 1) == 0 ? 0x08 : 0x80)) != 0 ? -GgufKernels.IQ1_DELTA : GgufKernels.IQ1_DELTA;
+                    store8(FloatVector.fromArray(F8, GgufKernels.IQ1S_F, 8 * idx).add(delta).mul(l < 2 ? dl1 : dl2),
+                            dest, e, bf16);
                 }
             }
         }
