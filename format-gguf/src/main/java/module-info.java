@@ -5,4 +5,5 @@ module io.anamnesis.format.gguf {
     exports io.anamnesis.format.gguf;
 
     provides io.anamnesis.api.spi.FormatReader with io.anamnesis.format.gguf.GgufReader;
+    provides io.anamnesis.api.spi.FormatWriter with io.anamnesis.format.gguf.GgufWriter;
 }

@@ -36,10 +36,12 @@ public final class GgufArchive implements TensorArchive {
         this.path = path;
         this.channel = channel;
         this.header = header;
-        this.entries = header.tensors().stream().map(t -> {
+        List<TensorEntry> list = new java.util.ArrayList<>(header.tensors().size());
+        for (GgufTensorInfo t : header.tensors()) {
             infos.put(t.name(), t);
-            return new TensorEntry(t.name(), t.type().dtype(), t.shape(), t.byteSize());
-        }).toList();
+            list.add(new TensorEntry(t.name(), t.type().dtype(), t.shape(), t.byteSize()));
+        }
+        this.entries = List.copyOf(list);
         var m = new LinkedHashMap<String, String>();
         header.metadata().forEach((k, v) -> m.put(k, v.render()));
         this.metadata = Collections.unmodifiableMap(m);
@@ -60,9 +62,27 @@ public final class GgufArchive implements TensorArchive {
             put(p, "context length", h.metadata().get(arch.value() + ".context_length"));
         }
         put(p, "quantization version", h.metadata().get("general.quantization_version"));
-        put(p, "file type", h.metadata().get("general.file_type"));
+        GgufValue fileType = h.metadata().get("general.file_type");
+        if (fileType != null) {
+            String name = fileType.type().isInteger() ? FILE_TYPES.get((Long) fileType.value()) : null;
+            p.put("file type", fileType.render() + (name == null ? "" : " (" + name + ")"));
+        }
         return p;
     }
+
+    /** llama.cpp's {@code llama_ftype} values, as gguf-py's LlamaFileType lists them. */
+    private static final Map<Long, String> FILE_TYPES = Map.ofEntries(
+            Map.entry(0L, "ALL_F32"), Map.entry(1L, "MOSTLY_F16"), Map.entry(2L, "MOSTLY_Q4_0"),
+            Map.entry(3L, "MOSTLY_Q4_1"), Map.entry(7L, "MOSTLY_Q8_0"), Map.entry(8L, "MOSTLY_Q5_0"),
+            Map.entry(9L, "MOSTLY_Q5_1"), Map.entry(10L, "MOSTLY_Q2_K"), Map.entry(11L, "MOSTLY_Q3_K_S"),
+            Map.entry(12L, "MOSTLY_Q3_K_M"), Map.entry(13L, "MOSTLY_Q3_K_L"), Map.entry(14L, "MOSTLY_Q4_K_S"),
+            Map.entry(15L, "MOSTLY_Q4_K_M"), Map.entry(16L, "MOSTLY_Q5_K_S"), Map.entry(17L, "MOSTLY_Q5_K_M"),
+            Map.entry(18L, "MOSTLY_Q6_K"), Map.entry(19L, "MOSTLY_IQ2_XXS"), Map.entry(20L, "MOSTLY_IQ2_XS"),
+            Map.entry(21L, "MOSTLY_Q2_K_S"), Map.entry(22L, "MOSTLY_IQ3_XS"), Map.entry(23L, "MOSTLY_IQ3_XXS"),
+            Map.entry(24L, "MOSTLY_IQ1_S"), Map.entry(25L, "MOSTLY_IQ4_NL"), Map.entry(26L, "MOSTLY_IQ3_S"),
+            Map.entry(27L, "MOSTLY_IQ3_M"), Map.entry(28L, "MOSTLY_IQ2_S"), Map.entry(29L, "MOSTLY_IQ2_M"),
+            Map.entry(30L, "MOSTLY_IQ4_XS"), Map.entry(31L, "MOSTLY_IQ1_M"), Map.entry(32L, "MOSTLY_BF16"),
+            Map.entry(36L, "MOSTLY_TQ1_0"), Map.entry(37L, "MOSTLY_TQ2_0"), Map.entry(1024L, "GUESSED"));
 
     private static void put(Map<String, String> p, String key, GgufValue v) {
         if (v != null) p.put(key, v.render());
@@ -71,6 +91,11 @@ public final class GgufArchive implements TensorArchive {
     /** The parsed header: typed key/values, tensor infos, alignment, byte order. */
     public GgufHeader header() {
         return header;
+    }
+
+    /** The stored tensor info (ne as stored, ggml type, offset) of a tensor. */
+    public Optional<GgufTensorInfo> info(String name) {
+        return Optional.ofNullable(infos.get(name));
     }
 
     @Override

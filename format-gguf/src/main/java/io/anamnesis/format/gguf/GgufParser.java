@@ -99,6 +99,7 @@ final class GgufParser {
             raws.add(new Raw(name, ne, typeId, offset));
         }
 
+        checkHeaderLimit(0);
         long dataStart = alignUp(pos(), alignment);
         long dataBytes = Math.max(0, fileSize - dataStart);
         List<GgufTensorInfo> tensors = new ArrayList<>(raws.size());
@@ -133,7 +134,11 @@ final class GgufParser {
             } catch (ArithmeticException e) {
                 throw new LimitExceededException("tensor '" + name + "': byte size overflows 64 bits");
             }
-            if (offset < 0 || offset % alignment != 0) {
+            if (offset < 0) {
+                throw MalformedFileException.inTensor(name, "data offset " + Long.toUnsignedString(offset)
+                        + " lies past the end of the file");
+            }
+            if (offset % alignment != 0) {
                 throw MalformedFileException.inTensor(name, "data offset " + Long.toUnsignedString(offset)
                         + " is not a multiple of the alignment " + alignment);
             }
@@ -206,16 +211,82 @@ final class GgufParser {
     private GgufValue.GgufArray array(int depth, String key) throws IOException {
         ParseLimits.check("nesting depth of arrays in " + key, depth, limits.maxNestingDepth());
         GgufValueType elementType = valueType("array element of " + key);
-        long length = count("length of array " + key, limits.maxArrayLength());
-        int minBytes = switch (elementType) {
-            case STRING -> lengthBytes();
-            case ARRAY -> 4 + lengthBytes();
-            default -> elementType.size;
+        long length = count("length of array " + key, Math.min(limits.maxArrayLength(), Integer.MAX_VALUE - 8));
+        String what = "array " + key;
+        return switch (elementType) {
+            case STRING -> {
+                requireBytes(length, lengthBytes(), what);
+                yield new GgufValue.GgufArray(elementType, strings((int) length, what));
+            }
+            case ARRAY -> {
+                requireBytes(length, 4 + lengthBytes(), what);
+                List<Object> elements = new ArrayList<>((int) length);
+                for (long i = 0; i < length; i++) elements.add(value(elementType, depth, key));
+                yield new GgufValue.GgufArray(elementType, elements);
+            }
+            default -> {
+                requireBytes(length, elementType.size, what);
+                yield new GgufValue.GgufArray(elementType, numbers(elementType, (int) length, what));
+            }
         };
-        requireBytes(length, minBytes, "array " + key);
-        List<Object> elements = new ArrayList<>((int) length);
-        for (long i = 0; i < length; i++) elements.add(value(elementType, depth, key));
-        return new GgufValue.GgufArray(elementType, elements);
+    }
+
+    /** Fixed-size elements read in bulk, normalized to little-endian. */
+    private CompactLists.Numbers numbers(GgufValueType type, int length, String what) throws IOException {
+        long total = (long) length * type.size;
+        if (total > Integer.MAX_VALUE - 8) throw new LimitExceededException(what + " holds " + total + " bytes, too many for one array");
+        byte[] raw = new byte[(int) total];
+        read(raw, 0, raw.length, what);
+        if (type == GgufValueType.BOOL) {
+            for (byte b : raw) {
+                if (b != 0 && b != 1) throw new MalformedFileException("bool element of " + what + " is " + b + ", not 0 or 1");
+            }
+        }
+        if (buf.order() == ByteOrder.BIG_ENDIAN && type.size > 1) {
+            for (int i = 0; i < raw.length; i += type.size) {
+                for (int a = i, b = i + type.size - 1; a < b; a++, b--) {
+                    byte t = raw[a];
+                    raw[a] = raw[b];
+                    raw[b] = t;
+                }
+            }
+        }
+        return new CompactLists.Numbers(type, raw);
+    }
+
+    /** Strings concatenated into one blob: no object per element until one is asked for. */
+    private CompactLists.Strings strings(int length, String what) throws IOException {
+        int[] ends = new int[length];
+        byte[] blob = new byte[(int) Math.min(Math.min(fileSize - pos(), (long) length * 16), 1 << 24)];
+        int total = 0;
+        // Built once: 150 000 elements must not build 150 000 messages.
+        String lengthOf = "length of a string in " + what, stringIn = "string in " + what;
+        for (int i = 0; i < length; i++) {
+            long n = count(lengthOf, limits.maxStringBytes());
+            requireBytes(n, 1, stringIn);
+            if (total + n > Integer.MAX_VALUE - 8) {
+                throw new LimitExceededException(what + " holds over 2 GB of strings");
+            }
+            if (total + n > blob.length) {
+                blob = java.util.Arrays.copyOf(blob, (int) Math.min(Integer.MAX_VALUE - 8,
+                        Math.max(total + n, 2L * blob.length)));
+            }
+            read(blob, total, (int) n, what);
+            total += (int) n;
+            ends[i] = total;
+        }
+        return new CompactLists.Strings(blob, ends, length);
+    }
+
+    /** Copies {@code n} bytes from the file (through the buffer) into {@code dst}. */
+    private void read(byte[] dst, int off, int n, String what) throws IOException {
+        while (n > 0) {
+            if (!buf.hasRemaining()) need(Math.min(n, BUFFER_BYTES), what);
+            int k = Math.min(n, buf.remaining());
+            buf.get(dst, off, k);
+            off += k;
+            n -= k;
+        }
     }
 
     private GgufValueType valueType(String what) throws IOException {

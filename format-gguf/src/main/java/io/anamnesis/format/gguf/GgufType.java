@@ -87,12 +87,19 @@ public record GgufType(int id, String name, int blockElements, int blockBytes, D
 
     private static final Map<Integer, GgufType> BY_ID = ALL.stream()
             .collect(Collectors.toUnmodifiableMap(GgufType::id, Function.identity()));
+    private static final Map<String, GgufType> BY_NAME = ALL.stream()
+            .collect(Collectors.toUnmodifiableMap(GgufType::name, Function.identity()));
     private static final Map<DType, GgufType> BY_DTYPE = ALL.stream()
             .collect(Collectors.toUnmodifiableMap(GgufType::dtype, Function.identity()));
 
     /** The type of this {@code ggml_type} id, if ggml defines it. */
     public static Optional<GgufType> byId(long id) {
         return id < 0 || id > Integer.MAX_VALUE ? Optional.empty() : Optional.ofNullable(BY_ID.get((int) id));
+    }
+
+    /** The type of ggml's name for it ({@code Q4_K}, case-insensitive). */
+    public static Optional<GgufType> byName(String name) {
+        return Optional.ofNullable(BY_NAME.get(name.toUpperCase(java.util.Locale.ROOT)));
     }
 
     /** The type a dtype is stored as, if GGUF can store it. */

@@ -15,7 +15,9 @@ public record GgufValue(GgufValueType type, Object value) {
     /** {@code gguf_metadata_value_t.array}: element type and elements (nested arrays are GgufArrays). */
     public record GgufArray(GgufValueType elementType, List<Object> elements) {
         public GgufArray {
-            elements = java.util.Collections.unmodifiableList(elements);
+            if (!(elements instanceof CompactLists.Numbers || elements instanceof CompactLists.Strings)) {
+                elements = java.util.Collections.unmodifiableList(elements);
+            }
         }
     }
 

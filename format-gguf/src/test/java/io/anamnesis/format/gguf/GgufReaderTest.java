@@ -199,6 +199,38 @@ class GgufReaderTest {
     }
 
     @Test
+    void readsBigEndianArrays() {
+        GgufBytes b = new GgufBytes(ByteOrder.BIG_ENDIAN, 3).header(0, 4)
+                .key("i32", ARRAY).array(INT32, 2).u32(-2).u32(0x01020304)
+                .key("f32", ARRAY).array(FLOAT32, 1).f32(-1.5f)
+                .key("u16", ARRAY).array(UINT16, 1).u16(0xFFFE)
+                .key("s", ARRAY).array(STRING, 2).str("ab").str("");
+        // Big-endian int32 -2 is FF FF FF FE: the last byte of its 4.
+        assertThat(b.bytes()[4 + 4 + 16 + 8 + 3 + 4 + 4 + 8 + 3]).isEqualTo((byte) 0xFE);
+        try (TensorArchive a = open(b)) {
+            assertThat(a.structuredMetadata().get("i32")).isEqualTo(List.of(-2L, 16909060L));
+            assertThat(a.structuredMetadata().get("f32")).isEqualTo(List.of(-1.5));
+            assertThat(a.structuredMetadata().get("u16")).isEqualTo(List.of(65534L));
+            assertThat(a.structuredMetadata().get("s")).isEqualTo(List.of("ab", ""));
+        }
+    }
+
+    @Test
+    void readsStringArraysLongerThanTheirFirstGuess() {
+        String s40 = "é".repeat(20);
+        GgufBytes b = v3().header(0, 1).key("s", ARRAY).array(STRING, 3).str(s40).str("x").str(s40 + "!");
+        try (TensorArchive a = open(b)) {
+            assertThat(a.structuredMetadata().get("s")).isEqualTo(List.of(s40, "x", s40 + "!"));
+        }
+    }
+
+    @Test
+    void rejectsBoolArrayElementOtherThanZeroOrOne() {
+        assertRejected(v3().header(0, 1).key("b", ARRAY).array(BOOL, 3).u8(1).u8(0).u8(7),
+                MalformedFileException.class, "bool element");
+    }
+
+    @Test
     void refusesBlockDataOfBigEndianFiles() {
         GgufBytes b = new GgufBytes(ByteOrder.BIG_ENDIAN, 3).header(1, 0)
                 .tensor("q", new long[]{32}, 8, 0).pad(32).raw(seq(34));
@@ -220,7 +252,7 @@ class GgufReaderTest {
         try (TensorArchive a = open(b)) {
             assertThat(a.properties()).containsEntry("architecture", "qwen2").containsEntry("name", "Tiny")
                     .containsEntry("context length", "32768").containsEntry("quantization version", "2")
-                    .containsEntry("file type", "15");
+                    .containsEntry("file type", "15 (MOSTLY_Q4_K_M)");
             assertThat(a.format()).isEqualTo("gguf");
         }
     }
@@ -292,6 +324,25 @@ class GgufReaderTest {
     @Test
     void rejectsArrayLongerThanTheFile() {
         assertRejected(v3().header(0, 1).key("a", ARRAY).array(INT64, 100).u64(1), MalformedFileException.class, "array a");
+    }
+
+    @Test
+    void rejectsHeaderLongerThanTheLimit() {
+        GgufBytes b = v3().header(0, 1).key("s", STRING).str("x".repeat(2000));
+        assertRejected(b, ParseLimits.defaults().withMaxHeaderBytes(1000), LimitExceededException.class, "header");
+    }
+
+    @Test
+    void rejectsMoreKeysThanTheLimit() {
+        ParseLimits limits = new ParseLimits(1000, 10, 4, 2, 100, 100, 4, 1, 1, 1, 1);
+        assertRejected(v3().header(0, 3), limits, LimitExceededException.class, "key/value count");
+    }
+
+    @Test
+    void rejectsStringLongerThanTheLimit() {
+        ParseLimits limits = new ParseLimits(1000, 10, 4, 2, 100, 100, 4, 1, 1, 1, 1);
+        assertRejected(v3().header(0, 1).key("s", STRING).str("y".repeat(101)), limits,
+                LimitExceededException.class, "string value of s");
     }
 
     @Test
@@ -402,6 +453,34 @@ class GgufReaderTest {
     void rejectsDuplicateTensorNames() {
         GgufBytes b = v3().header(2, 0).tensor("w", new long[]{1}, 0, 0).tensor("w", new long[]{1}, 0, 32).pad(32).raw(seq(64));
         assertRejected(b, MalformedFileException.class, "twice");
+    }
+
+    /** Every truncation and 3000 seeded byte corruptions: each opens or fails typed, never otherwise. */
+    @Test
+    void failsOnlyWithTypedErrorsOnTruncatedOrCorruptedFiles() {
+        byte[] good = everyScalarType(v3().header(2, SCALAR_KVS + 2))
+                .key("general.alignment", UINT32).u32(16)
+                .key("nested", ARRAY).array(ARRAY, 2).array(STRING, 2).str("a").str("b").array(INT16, 1).u16(5)
+                .tensor("w", new long[]{4, 2}, 0, 0)
+                .tensor("q", new long[]{32}, 8, 32).pad(16).raw(seq(32)).raw(seq(34)).bytes();
+        try (TensorArchive a = open(new GgufBytes(ByteOrder.LITTLE_ENDIAN, 3).raw(good))) {
+            assertThat(a.tensors()).hasSize(2);
+        }
+        java.util.SplittableRandom random = new java.util.SplittableRandom(7);
+        for (int trial = 0; trial < good.length + 3000; trial++) {
+            byte[] bad = trial < good.length ? Arrays.copyOf(good, trial) : good.clone();
+            if (trial >= good.length) {
+                bad[random.nextInt(bad.length)] = (byte) random.nextInt(256);
+                if (random.nextBoolean()) bad[random.nextInt(bad.length)] = (byte) 0xFF;
+            }
+            try (TensorArchive a = open(new GgufBytes(ByteOrder.LITTLE_ENDIAN, 3).raw(bad)); Arena arena = Arena.ofConfined()) {
+                for (TensorEntry e : a.tensors()) assertThat(a.data(e, arena).byteSize()).isEqualTo(e.byteSize());
+                a.metadata();
+                a.structuredMetadata();
+            } catch (AnamnesisException expected) {
+                // typed: fine
+            }
+        }
     }
 
     @Test

@@ -1,0 +1,256 @@
+package io.anamnesis.format.gguf;
+
+import io.anamnesis.api.Anamnesis;
+import io.anamnesis.api.DType;
+import io.anamnesis.api.Role;
+import io.anamnesis.api.numeric.LittleEndian;
+import io.anamnesis.api.spi.ChunkFiller;
+import io.anamnesis.api.spi.ClaimContext;
+import io.anamnesis.api.spi.Dequantizer;
+import io.anamnesis.api.spi.Recovery;
+import io.anamnesis.api.spi.RecoveryKernel;
+import io.anamnesis.api.Shape;
+import io.anamnesis.api.TensorArchive;
+import io.anamnesis.api.TensorEntry;
+import io.anamnesis.api.UnsupportedFeatureException;
+import io.anamnesis.api.spi.OutputPlan;
+import io.anamnesis.api.spi.PlannedTensor;
+import io.anamnesis.api.spi.WriteOptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static io.anamnesis.format.gguf.GgufBytes.*;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class GgufWriterTest {
+    @TempDir
+    Path dir;
+
+    private static byte[] seq(int n, int mul) {
+        byte[] b = new byte[n];
+        for (int i = 0; i < n; i++) b[i] = (byte) (i * mul + 3);
+        return b;
+    }
+
+    /** A tensor whose bytes are {@code data}, produced chunk by chunk. */
+    private static PlannedTensor tensor(String name, DType dtype, Shape shape, byte[] data) {
+        return new PlannedTensor(name, dtype, shape, dtype.blockElements(), arena -> {
+            MemorySegment src = MemorySegment.ofArray(data);
+            return (first, count, dest) -> MemorySegment.copy(src, dtype.byteSize(first), dest, 0, dest.byteSize());
+        });
+    }
+
+    /** Every tensor of an archive passed through as it is stored. */
+    private static List<PlannedTensor> passthrough(TensorArchive a) {
+        List<PlannedTensor> out = new ArrayList<>();
+        for (TensorEntry e : a.tensors()) {
+            out.add(new PlannedTensor(e.name(), e.dtype(), e.shape(), e.dtype().blockElements(), arena -> {
+                MemorySegment src = a.data(e, arena);
+                return (first, count, dest) -> MemorySegment.copy(src, e.dtype().byteSize(first), dest, 0, dest.byteSize());
+            }));
+        }
+        return out;
+    }
+
+    /** A GGUF v3 file laid out as the spec and gguf-py lay it out: every tensor padded to the alignment. */
+    private static GgufBytes handBuilt(byte[] f32, byte[] q8, byte[] i16) {
+        return handBuilt(f32, 8, q8, i16, 7);
+    }
+
+    /** {@code fileType} is general.file_type: 7 is llama.cpp's MOSTLY_Q8_0, 0 ALL_F32. */
+    private static GgufBytes handBuilt(byte[] f32, int qType, byte[] q, byte[] i16, int fileType) {
+        GgufBytes b = v3().header(3, 8)
+                .key("general.file_type", UINT32).u32(fileType)
+                .key("general.architecture", STRING).str("llama")
+                .key("general.alignment", UINT32).u32(64)
+                .key("llama.rope.scale", FLOAT32).f32(0.25f)
+                .key("u64", UINT64).u64(-2L)
+                .key("flag", BOOL).u8(0)
+                .key("tokenizer.ggml.tokens", ARRAY).array(STRING, 3).str("<s>").str("a").str("ü")
+                .key("nested", ARRAY).array(ARRAY, 1).array(FLOAT64, 2).f64(1.5).f64(-0.0)
+                .tensor("tok_embd.weight", new long[]{3, 2}, 0, 0)
+                .tensor("blk.0.attn_q.weight", new long[]{64, 1}, qType, 64)
+                .tensor("norm", new long[]{5}, 25, (64 + q.length + 63) / 64 * 64);
+        return b.pad(64).raw(f32).pad(64).raw(q).pad(64).raw(i16).pad(64);
+    }
+
+    /** Two Q8_0 blocks: d = 0.5 (f16 0x3800) with q = i - 16, then d = -2 (f16 0xC000) with q = 3 - i. */
+    private static byte[] q8Blocks() {
+        byte[] b = new byte[68];
+        b[0] = 0x00;
+        b[1] = 0x38;
+        for (int i = 0; i < 32; i++) b[2 + i] = (byte) (i - 16);
+        b[34] = 0x00;
+        b[35] = (byte) 0xC0;
+        for (int i = 0; i < 32; i++) b[36 + i] = (byte) (3 - i);
+        return b;
+    }
+
+    /** The Q8_0 formula y = d * q worked out for {@link #q8Blocks}, as little-endian F32 bytes. */
+    private static byte[] q8BlocksAsF32() {
+        java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(256).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < 32; i++) out.putFloat(0.5f * (i - 16));
+        for (int i = 0; i < 32; i++) out.putFloat(-2f * (3 - i));
+        return out.array();
+    }
+
+    /** Stands in for quant-gguf: recovers Q8_0 tensors (y = f16 d * int8 q per block of 32) to F32. */
+    private static final class Q8_0ToF32 implements Dequantizer {
+        @Override
+        public String scheme() {
+            return "gguf";
+        }
+
+        @Override
+        public String description() {
+            return "test Q8_0";
+        }
+
+        @Override
+        public List<Recovery> claim(ClaimContext context) {
+            List<Recovery> out = new ArrayList<>();
+            for (TensorEntry e : context.archive().tensors()) {
+                if (!e.dtype().name().equals("Q8_0")) continue;
+                out.add(new Recovery(e.name(), e.shape(), "gguf", "Q8_0", Map.of(e.name(), Role.QUANTIZED), new RecoveryKernel() {
+                    @Override
+                    public long granule() {
+                        return 32;
+                    }
+
+                    @Override
+                    public ChunkFiller open(TensorArchive archive, Arena arena, DType target) {
+                        MemorySegment src = archive.data(e, arena);
+                        return (first, count, dest) -> {
+                            for (long i = 0; i < count; i++) {
+                                long el = first + i, block = el / 32 * 34;
+                                float d = Float.float16ToFloat(src.get(LittleEndian.I16, block));
+                                byte q = src.get(ValueLayout.JAVA_BYTE, block + 2 + el % 32);
+                                dest.set(LittleEndian.F32, 4 * i, d * q);
+                            }
+                        };
+                    }
+                }));
+            }
+            return out;
+        }
+    }
+
+    @Test
+    void rewritesAGgufSourceByteForByteWithItsTypedMetadata() throws IOException {
+        byte[] f32 = seq(24, 5), q8 = seq(68, 11), i16 = seq(10, 13);
+        byte[] original = handBuilt(f32, q8, i16).bytes();
+        Path in = Files.write(dir.resolve("in.gguf"), original);
+        Path out = dir.resolve("out.gguf");
+        try (TensorArchive a = new GgufReader().open(in, io.anamnesis.api.ParseLimits.defaults())) {
+            new GgufWriter().write(new OutputPlan(Optional.of(a), a.metadata(), passthrough(a)), out, WriteOptions.threads(2));
+        }
+        assertThat(Files.readAllBytes(out)).isEqualTo(original);
+        try (TensorArchive b = new GgufReader().open(out, io.anamnesis.api.ParseLimits.defaults());
+             Arena arena = Arena.ofConfined()) {
+            assertThat(((GgufArchive) b).header().metadata().get("llama.rope.scale"))
+                    .isEqualTo(new GgufValue(GgufValueType.FLOAT32, 0.25f));
+            assertThat(b.data(b.tensor("norm").orElseThrow(), arena).toArray(ValueLayout.JAVA_BYTE)).isEqualTo(i16);
+        }
+    }
+
+    @Test
+    void rewritesABigEndianSourceAsLittleEndian() throws IOException {
+        GgufBytes big = new GgufBytes(java.nio.ByteOrder.BIG_ENDIAN, 3).header(1, 3)
+                .key("n", UINT32).u32(7)
+                .key("a", ARRAY).array(INT16, 2).u16(1).u16(0xFFFF)
+                .key("t", ARRAY).array(STRING, 1).str("tok")
+                .tensor("w", new long[]{2}, 0, 0).pad(32)
+                .raw((byte) 0x3F, (byte) 0x80, (byte) 0, (byte) 0, (byte) 0x40, (byte) 0, (byte) 0, (byte) 0).pad(32);
+        Path in = Files.write(dir.resolve("be.gguf"), big.bytes());
+        Path out = dir.resolve("le.gguf");
+        try (TensorArchive a = new GgufReader().open(in, io.anamnesis.api.ParseLimits.defaults())) {
+            new GgufWriter().write(new OutputPlan(Optional.of(a), a.metadata(), passthrough(a)), out, WriteOptions.threads(1));
+        }
+        byte[] little = v3().header(1, 3)
+                .key("n", UINT32).u32(7)
+                .key("a", ARRAY).array(INT16, 2).u16(1).u16(0xFFFF)
+                .key("t", ARRAY).array(STRING, 1).str("tok")
+                .tensor("w", new long[]{2}, 0, 0).pad(32)
+                .f32(1f).f32(2f).pad(32).bytes();
+        assertThat(Files.readAllBytes(out)).isEqualTo(little);
+    }
+
+    @Test
+    void writesStringMetadataAndReversedShapesFromAnyOtherSource() throws IOException {
+        byte[] f16 = seq(12, 7);
+        Path out = dir.resolve("o.gguf");
+        new GgufWriter().write(new OutputPlan(Optional.empty(), Map.of("format", "pt"),
+                List.of(tensor("w", DType.F16, Shape.of(2, 3), f16))), out, WriteOptions.threads(1));
+        byte[] expected = v3().header(1, 1).key("format", STRING).str("pt")
+                .tensor("w", new long[]{3, 2}, 1, 0).pad(32).raw(f16).pad(32).bytes();
+        assertThat(Files.readAllBytes(out)).isEqualTo(expected);
+    }
+
+    @Test
+    void writesTheSameBytesWithOneAndFourThreads() throws IOException {
+        List<PlannedTensor> tensors = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            int rows = 1 + i;
+            byte[] data = seq(rows * 512 * 2, 31 + i);
+            tensors.add(tensor("blk." + i + ".weight", DType.BF16, Shape.of(rows, 512), data));
+            tensors.add(tensor("blk." + i + ".q", GgufType.byId(12).orElseThrow().dtype(), Shape.of(rows, 256), seq(rows * 144, 3 + i)));
+        }
+        OutputPlan plan = new OutputPlan(Optional.empty(), Map.of("general.name", "x"), tensors);
+        Path one = dir.resolve("1.gguf"), four = dir.resolve("4.gguf");
+        new GgufWriter().write(plan, one, WriteOptions.threads(1));
+        new GgufWriter().write(plan, four, WriteOptions.threads(4));
+        assertThat(Files.readAllBytes(four)).isEqualTo(Files.readAllBytes(one));
+        try (TensorArchive a = new GgufReader().open(one, io.anamnesis.api.ParseLimits.defaults());
+             Arena arena = Arena.ofConfined()) {
+            TensorEntry q = a.tensor("blk.11.q").orElseThrow();
+            assertThat(q.dtype().name()).isEqualTo("Q4_K");
+            assertThat(q.shape()).isEqualTo(Shape.of(12, 256));
+            assertThat(a.data(q, arena).toArray(ValueLayout.JAVA_BYTE)).isEqualTo(seq(12 * 144, 14));
+        }
+    }
+
+    @Test
+    void convertsGgufToF32GgufThroughTheApiKeepingEveryKeyValue() throws IOException {
+        byte[] f32 = seq(24, 5), i16 = seq(10, 13);
+        Path in = Files.write(dir.resolve("api-in.gguf"), handBuilt(f32, q8Blocks(), i16).bytes());
+        Path out = dir.resolve("api-out.gguf");
+        Anamnesis.of(List.of(new GgufReader()), List.of(new GgufWriter()), List.of(new Q8_0ToF32()))
+                .convert(in, "gguf", DType.F32, out, WriteOptions.threads(3));
+        // The same file, but the Q8_0 tensor is now F32 (type 0) with 256 bytes of data, and
+        // general.file_type says ALL_F32 instead of MOSTLY_Q8_0.
+        assertThat(Files.readAllBytes(out)).isEqualTo(handBuilt(f32, 0, q8BlocksAsF32(), i16, 0).bytes());
+    }
+
+    @Test
+    void refusesDtypesGgufCannotStoreAndLeavesNoFile() {
+        Path out = dir.resolve("u8.gguf");
+        OutputPlan plan = new OutputPlan(Optional.empty(), Map.of(), List.of(tensor("m", DType.U8, Shape.of(4), new byte[4])));
+        assertThat(new GgufWriter().supports(DType.U8)).isFalse();
+        assertThat(new GgufWriter().supports(DType.BF16)).isTrue();
+        assertThatThrownBy(() -> new GgufWriter().write(plan, out, WriteOptions.threads(1)))
+                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("'m'");
+        assertThat(out).doesNotExist();
+    }
+
+    @Test
+    void refusesBlockRowsThatSplitABlock() {
+        DType q4k = GgufType.byId(12).orElseThrow().dtype();
+        // 2 x 256 elements fill two whole blocks, but each row of 128 would split one.
+        OutputPlan plan = new OutputPlan(Optional.empty(), Map.of(),
+                List.of(tensor("q", q4k, Shape.of(4, 128), new byte[288])));
+        assertThatThrownBy(() -> new GgufWriter().write(plan, dir.resolve("q.gguf"), WriteOptions.threads(1)))
+                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("row length 128");
+    }
+}
