@@ -127,20 +127,27 @@ final class GgufVectorKernels {
 
     static void q4_k(MemorySegment src, long s, MemorySegment dest, long e, long blocks, boolean bf16) {
         byte[] sc = new byte[12];
-        for (long i = 0; i < blocks; i++, s += 144) {
+        float[] d1 = new float[4];
+        float[] m1 = new float[4];
+        float[] d2 = new float[4];
+        float[] m2 = new float[4];
+        for (long i = 0; i < blocks; i++, s += 144, e += 256) {
             float d = f16(src, s);
             float min = f16(src, s + 2);
             MemorySegment.copy(src, java.lang.foreign.ValueLayout.JAVA_BYTE, s + 4, sc, 0, 12);
-            for (int c = 0; c < 4; c++, e += 64) {
-                float d1 = d * GgufKernels.scaleMinK4(sc, 0, 2 * c, 0);
-                float m1 = min * GgufKernels.scaleMinK4(sc, 0, 2 * c, 1);
-                float d2 = d * GgufKernels.scaleMinK4(sc, 0, 2 * c + 1, 0);
-                float m2 = min * GgufKernels.scaleMinK4(sc, 0, 2 * c + 1, 1);
+            for (int c = 0; c < 4; c++) {
+                d1[c] = d * GgufKernels.scaleMinK4(sc, 0, 2 * c, 0);
+                m1[c] = min * GgufKernels.scaleMinK4(sc, 0, 2 * c, 1);
+                d2[c] = d * GgufKernels.scaleMinK4(sc, 0, 2 * c + 1, 0);
+                m2[c] = min * GgufKernels.scaleMinK4(sc, 0, 2 * c + 1, 1);
+            }
+            for (int c = 0; c < 4; c++) {
                 long q = s + 16 + 32 * c;
+                long o = e + 64 * c;
                 for (int k = 0; k < 32; k += L) {
                     ByteVector b = bytes(src, q + k);
-                    store(toFloats(low(b)).mul(d1).sub(m1), dest, e + k, bf16);
-                    store(toFloats(high(b)).mul(d2).sub(m2), dest, e + 32 + k, bf16);
+                    store(toFloats(low(b)).mul(d1[c]).sub(m1[c]), dest, o + k, bf16);
+                    store(toFloats(high(b)).mul(d2[c]).sub(m2[c]), dest, o + 32 + k, bf16);
                 }
             }
         }
