@@ -320,14 +320,21 @@ final class GgufVectorKernels {
                 float dl2 = d * (2 * ((w >> (shift + 3)) & 7) + 1);
                 int qh0 = u8(src, s + 32 + 2 * ib);
                 int qh1 = u8(src, s + 32 + 2 * ib + 1);
-                for (int l = 0; l < 4; l++, e += 8) {
-                    int qhl = l < 2 ? qh0 : qh1;
-                    int idx = u8(src, s + 4 * ib + l) | ((l & 1) == 0 ? (qhl << 8) & 0x700 : (qhl << 4) & 0x700);
-                    float delta = (qhl & ((l & 1) == 0 ? 0x08 : 0x80)) != 0 ? -GgufKernels.IQ1_DELTA : GgufKernels.IQ1_DELTA;
-                    store8(FloatVector.fromArray(F8, GgufKernels.IQ1S_F, 8 * idx).add(delta).mul(l < 2 ? dl1 : dl2),
-                            dest, e, bf16);
-                }
+                long qs = s + 4 * ib;
+                // groups 0, 1 take qh0's low and high nibble (index bits 8-10, delta sign 0x08),
+                // groups 2, 3 qh1's; groups 0, 1 use dl1 and 2, 3 dl2.
+                iq1Group(u8(src, qs) | ((qh0 << 8) & 0x700), (qh0 & 0x08) != 0, dl1, dest, e, bf16);
+                iq1Group(u8(src, qs + 1) | ((qh0 << 4) & 0x700), (qh0 & 0x80) != 0, dl1, dest, e + 8, bf16);
+                iq1Group(u8(src, qs + 2) | ((qh1 << 8) & 0x700), (qh1 & 0x08) != 0, dl2, dest, e + 16, bf16);
+                iq1Group(u8(src, qs + 3) | ((qh1 << 4) & 0x700), (qh1 & 0x80) != 0, dl2, dest, e + 24, bf16);
+                e += 32;
             }
         }
+    }
+
+    /** dl * (grid + delta) for one IQ1 grid entry. */
+    private static void iq1Group(int idx, boolean negativeDelta, float dl, MemorySegment dest, long e, boolean bf16) {
+        float delta = negativeDelta ? -GgufKernels.IQ1_DELTA : GgufKernels.IQ1_DELTA;
+        store8(FloatVector.fromArray(F8, GgufKernels.IQ1S_F, 8 * idx).add(delta).mul(dl), dest, e, bf16);
     }
 }
