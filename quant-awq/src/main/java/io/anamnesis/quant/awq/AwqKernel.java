@@ -5,12 +5,14 @@ import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.numeric.Floats;
+import io.anamnesis.api.numeric.KernelRace;
 import io.anamnesis.api.numeric.LittleEndian;
 import io.anamnesis.api.spi.ChunkFiller;
 import io.anamnesis.api.spi.RecoveryKernel;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * AutoAWQ GEMM arithmetic: {@code qweight [in, out/8]}, {@code qzeros [in/gs, out/8]} and
@@ -77,12 +79,48 @@ public final class AwqKernel {
      */
     public static void dequantizeRows(MemorySegment qweight, MemorySegment qzeros, MemorySegment scales,
                                       Layout l, int firstRow, int rowCount, DType target, MemorySegment dest) {
-        if (VECTOR && AwqVectorKernel.supports(target)) {
+        dequantizeRows(qweight, qzeros, scales, l, firstRow, rowCount, target, dest, VECTOR && RACE.getAsBoolean());
+    }
+
+    private static void dequantizeRows(MemorySegment qweight, MemorySegment qzeros, MemorySegment scales,
+                                       Layout l, int firstRow, int rowCount, DType target, MemorySegment dest,
+                                       boolean vector) {
+        if (vector && AwqVectorKernel.supports(target)) {
             AwqVectorKernel.dequantizeRows(qweight, qzeros, scales, l, firstRow, rowCount, target, dest);
-        } else if (VECTOR && target.equals(DType.F16) && AwqVectorKernel.supports(DType.F32)) {
+        } else if (vector && target.equals(DType.F16) && AwqVectorKernel.supports(DType.F32)) {
             AwqVectorKernel.dequantizeRowsToF16(qweight, qzeros, scales, l, firstRow, rowCount, dest);
         } else {
             dequantizeRowsScalar(qweight, qzeros, scales, l, firstRow, rowCount, target, dest);
+        }
+    }
+
+    /**
+     * The vector kernel takes over once C2 has made it faster than the scalar one (see
+     * {@link KernelRace}); the race runs a synthetic 256 x 256 layer, group 128, to BF16.
+     */
+    private static final KernelRace RACE = new KernelRace("awq", () -> Probe.run(false), () -> Probe.run(true));
+
+    private static final class Probe {
+        static final int IN = 256;
+        static final int OUT = 256;
+        static final Layout LAYOUT = new Layout(IN, OUT, 128, IN / 128, DType.F16);
+        static final MemorySegment QWEIGHT = fill(4L * IN * OUT / 8, 73);
+        static final MemorySegment QZEROS = fill(4L * (IN / 128) * OUT / 8, 0);
+        static final MemorySegment SCALES = Arena.global().allocate(2L * (IN / 128) * OUT);
+        static final MemorySegment DEST = Arena.global().allocate(2L * IN * OUT);
+
+        static {
+            for (long i = 0; i < SCALES.byteSize() / 2; i++) SCALES.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, (short) 0x2C00);
+        }
+
+        static MemorySegment fill(long bytes, int step) {
+            MemorySegment s = Arena.global().allocate(bytes);
+            for (long i = 0; i < bytes; i++) s.set(ValueLayout.JAVA_BYTE, i, (byte) (step == 0 ? 0x88 : i * step));
+            return s;
+        }
+
+        static void run(boolean vector) {
+            dequantizeRows(QWEIGHT, QZEROS, SCALES, LAYOUT, 0, OUT, DType.BF16, DEST, vector);
         }
     }
 

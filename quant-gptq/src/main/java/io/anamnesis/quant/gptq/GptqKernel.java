@@ -5,12 +5,14 @@ import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.numeric.Floats;
+import io.anamnesis.api.numeric.KernelRace;
 import io.anamnesis.api.numeric.LittleEndian;
 import io.anamnesis.api.spi.ChunkFiller;
 import io.anamnesis.api.spi.RecoveryKernel;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.Optional;
 
 /**
@@ -95,12 +97,55 @@ public final class GptqKernel {
     public static void dequantizeRows(MemorySegment qweight, MemorySegment qzeros, MemorySegment scales,
                                       int[] groupOf, Layout l, int firstRow, int rowCount, DType target,
                                       MemorySegment dest) {
-        if (VECTOR && GptqVectorKernel.supports(l, target)) {
+        dequantizeRows(qweight, qzeros, scales, groupOf, l, firstRow, rowCount, target, dest, VECTOR && RACE.getAsBoolean());
+    }
+
+    private static void dequantizeRows(MemorySegment qweight, MemorySegment qzeros, MemorySegment scales,
+                                       int[] groupOf, Layout l, int firstRow, int rowCount, DType target,
+                                       MemorySegment dest, boolean vector) {
+        if (vector && GptqVectorKernel.supports(l, target)) {
             GptqVectorKernel.dequantizeRows(qweight, qzeros, scales, groupOf, l, firstRow, rowCount, target, dest);
-        } else if (VECTOR && target.equals(DType.F16) && GptqVectorKernel.supports(l, DType.F32)) {
+        } else if (vector && target.equals(DType.F16) && GptqVectorKernel.supports(l, DType.F32)) {
             GptqVectorKernel.dequantizeRowsToF16(qweight, qzeros, scales, groupOf, l, firstRow, rowCount, dest);
         } else {
             dequantizeRowsScalar(qweight, qzeros, scales, groupOf, l, firstRow, rowCount, target, dest);
+        }
+    }
+
+    /**
+     * The vector kernel takes over once C2 has made it faster than the scalar one (see
+     * {@link KernelRace}); the race runs 4- and 8-bit rows of a 256 x 256 layer to BF16.
+     */
+    private static final KernelRace RACE = new KernelRace("gptq", () -> probe(false), () -> probe(true));
+
+    private static void probe(boolean vector) {
+        for (int bits : new int[]{4, 8}) {
+            Probe p = bits == 4 ? Probe.FOUR : Probe.EIGHT;
+            dequantizeRows(p.qweight, p.qzeros, p.scales, p.groupOf, p.layout, 0, Probe.OUT, DType.BF16, p.dest, vector);
+        }
+    }
+
+    /** A synthetic 256 x 256 layer, group 128, v1 zeros, F16 scales. */
+    private record Probe(Layout layout, MemorySegment qweight, MemorySegment qzeros, MemorySegment scales,
+                         int[] groupOf, MemorySegment dest) {
+        static final int IN = 256;
+        static final int OUT = 256;
+        static final Probe FOUR = of(4);
+        static final Probe EIGHT = of(8);
+
+        static Probe of(int bits) {
+            int groups = IN / 128;
+            Layout l = new Layout(bits, IN, OUT, groups, OUT * bits / 32, 1, DType.F16);
+            Arena a = Arena.global();
+            MemorySegment qweight = a.allocate(4L * l.packedRows() * OUT);
+            for (long i = 0; i < qweight.byteSize(); i++) qweight.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 73));
+            MemorySegment qzeros = a.allocate(4L * groups * l.zeroWords());
+            for (long i = 0; i < qzeros.byteSize(); i++) qzeros.set(ValueLayout.JAVA_BYTE, i, (byte) 0x77);
+            MemorySegment scales = a.allocate(2L * groups * OUT);
+            for (long i = 0; i < scales.byteSize() / 2; i++) scales.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, (short) 0x2C00);
+            int[] groupOf = new int[IN];
+            for (int i = 0; i < IN; i++) groupOf[i] = i / 128;
+            return new Probe(l, qweight, qzeros, scales, groupOf, a.allocate(2L * IN * OUT));
         }
     }
 
