@@ -1,7 +1,6 @@
 /** AWQ (AutoAWQ GEMM) recovery. */
 module io.anamnesis.quant.awq {
     requires io.anamnesis.api;
-    requires com.fasterxml.jackson.databind;
     requires static jdk.incubator.vector;
 
     exports io.anamnesis.quant.awq;

@@ -50,12 +50,12 @@ public final class Fp8Dequantizer implements Dequantizer {
         List<TensorEntry> tensors = context.archive().tensors();
         Map<String, TensorEntry> byName = new HashMap<>();
         for (TensorEntry e : tensors) byName.putIfAbsent(e.name(), e);
-        Supplier<QuantizationConfig> config = new Supplier<>() {
-            private QuantizationConfig found;
+        Supplier<Fp8Config> config = new Supplier<>() {
+            private Fp8Config found;
 
             @Override
-            public QuantizationConfig get() {
-                if (found == null) found = QuantizationConfig.find(context);
+            public Fp8Config get() {
+                if (found == null) found = Fp8Config.find(context);
                 return found;
             }
         };
@@ -80,7 +80,7 @@ public final class Fp8Dequantizer implements Dequantizer {
     }
 
     private static Recovery group(TensorEntry weight, Fp8Format format, TensorEntry scale,
-                                  Supplier<QuantizationConfig> config) {
+                                  Supplier<Fp8Config> config) {
         DType sd = scale.dtype();
         if (!sd.equals(DType.BF16) && !sd.equals(DType.F16) && !sd.equals(DType.F32)) {
             throw UnsupportedFeatureException.inTensor(scale.name(), "scale of FP8 weight " + weight.name()
@@ -96,7 +96,7 @@ public final class Fp8Dequantizer implements Dequantizer {
     }
 
     /** The granularity the scale's shape implies, or a typed error naming the scale. */
-    static ScaleLayout layout(TensorEntry weight, TensorEntry scale, Supplier<QuantizationConfig> config) {
+    static ScaleLayout layout(TensorEntry weight, TensorEntry scale, Supplier<Fp8Config> config) {
         Shape s = scale.shape();
         if (s.rank() == 0 || (s.rank() == 1 && s.dim(0) == 1)) return new ScaleLayout.PerTensor();
         Shape w = weight.shape();
@@ -107,7 +107,7 @@ public final class Fp8Dequantizer implements Dequantizer {
             if (s.equals(Shape.of(rows, 1))) return new ScaleLayout.PerChannel();
             expected += ", [" + rows + ", 1] per channel";
             if (s.rank() == 2) {
-                QuantizationConfig c = config.get();
+                Fp8Config c = config.get();
                 ScaleLayout.Block b = c.block();
                 long blockRows = ceilDiv(rows, b.rows());
                 long blockCols = ceilDiv(cols, b.cols());

@@ -1,4 +1,4 @@
-package io.anamnesis.quant.fp8;
+package io.anamnesis.api.spi;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -7,14 +7,14 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Just enough JSON to read a {@code quantization_config}: objects, arrays, strings, numbers,
- * booleans and null, with a nesting bound. Values are Map, List, String, Double, Boolean, or
- * {@link #NULL}. Errors are {@link IllegalArgumentException}s, which the caller turns into a
- * typed error naming the file.
+ * Just enough JSON to read a quantization config: objects, arrays, strings, numbers,
+ * booleans and null, with a nesting bound, and nothing to depend on. Values are Map (in
+ * order), List, String, Double, Boolean, or {@link #NULL}. Errors are
+ * {@link IllegalArgumentException}s, which the caller turns into a typed error naming the file.
  */
-final class MiniJson {
+public final class Json {
     /** JSON {@code null}. */
-    static final Object NULL = new Object() {
+    public static final Object NULL = new Object() {
         @Override
         public String toString() {
             return "null";
@@ -25,13 +25,14 @@ final class MiniJson {
     private final int maxDepth;
     private int pos;
 
-    private MiniJson(String text, int maxDepth) {
+    private Json(String text, int maxDepth) {
         this.text = text;
         this.maxDepth = maxDepth;
     }
 
-    static Object parse(String text, int maxDepth) {
-        MiniJson p = new MiniJson(text, maxDepth);
+    /** Parses one JSON value spanning the whole text. */
+    public static Object parse(String text, int maxDepth) {
+        Json p = new Json(text, maxDepth);
         Object v = p.value(0);
         p.skipSpace();
         if (p.pos != text.length()) throw p.error("trailing characters");
@@ -39,7 +40,7 @@ final class MiniJson {
     }
 
     /** {@code object.key} when {@code object} is a JSON object that has the key. */
-    static Optional<Object> member(Object object, String key) {
+    public static Optional<Object> member(Object object, String key) {
         if (object instanceof Map<?, ?> m && m.containsKey(key)) return Optional.of(m.get(key));
         return Optional.empty();
     }

@@ -2,6 +2,7 @@ package io.anamnesis.quant.fp8;
 
 import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.spi.ClaimContext;
+import io.anamnesis.api.spi.Json;
 
 import java.util.List;
 import java.util.Map;
@@ -18,33 +19,33 @@ import java.util.Optional;
  * @param block  the block size
  * @param source where it came from, for messages
  */
-record QuantizationConfig(ScaleLayout.Block block, String source) {
+record Fp8Config(ScaleLayout.Block block, String source) {
     static final ScaleLayout.Block DEFAULT = new ScaleLayout.Block(128, 128);
 
     /** The declared block size: archive metadata first, then {@code config.json} beside the file. */
-    static QuantizationConfig find(ClaimContext context) {
+    static Fp8Config find(ClaimContext context) {
         String inMetadata = context.archive().metadata().get("quantization_config");
         if (inMetadata != null) {
             String source = "quantization_config in the file's metadata";
             Optional<ScaleLayout.Block> b = blockSize(parse(inMetadata, source, context), source);
-            if (b.isPresent()) return new QuantizationConfig(b.get(), source);
+            if (b.isPresent()) return new Fp8Config(b.get(), source);
         }
         Optional<String> config = context.sidecar("config.json");
         if (config.isPresent()) {
             String source = "quantization_config in config.json";
             Object root = parse(config.get(), "config.json", context);
-            Optional<Object> qc = MiniJson.member(root, "quantization_config");
+            Optional<Object> qc = Json.member(root, "quantization_config");
             if (qc.isPresent()) {
                 Optional<ScaleLayout.Block> b = blockSize(qc.get(), source);
-                if (b.isPresent()) return new QuantizationConfig(b.get(), source);
+                if (b.isPresent()) return new Fp8Config(b.get(), source);
             }
         }
-        return new QuantizationConfig(DEFAULT, "the default block size");
+        return new Fp8Config(DEFAULT, "the default block size");
     }
 
     private static Object parse(String json, String source, ClaimContext context) {
         try {
-            return MiniJson.parse(json, context.limits().maxNestingDepth());
+            return Json.parse(json, context.limits().maxNestingDepth());
         } catch (IllegalArgumentException e) {
             throw new MalformedFileException(source + ": " + e.getMessage());
         }
@@ -52,17 +53,17 @@ record QuantizationConfig(ScaleLayout.Block block, String source) {
 
     /** {@code weight_block_size}, or one {@code block_structure} shared by every config group. */
     static Optional<ScaleLayout.Block> blockSize(Object quantizationConfig, String source) {
-        Optional<Object> declared = MiniJson.member(quantizationConfig, "weight_block_size");
-        if (declared.isPresent() && declared.get() != MiniJson.NULL) {
+        Optional<Object> declared = Json.member(quantizationConfig, "weight_block_size");
+        if (declared.isPresent() && declared.get() != Json.NULL) {
             return Optional.of(pair(declared.get(), source + " weight_block_size"));
         }
-        Optional<Object> groups = MiniJson.member(quantizationConfig, "config_groups");
+        Optional<Object> groups = Json.member(quantizationConfig, "config_groups");
         Optional<ScaleLayout.Block> found = Optional.empty();
         if (groups.isPresent() && groups.get() instanceof Map<?, ?> m) {
             for (Object group : m.values()) {
-                Optional<Object> structure = MiniJson.member(group, "weights")
-                        .flatMap(w -> MiniJson.member(w, "block_structure"))
-                        .filter(s -> s != MiniJson.NULL);
+                Optional<Object> structure = Json.member(group, "weights")
+                        .flatMap(w -> Json.member(w, "block_structure"))
+                        .filter(s -> s != Json.NULL);
                 if (structure.isEmpty()) continue;
                 ScaleLayout.Block b = pair(structure.get(), source + " block_structure");
                 if (found.isPresent() && !found.get().equals(b)) {
