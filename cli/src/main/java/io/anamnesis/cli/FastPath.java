@@ -6,9 +6,11 @@ import java.util.OptionalInt;
 import java.util.concurrent.Callable;
 
 /**
- * The plain forms of the quick commands without picocli: {@code parse <file> [--json]},
+ * The plain forms of the common commands without picocli: {@code parse <file> [--json]},
  * {@code inspect|info <file> [--to bf16|f16|f32] [--json] [--full]}, {@code formats [--json]},
- * each with {@code --debug} anywhere. Picocli's start-up (Java 5 bytecode that the AOT cache
+ * {@code remember|dequantize <file> [--to T] [-o|--output P] [--threads N] [-q|--quiet]},
+ * each with {@code --debug} anywhere. For {@code remember}, picocli's ~0.2 s of start-up is
+ * most of the fixed cost of a run. Picocli's start-up (Java 5 bytecode that the AOT cache
  * cannot hold, reflection, annotation proxies) is most of a 100 ms budget, and these are
  * the commands people and servers run in loops.
  *
@@ -30,6 +32,9 @@ final class FastPath {
         boolean json = false;
         boolean full = false;
         DType target = DType.BF16;
+        boolean remember = command.equals("remember") || command.equals("dequantize");
+        boolean inspect = command.equals("inspect") || command.equals("info");
+        Recover.OutputOptions output = new Recover.OutputOptions();
         for (; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -40,8 +45,24 @@ final class FastPath {
                     if (!command.equals("inspect") && !command.equals("info")) return OptionalInt.empty();
                     full = true;
                 }
+                case "-o", "--output" -> {
+                    if (!remember || i + 1 == args.length || output.output != null) return OptionalInt.empty();
+                    output.output = args[++i];
+                }
+                case "--threads" -> {
+                    if (!remember || i + 1 == args.length || output.threads != null) return OptionalInt.empty();
+                    try {
+                        output.threads = Integer.parseInt(args[++i]);
+                    } catch (NumberFormatException e) {
+                        return OptionalInt.empty();
+                    }
+                }
+                case "-q", "--quiet" -> {
+                    if (!remember) return OptionalInt.empty();
+                    output.quiet = true;
+                }
                 case "--to" -> {
-                    if ((!command.equals("inspect") && !command.equals("info")) || i + 1 == args.length) {
+                    if ((!inspect && !remember) || i + 1 == args.length) {
                         return OptionalInt.empty();
                     }
                     try {
@@ -84,6 +105,15 @@ final class FastPath {
                 c.json = json;
                 c.full = full;
                 c.target = target;
+                call = c;
+            }
+            case "remember", "dequantize" -> {
+                if (input == null || json) return OptionalInt.empty();
+                RememberCommand c = new RememberCommand();
+                c.parent = parent;
+                c.input = input;
+                c.target = target;
+                c.output = output;
                 call = c;
             }
             case "formats" -> {

@@ -246,6 +246,31 @@ class AmnTest {
         assertThat(fast.err().replaceAll("\tat .*\\R", "")).isEqualTo(slow.err().replaceAll("\tat .*\\R", ""));
     }
 
+    /** remember takes the fast path too: same exit codes, same messages, same output bytes. */
+    @ParameterizedTest
+    @ValueSource(strings = {"remember F -o OUT -q", "dequantize F --to f32 --threads 1 -o OUT",
+            "remember F --output OUT --to f16 --quiet", "remember F --threads x -o OUT", "remember F --threads 0 -o OUT",
+            "remember BAD -o OUT", "remember F -o OUT --json"})
+    void rememberFastPathAndPicocliAgree(String line) throws IOException {
+        Path f = Fakes.write(dir, "m.fake", "ok");
+        Path bad = Fakes.write(dir, "b.fake", "security");
+        Runs.Run[] runs = new Runs.Run[2];
+        byte[][] written = new byte[2][];
+        for (int route = 0; route < 2; route++) {
+            Path out = dir.resolve("out-" + route + ".safetensors");
+            String[] args = line.replace("OUT", out.toString()).replace("BAD", bad.toString())
+                    .replace("F", f.toString()).split(" ");
+            runs[route] = Runs.amn(Fakes.amn(), Map.of(), dir, route == 0, args);
+            written[route] = Files.exists(out) ? Files.readAllBytes(out) : null;
+        }
+        assertThat(runs[0].code()).isEqualTo(runs[1].code());
+        assertThat(runs[0].err().replace("out-0", "out-X")).isEqualTo(runs[1].err().replace("out-1", "out-X"));
+        // The summary line ends with the run's duration, which may differ.
+        assertThat(runs[0].out().replace("out-0", "out-X").replaceAll("in [0-9.]+ s", "in T s"))
+                .isEqualTo(runs[1].out().replace("out-1", "out-X").replaceAll("in [0-9.]+ s", "in T s"));
+        assertThat(written[0]).isEqualTo(written[1]);
+    }
+
     @Test
     void versionNamesAmnAndJava() {
         Runs.Run r = amn(Fakes.amn(), "--version");
