@@ -9,8 +9,9 @@ import java.util.concurrent.Callable;
  * The plain forms of the common commands without picocli: {@code parse <file> [--json]},
  * {@code inspect|info <file> [--to bf16|f16|f32] [--json] [--full]}, {@code formats [--json]},
  * {@code remember|dequantize <file> [--to T] [-o|--output P] [--threads N] [-q|--quiet]},
- * each with {@code --debug} anywhere. For {@code remember}, picocli's ~0.2 s of start-up is
- * most of the fixed cost of a run. Picocli's start-up (Java 5 bytecode that the AOT cache
+ * {@code convert <file> --to FORMAT [--dtype T] [--as-stored]} with the same output options,
+ * each with {@code --debug} anywhere. For {@code remember} and {@code convert}, picocli's
+ * ~0.2 s of start-up is most of the fixed cost of a run. Picocli's start-up (Java 5 bytecode that the AOT cache
  * cannot hold, reflection, annotation proxies) is most of a 100 ms budget, and these are
  * the commands people and servers run in loops.
  *
@@ -32,7 +33,10 @@ final class FastPath {
         boolean json = false;
         boolean full = false;
         DType target = DType.BF16;
-        boolean remember = command.equals("remember") || command.equals("dequantize");
+        boolean convert = command.equals("convert");
+        boolean remember = command.equals("remember") || command.equals("dequantize") || convert;
+        String format = null;
+        boolean asStored = false;
         boolean inspect = command.equals("inspect") || command.equals("info");
         Recover.OutputOptions output = new Recover.OutputOptions();
         for (; i < args.length; i++) {
@@ -61,7 +65,24 @@ final class FastPath {
                     if (!remember) return OptionalInt.empty();
                     output.quiet = true;
                 }
+                case "--as-stored" -> {
+                    if (!convert) return OptionalInt.empty();
+                    asStored = true;
+                }
+                case "--dtype" -> {
+                    if (!convert || i + 1 == args.length) return OptionalInt.empty();
+                    try {
+                        target = DType.recoveryTarget(args[++i]);
+                    } catch (IllegalArgumentException e) {
+                        return OptionalInt.empty();
+                    }
+                }
                 case "--to" -> {
+                    if (convert) {
+                        if (i + 1 == args.length || format != null) return OptionalInt.empty();
+                        format = args[++i];
+                        continue;
+                    }
                     if ((!inspect && !remember) || i + 1 == args.length) {
                         return OptionalInt.empty();
                     }
@@ -105,6 +126,17 @@ final class FastPath {
                 c.json = json;
                 c.full = full;
                 c.target = target;
+                call = c;
+            }
+            case "convert" -> {
+                if (input == null || json || format == null) return OptionalInt.empty();
+                ConvertCommand c = new ConvertCommand();
+                c.parent = parent;
+                c.input = input;
+                c.format = format;
+                c.target = target;
+                c.asStored = asStored;
+                c.output = output;
                 call = c;
             }
             case "remember", "dequantize" -> {

@@ -246,12 +246,14 @@ class AmnTest {
         assertThat(fast.err().replaceAll("\tat .*\\R", "")).isEqualTo(slow.err().replaceAll("\tat .*\\R", ""));
     }
 
-    /** remember takes the fast path too: same exit codes, same messages, same output bytes. */
+    /** remember and convert take the fast path too: same exit codes, same messages, same output bytes. */
     @ParameterizedTest
     @ValueSource(strings = {"remember F -o OUT -q", "dequantize F --to f32 --threads 1 -o OUT",
             "remember F --output OUT --to f16 --quiet", "remember F --threads x -o OUT", "remember F --threads 0 -o OUT",
-            "remember BAD -o OUT", "remember F -o OUT --json"})
-    void rememberFastPathAndPicocliAgree(String line) throws IOException {
+            "remember BAD -o OUT", "remember F -o OUT --json", "convert F --to safetensors -o OUT -q",
+            "convert F --to safetensors --dtype f32 --threads 2 -o OUT", "convert F --to safetensors --as-stored -o OUT",
+            "convert F -o OUT", "convert F --to nothing -o OUT", "convert F --to safetensors --dtype q4 -o OUT"})
+    void recoveringFastPathAndPicocliAgree(String line) throws IOException {
         Path f = Fakes.write(dir, "m.fake", "ok");
         Path bad = Fakes.write(dir, "b.fake", "security");
         Runs.Run[] runs = new Runs.Run[2];
