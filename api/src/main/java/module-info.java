@@ -11,4 +11,5 @@ module io.anamnesis.api {
     uses io.anamnesis.api.spi.FormatReader;
     uses io.anamnesis.api.spi.FormatWriter;
     uses io.anamnesis.api.spi.Dequantizer;
+    uses io.anamnesis.api.spi.Quantizer;
 }

@@ -5,9 +5,15 @@ import io.anamnesis.api.spi.Dequantizer;
 import io.anamnesis.api.spi.FileProbe;
 import io.anamnesis.api.spi.FormatReader;
 import io.anamnesis.api.spi.FormatWriter;
+import io.anamnesis.api.spi.DenseTensor;
+import io.anamnesis.api.spi.ForgetPlan;
+import io.anamnesis.api.spi.ForgetRequest;
+import io.anamnesis.api.spi.OutputPlan;
 import io.anamnesis.api.spi.PlannedTensor;
+import io.anamnesis.api.spi.Quantizer;
 import io.anamnesis.api.spi.Recovery;
 import io.anamnesis.api.spi.WriteOptions;
+import io.anamnesis.api.numeric.LittleEndian;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -43,16 +49,19 @@ public final class Anamnesis {
     private final List<FormatReader> readers;
     private final List<FormatWriter> writers;
     private final List<Dequantizer> dequantizers;
+    private final List<Quantizer> quantizers;
 
-    private Anamnesis(List<FormatReader> readers, List<FormatWriter> writers, List<Dequantizer> dequantizers) {
+    private Anamnesis(List<FormatReader> readers, List<FormatWriter> writers, List<Dequantizer> dequantizers,
+                      List<Quantizer> quantizers) {
         this.readers = List.copyOf(readers);
         this.writers = List.copyOf(writers);
         this.dequantizers = dequantizers.stream().sorted(Comparator.comparing(Dequantizer::scheme)).toList();
+        this.quantizers = quantizers.stream().sorted(Comparator.comparing(Quantizer::scheme)).toList();
     }
 
     private static final class Installed {
         static final Anamnesis INSTANCE = new Anamnesis(
-                load(FormatReader.class), load(FormatWriter.class), load(Dequantizer.class));
+                load(FormatReader.class), load(FormatWriter.class), load(Dequantizer.class), load(Quantizer.class));
 
         private static <T> List<T> load(Class<T> type) {
             List<T> out = new ArrayList<>();
@@ -68,7 +77,13 @@ public final class Anamnesis {
 
     /** An explicit set of providers, for tests and embedders that assemble their own. */
     public static Anamnesis of(List<FormatReader> readers, List<FormatWriter> writers, List<Dequantizer> dequantizers) {
-        return new Anamnesis(readers, writers, dequantizers);
+        return new Anamnesis(readers, writers, dequantizers, List.of());
+    }
+
+    /** An explicit set of providers, quantizers included. */
+    public static Anamnesis of(List<FormatReader> readers, List<FormatWriter> writers, List<Dequantizer> dequantizers,
+                               List<Quantizer> quantizers) {
+        return new Anamnesis(readers, writers, dequantizers, quantizers);
     }
 
     public List<FormatReader> readers() {
@@ -81,6 +96,10 @@ public final class Anamnesis {
 
     public List<Dequantizer> dequantizers() {
         return dequantizers;
+    }
+
+    public List<Quantizer> quantizers() {
+        return quantizers;
     }
 
     /** The name of the JPMS module a provider lives in ("unnamed" on the class path). */
@@ -245,6 +264,100 @@ public final class Anamnesis {
                 }
             }
             writer.write(plan.toOutputPlan(), output, options);
+        }
+    }
+
+    // ---------------------------------------------------------------- forget
+
+    /** Every target name {@code forget --to} accepts, with the installed quantizer that takes it. */
+    public java.util.SequencedMap<String, Quantizer> forgetTargets() {
+        java.util.SequencedMap<String, Quantizer> out = new LinkedHashMap<>();
+        for (Quantizer q : quantizers) {
+            for (String t : q.targets().keySet()) out.putIfAbsent(t.toLowerCase(Locale.ROOT), q);
+        }
+        return out;
+    }
+
+    /**
+     * The quantizer of a target name.
+     *
+     * @throws UnsupportedFeatureException listing the installed targets when none takes it
+     */
+    public Quantizer quantizer(String target) {
+        Quantizer q = forgetTargets().get(target.toLowerCase(Locale.ROOT));
+        if (q != null) return q;
+        throw new UnsupportedFeatureException("no installed quantizer encodes '" + target + "'"
+                + (quantizers.isEmpty() ? " (no quantizer modules are installed)"
+                : " (targets: " + String.join(", ", forgetTargets().keySet()) + ")"));
+    }
+
+    /**
+     * Plans forgetting {@code archive} as {@code target}: every tensor is read, or recovered
+     * on the fly, as dense F32 values, and the target's quantizer decides what each becomes.
+     * Headers only; no value is read until the plan's tensors are produced.
+     */
+    public ForgetPlan planForget(TensorArchive archive, String target, ForgetOptions options, LossMeter loss) {
+        Quantizer quantizer = quantizer(target);
+        RecoveryPlan recovered = plan(archive, DType.F32).requireComplete();
+        Map<String, Recovery> byOutput = new HashMap<>();
+        for (Recovery r : recovered.recoveries()) byOutput.put(r.outputName(), r);
+        List<DenseTensor> dense = new ArrayList<>();
+        for (PlannedTensor t : recovered.outputs()) {
+            Recovery r = byOutput.get(t.name());
+            DType stored = r == null ? t.dtype()
+                    : archive.tensor(r.primaryInput()).map(TensorEntry::dtype).orElse(t.dtype());
+            dense.add(new DenseTensor(t.name(), t.shape(), stored, Optional.ofNullable(r).map(Recovery::description),
+                    t, Widening.toF32(t), options.keeps(t.name())));
+        }
+        return quantizer.plan(new ForgetRequest(target.toLowerCase(Locale.ROOT), dense, archive, options, loss));
+    }
+
+    /**
+     * Forgets {@code archive} as {@code target} and writes the result with the writer of the
+     * quantizer's format to {@code output} (complete or not at all).
+     *
+     * @return the plan that was carried out (what each tensor became)
+     */
+    public ForgetPlan forget(TensorArchive archive, String target, ForgetOptions options, LossMeter loss,
+                             Path output, WriteOptions writeOptions) {
+        Quantizer quantizer = quantizer(target);
+        FormatWriter writer = writer(quantizer.format());
+        ForgetPlan plan = planForget(archive, target, options, loss);
+        for (PlannedTensor t : plan.tensors()) {
+            if (!writer.supports(t.dtype())) {
+                throw UnsupportedFeatureException.inTensor(t.name(), writer.format() + " cannot store dtype " + t.dtype());
+            }
+        }
+        writer.write(new OutputPlan(Optional.of(archive), plan.metadata(), plan.tensors(), plan.typed()), output, writeOptions);
+        return plan;
+    }
+
+    /** Dense values as F32: F32 as is, the 16-bit floats and F64 widened (or narrowed) element-wise. */
+    static final class Widening {
+        private Widening() {
+        }
+
+        static Optional<PlannedTensor> toF32(PlannedTensor t) {
+            DType d = t.dtype();
+            if (d.equals(DType.F32)) return Optional.of(t);
+            if (!d.equals(DType.F16) && !d.equals(DType.BF16) && !d.equals(DType.F64)) return Optional.empty();
+            return Optional.of(new PlannedTensor(t.name(), DType.F32, t.shape(), t.granule(), arena -> {
+                var src = t.producer().open(arena);
+                MemorySegment[] scratch = new MemorySegment[1];
+                return (first, count, dest) -> {
+                    long bytes = d.byteSize(count);
+                    if (scratch[0] == null || scratch[0].byteSize() < bytes) scratch[0] = arena.allocate(Math.max(bytes, 1 << 16), 64);
+                    MemorySegment in = scratch[0].asSlice(0, bytes);
+                    src.fill(first, count, in);
+                    for (long i = 0; i < count; i++) {
+                        float v;
+                        if (d.equals(DType.F16)) v = Float.float16ToFloat(in.get(LittleEndian.I16, 2 * i));
+                        else if (d.equals(DType.BF16)) v = Float.intBitsToFloat(in.get(LittleEndian.I16, 2 * i) << 16);
+                        else v = (float) in.get(LittleEndian.F64, 8 * i);
+                        dest.set(LittleEndian.F32, 4 * i, v);
+                    }
+                };
+            }));
         }
     }
 

@@ -39,6 +39,7 @@ import java.util.function.Supplier;
                 InspectCommand.class,
                 RememberCommand.class,
                 ConvertCommand.class,
+                ForgetCommand.class,
                 FormatsCommand.class,
                 AotTrainCommand.class,
                 CommandLine.HelpCommand.class},
@@ -109,7 +110,7 @@ public final class Amn implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(),
-                "missing command: parse, inspect, remember, convert or formats (see 'amn --help')");
+                "missing command: parse, inspect, remember, convert, forget or formats (see 'amn --help')");
     }
 
     public static void main(String[] args) {

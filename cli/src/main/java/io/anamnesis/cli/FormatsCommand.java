@@ -2,6 +2,7 @@ package io.anamnesis.cli;
 
 import io.anamnesis.api.Anamnesis;
 import io.anamnesis.api.spi.Dequantizer;
+import io.anamnesis.api.spi.Quantizer;
 import io.anamnesis.api.spi.FormatReader;
 import io.anamnesis.api.spi.FormatWriter;
 import picocli.CommandLine.Command;
@@ -17,14 +18,14 @@ import java.util.concurrent.Callable;
 
 /** {@code amn formats}: what is installed, and from which module. */
 @Command(name = "formats", sortOptions = false,
-        header = "List the installed readers, writers and dequantizers with their modules.",
+        header = "List the installed readers, writers, dequantizers and quantizers with their modules.",
         mixinStandardHelpOptions = true,
         footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
 final class FormatsCommand implements Callable<Integer> {
     @ParentCommand
     Amn parent;
 
-    @Option(names = "--json", description = "Print one JSON object: readers, writers, dequantizers.")
+    @Option(names = "--json", description = "Print one JSON object: readers, writers, dequantizers, quantizers.")
     boolean json;
 
     @Override
@@ -62,6 +63,16 @@ final class FormatsCommand implements Callable<Integer> {
             for (Dequantizer d : amn.dequantizers()) t.row(d.scheme(), Anamnesis.moduleOf(d), d.description());
             t.lines("  ").forEach(out::println);
         }
+        out.println();
+        out.println("Quantizers (amn forget --to ...)");
+        if (amn.quantizers().isEmpty()) out.println("  (none installed)");
+        else {
+            Text.Table t = new Text.Table(new boolean[4], "SCHEME", "WRITES", "MODULE", "TARGETS");
+            for (Quantizer q : amn.quantizers()) {
+                t.row(q.scheme(), q.format(), Anamnesis.moduleOf(q), String.join(" ", q.targets().keySet()));
+            }
+            t.lines("  ").forEach(out::println);
+        }
         return Amn.OK;
     }
 
@@ -84,7 +95,12 @@ final class FormatsCommand implements Callable<Integer> {
         for (Dequantizer d : amn.dequantizers()) {
             dequantizers.add(entry("scheme", d.scheme(), "module", Anamnesis.moduleOf(d), "description", d.description()));
         }
-        return entry("readers", readers, "writers", writers, "dequantizers", dequantizers);
+        List<Object> quantizers = new ArrayList<>();
+        for (Quantizer q : amn.quantizers()) {
+            quantizers.add(entry("scheme", q.scheme(), "module", Anamnesis.moduleOf(q), "format", q.format(),
+                    "targets", List.copyOf(q.targets().keySet()), "description", q.description()));
+        }
+        return entry("readers", readers, "writers", writers, "dequantizers", dequantizers, "quantizers", quantizers);
     }
 
     private static Map<String, Object> entry(Object... kv) {

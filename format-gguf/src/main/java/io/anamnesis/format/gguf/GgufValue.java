@@ -1,5 +1,7 @@
 package io.anamnesis.format.gguf;
 
+import io.anamnesis.api.MetaValue;
+
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,6 +29,37 @@ public record GgufValue(GgufValueType type, Object value) {
 
     public static GgufValue uint32(long v) {
         return new GgufValue(GgufValueType.UINT32, v);
+    }
+
+    /** The GGUF value of an api {@link MetaValue}: the same type, the same bits. */
+    public static GgufValue of(MetaValue v) {
+        GgufValueType type = typeOf(v.type());
+        return new GgufValue(type, switch (v) {
+            case MetaValue.Int i -> i.value();
+            case MetaValue.Real r -> type == GgufValueType.FLOAT32 ? (Object) (float) r.value() : (Object) r.value();
+            case MetaValue.Bool b -> b.value();
+            case MetaValue.Str s -> s.value();
+            case MetaValue.Array a -> new GgufArray(typeOf(a.elementType()),
+                    a.values().stream().map(e -> of(e).value()).toList());
+        });
+    }
+
+    static GgufValueType typeOf(MetaValue.Type t) {
+        return switch (t) {
+            case U8 -> GgufValueType.UINT8;
+            case I8 -> GgufValueType.INT8;
+            case U16 -> GgufValueType.UINT16;
+            case I16 -> GgufValueType.INT16;
+            case U32 -> GgufValueType.UINT32;
+            case I32 -> GgufValueType.INT32;
+            case U64 -> GgufValueType.UINT64;
+            case I64 -> GgufValueType.INT64;
+            case F32 -> GgufValueType.FLOAT32;
+            case F64 -> GgufValueType.FLOAT64;
+            case BOOL -> GgufValueType.BOOL;
+            case STRING -> GgufValueType.STRING;
+            case ARRAY -> GgufValueType.ARRAY;
+        };
     }
 
     /** Arrays longer than this are summarized in {@link #render}. */

@@ -1,6 +1,7 @@
 package io.anamnesis.format.gguf;
 
 import io.anamnesis.api.DType;
+import io.anamnesis.api.MetaValue;
 import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.AtomicOutput;
 import io.anamnesis.api.spi.FormatWriter;
@@ -119,12 +120,17 @@ public final class GgufWriter implements FormatWriter {
             recoveredFileType(plan, g).ifPresent(ft -> kv.put("general.file_type",
                     new GgufValue(kv.get("general.file_type").type(), ft)));
             // The typed key/values are the truth; the plan's strings are renderings of them.
-            return kv;
+        } else {
+            for (Map.Entry<String, String> e : plan.metadata().entrySet()) {
+                // general.alignment is the writer's to set; a string copy of it would make the file unreadable.
+                if (e.getKey().equals("general.alignment")) continue;
+                kv.putIfAbsent(e.getKey(), GgufValue.string(e.getValue()));
+            }
         }
-        for (Map.Entry<String, String> e : plan.metadata().entrySet()) {
-            // general.alignment is the writer's to set; a string copy of it would make the file unreadable.
+        // typed values the plan sets (a quantized file's general.file_type) win over both
+        for (Map.Entry<String, MetaValue> e : plan.typed().entrySet()) {
             if (e.getKey().equals("general.alignment")) continue;
-            kv.putIfAbsent(e.getKey(), GgufValue.string(e.getValue()));
+            kv.put(e.getKey(), GgufValue.of(e.getValue()));
         }
         return kv;
     }

@@ -199,6 +199,25 @@ class GgufWriterTest {
     }
 
     @Test
+    void typedValuesOfThePlanAreWrittenWithTheirTypesOverStringMetadata() throws IOException {
+        byte[] f16 = seq(4, 3);
+        Path out = dir.resolve("typed.gguf");
+        Map<String, io.anamnesis.api.MetaValue> typed = new java.util.LinkedHashMap<>();
+        typed.put("general.file_type", io.anamnesis.api.MetaValue.u32(15));
+        typed.put("x.eps", io.anamnesis.api.MetaValue.Real.f32(1e-5f));
+        typed.put("x.ids", new io.anamnesis.api.MetaValue.Array(io.anamnesis.api.MetaValue.Type.I32,
+                List.of(io.anamnesis.api.MetaValue.i32(-1), io.anamnesis.api.MetaValue.i32(7))));
+        new GgufWriter().write(new OutputPlan(Optional.empty(), Map.of("general.file_type", "text"),
+                List.of(tensor("w", DType.F16, Shape.of(2), f16)), typed), out, WriteOptions.threads(1));
+        // the string key is replaced in place by the typed value; the others follow in plan order
+        byte[] expected = v3().header(1, 3).key("general.file_type", UINT32).u32(15)
+                .key("x.eps", FLOAT32).f32(1e-5f)
+                .key("x.ids", ARRAY).array(INT32, 2).u32(-1 & 0xFFFFFFFFL).u32(7)
+                .tensor("w", new long[]{2}, 1, 0).pad(32).raw(f16).pad(32).bytes();
+        assertThat(Files.readAllBytes(out)).isEqualTo(expected);
+    }
+
+    @Test
     void writesTheSameBytesWithOneAndFourThreads() throws IOException {
         List<PlannedTensor> tensors = new ArrayList<>();
         for (int i = 0; i < 12; i++) {

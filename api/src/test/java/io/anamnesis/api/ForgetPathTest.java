@@ -1,0 +1,213 @@
+package io.anamnesis.api;
+
+import io.anamnesis.api.numeric.LittleEndian;
+import io.anamnesis.api.spi.ChunkFiller;
+import io.anamnesis.api.spi.DenseReader;
+import io.anamnesis.api.spi.DenseTensor;
+import io.anamnesis.api.spi.ForgetPlan;
+import io.anamnesis.api.spi.ForgetRequest;
+import io.anamnesis.api.spi.PlannedTensor;
+import io.anamnesis.api.spi.Quantizer;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SequencedMap;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+/** The forget path through the api: dense sources, a quantizer's plan, the loss it reports. */
+class ForgetPathTest {
+
+    /** A toy quantizer: every numeric tensor of rank 2 becomes F16, row by row; the rest stays. */
+    static final class ToHalf implements Quantizer {
+        @Override
+        public String scheme() {
+            return "toy";
+        }
+
+        @Override
+        public String description() {
+            return "rank-2 tensors to F16";
+        }
+
+        @Override
+        public String format() {
+            return "safetensors";
+        }
+
+        @Override
+        public SequencedMap<String, String> targets() {
+            SequencedMap<String, String> m = new LinkedHashMap<>();
+            m.put("half", "F16, row by row");
+            return m;
+        }
+
+        @Override
+        public ForgetPlan plan(ForgetRequest request) {
+            List<PlannedTensor> out = new ArrayList<>();
+            List<ForgetPlan.Decision> decisions = new ArrayList<>();
+            for (DenseTensor t : request.tensors()) {
+                if (t.keep() || !t.isNumeric() || t.shape().rank() != 2) {
+                    out.add(t.asStored());
+                    decisions.add(new ForgetPlan.Decision(t.name(), t.asStored().dtype().name(), false,
+                            t.keep() ? "--keep" : "not a numeric matrix"));
+                    continue;
+                }
+                int row = (int) t.rowLength();
+                request.loss().expect(t.name());
+                out.add(new PlannedTensor(t.name(), DType.F16, t.shape(), row, arena -> {
+                    DenseReader reader = DenseReader.open(t, arena);
+                    return (first, count, dest) -> {
+                        float[] v = new float[(int) count];
+                        float[] back = new float[(int) count];
+                        reader.read(first, (int) count, v, 0);
+                        for (int i = 0; i < count; i++) {
+                            short h = Float.floatToFloat16(v[i]);
+                            dest.set(LittleEndian.I16, 2L * i, h);
+                            back[i] = Float.float16ToFloat(h);
+                        }
+                        request.loss().record(t.name(), first, LossMeter.measure(v, 0, back, 0, (int) count));
+                    };
+                }));
+                decisions.add(new ForgetPlan.Decision(t.name(), "f16", true, "rank 2"));
+            }
+            return new ForgetPlan(out, Map.of("quantized_by", "toy"), Map.of("toy.version", MetaValue.u32(1)), decisions);
+        }
+    }
+
+    static byte[] bf16(float... v) {
+        ByteBuffer b = ByteBuffer.allocate(2 * v.length).order(ByteOrder.LITTLE_ENDIAN);
+        for (float f : v) b.putShort((short) (Float.floatToRawIntBits(f) >>> 16));
+        return b.array();
+    }
+
+    static byte[] f32(float... v) {
+        ByteBuffer b = ByteBuffer.allocate(4 * v.length).order(ByteOrder.LITTLE_ENDIAN);
+        for (float f : v) b.putFloat(f);
+        return b.array();
+    }
+
+    static final Anamnesis TOY = Anamnesis.of(List.of(), List.of(), List.of(new PlanTest.ScaledInt8()), List.of(new ToHalf()));
+
+    @Test
+    void widensStoredBf16AndRecoversOnTheFlyThenEncodes() {
+        // every value exact in both BF16 and F16 (65280 = 0xFF00: 8 significant bits, below F16's max)
+        float[] w = {1.25f, -3.5f, 1000.0f, 0.0f, -0.0f, 65280f};
+        MemoryArchive archive = new MemoryArchive()
+                .add("w", DType.BF16, Shape.of(2, 3), bf16(w))
+                .add("norm", DType.F32, Shape.of(3), f32(1, 2, 3))
+                .add("ids", DType.I32, Shape.of(2, 2), new byte[16])
+                // toy recovery: q * s, q = [2, -1, 4, 0] as I8, s = 0.5
+                .add("lin.q", DType.I8, Shape.of(2, 2), new byte[]{2, -1, 4, 0})
+                .add("lin.s", DType.F32, Shape.SCALAR, f32(0.5f));
+        LossMeter loss = new LossMeter();
+        ForgetPlan plan = TOY.planForget(archive, "HALF", ForgetOptions.defaults(), loss);
+
+        assertThat(plan.decisions()).extracting(ForgetPlan.Decision::tensor, ForgetPlan.Decision::becomes)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("w", "f16"), org.assertj.core.groups.Tuple.tuple("norm", "F32"),
+                        org.assertj.core.groups.Tuple.tuple("ids", "I32"), org.assertj.core.groups.Tuple.tuple("lin", "f16"));
+        assertThat(plan.encodedCount()).isEqualTo(2);
+        assertThat(plan.typed()).containsEntry("toy.version", MetaValue.u32(1));
+
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment wOut = produce(plan, "w", arena);
+            for (int i = 0; i < w.length; i++) {
+                assertThat(wOut.get(LittleEndian.I16, 2L * i)).isEqualTo(Float.floatToFloat16(w[i]));
+            }
+            MemorySegment lin = produce(plan, "lin", arena);
+            float[] want = {1.0f, -0.5f, 2.0f, 0.0f};
+            for (int i = 0; i < 4; i++) {
+                assertThat(Float.float16ToFloat(lin.get(LittleEndian.I16, 2L * i))).isEqualTo(want[i]);
+            }
+        }
+        // every value above is exact in F16: nothing was lost
+        assertThat(loss.perTensor().keySet()).containsExactly("w", "lin");
+        assertThat(loss.total().count()).isEqualTo(10);
+        assertThat(loss.total().maxAbs()).isZero();
+        assertThat(loss.total().snrDb()).isInfinite();
+    }
+
+    @Test
+    void keepPatternsLeaveTensorsAsStored() {
+        MemoryArchive archive = new MemoryArchive().add("w", DType.BF16, Shape.of(1, 2), bf16(1, 2));
+        ForgetOptions keepW = new ForgetOptions(Map.of(), Optional.empty(), false, List.of(Pattern.compile("^w$")));
+        ForgetPlan plan = TOY.planForget(archive, "half", keepW, new LossMeter());
+        assertThat(plan.tensors().getFirst().dtype()).isEqualTo(DType.BF16);
+        assertThat(plan.decisions().getFirst().why()).isEqualTo("--keep");
+    }
+
+    @Test
+    void unknownTargetNamesTheInstalledOnes() {
+        MemoryArchive archive = new MemoryArchive();
+        assertThatThrownBy(() -> TOY.planForget(archive, "q4_k", ForgetOptions.defaults(), new LossMeter()))
+                .isInstanceOf(UnsupportedFeatureException.class)
+                .hasMessageContaining("q4_k").hasMessageContaining("targets: half");
+    }
+
+    @Test
+    void denseReaderReadsRangesAcrossTheProducersGranule() {
+        // a producer with granule 4 that counts how it is asked
+        List<long[]> asked = new ArrayList<>();
+        PlannedTensor values = new PlannedTensor("t", DType.F32, Shape.of(10), 4, arena -> (first, count, dest) -> {
+            asked.add(new long[]{first, count});
+            for (long i = 0; i < count; i++) dest.set(LittleEndian.F32, 4 * i, (float) (first + i));
+        });
+        DenseTensor t = new DenseTensor("t", Shape.of(10), DType.F32, Optional.empty(), values, Optional.of(values), false);
+        try (Arena arena = Arena.ofConfined()) {
+            DenseReader r = DenseReader.open(t, arena);
+            float[] got = new float[7];
+            r.read(3, 6, got, 1);
+            assertThat(got).containsExactly(0f, 3f, 4f, 5f, 6f, 7f, 8f);
+            // 3..9 widened to the granule: [0, 10) (the tensor's end cuts the last granule)
+            assertThat(asked.getLast()).containsExactly(0L, 10L);
+            assertThatThrownBy(() -> r.read(8, 3, got, 0)).isInstanceOf(IndexOutOfBoundsException.class);
+        }
+    }
+
+    @Test
+    void lossIsTheSameInWhateverOrderChunksArrive() {
+        float[] x = {1, -2, 3, 4};
+        float[] y = {1.5f, -2, 2, 4};
+        LossMeter a = new LossMeter();
+        a.record("t", 0, LossMeter.measure(x, 0, y, 0, 2));
+        a.record("t", 2, LossMeter.measure(x, 2, y, 2, 2));
+        LossMeter b = new LossMeter();
+        b.record("t", 2, LossMeter.measure(x, 2, y, 2, 2));
+        b.record("t", 0, LossMeter.measure(x, 0, y, 0, 2));
+        assertThat(a.total()).isEqualTo(b.total());
+        LossMeter.Loss l = a.total();
+        // errors 0.5, 0, -1, 0: MAE 1.5/4, RMSE sqrt(1.25/4), max 1, SNR 10 log10(30 / 1.25)
+        assertThat(l.mae()).isEqualTo(0.375);
+        assertThat(l.rmse()).isCloseTo(Math.sqrt(0.3125), within(1e-15));
+        assertThat(l.maxAbs()).isEqualTo(1.0);
+        assertThat(l.snrDb()).isCloseTo(10 * Math.log10(24), within(1e-12));
+    }
+
+    @Test
+    void nonFiniteOriginalsAreCountedApart() {
+        LossMeter.Loss l = LossMeter.measure(new float[]{Float.NaN, 1, Float.NEGATIVE_INFINITY}, 0,
+                new float[]{0, 1, 0}, 0, 3);
+        assertThat(l.count()).isEqualTo(1);
+        assertThat(l.nonFinite()).isEqualTo(2);
+        assertThat(l.sumSq()).isZero();
+    }
+
+    static MemorySegment produce(ForgetPlan plan, String name, Arena arena) {
+        PlannedTensor t = plan.tensors().stream().filter(p -> p.name().equals(name)).findFirst().orElseThrow();
+        MemorySegment dest = arena.allocate(t.byteSize());
+        ChunkFiller f = t.producer().open(arena);
+        f.fill(0, t.elementCount(), dest);
+        return dest;
+    }
+}

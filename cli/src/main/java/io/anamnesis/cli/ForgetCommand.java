@@ -1,0 +1,192 @@
+package io.anamnesis.cli;
+
+import io.anamnesis.api.Anamnesis;
+import io.anamnesis.api.ForgetOptions;
+import io.anamnesis.api.LossMeter;
+import io.anamnesis.api.TensorArchive;
+import io.anamnesis.api.TensorIOException;
+import io.anamnesis.api.spi.ForgetPlan;
+import io.anamnesis.api.spi.Quantizer;
+import io.anamnesis.api.spi.WriteOptions;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+
+/**
+ * {@code amn forget}: quantize ("forget", Lethe). Every tensor is read, or recovered on the
+ * fly, as dense values; the quantizer of {@code --to} decides what each becomes; the writer of
+ * its format writes the result, complete or not at all. The summary says what was lost.
+ */
+@Command(name = "forget", aliases = "quantize", sortOptions = false,
+        header = "Quantize a model: encode its tensors to a target type and say what was lost.",
+        description = {"Reads the input (recovering quantized tensors on the fly), encodes the tensors the target "
+                + "quantizes, leaves the others as they are, and writes the format of the target's quantizer "
+                + "(see 'amn formats'). The summary reports the error introduced: mean absolute error, RMSE, "
+                + "max absolute error and SNR over every quantized tensor; --report writes it per tensor.",
+                "The output appears complete or not at all."},
+        mixinStandardHelpOptions = true,
+        footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
+final class ForgetCommand implements Callable<Integer> {
+    @ParentCommand
+    Amn parent;
+
+    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, or ollama:<model>[:<tag>].")
+    String input;
+
+    @Option(names = "--to", paramLabel = "<type>", required = true,
+            description = "Target: a type or file type of an installed quantizer (see 'amn formats').")
+    String target;
+
+    @Option(names = "--imatrix", paramLabel = "<file>",
+            description = "Importance matrix (llama.cpp's imatrix GGUF or legacy .dat), for the types that weight by it.")
+    Path imatrix;
+
+    @Option(names = "--keep", paramLabel = "<regex>",
+            description = "Leave tensors whose name matches as they are (repeatable).")
+    List<String> keep = new ArrayList<>();
+
+    @Option(names = "--pure", description = "Quantize every eligible tensor to exactly --to, with no per-tensor mix.")
+    boolean pure;
+
+    @Option(names = "--block-size", paramLabel = "<n>", description = "Block size, for the schemes that take one.")
+    Integer blockSize;
+
+    @Option(names = "--double-quant", description = "Quantize the block scales too, for the schemes that can.")
+    boolean doubleQuant;
+
+    @Option(names = "--granularity", paramLabel = "<g>", description = "Scale granularity: tensor, channel or block.")
+    String granularity;
+
+    @Option(names = "--scale-dtype", paramLabel = "<dtype>", description = "Dtype of stored scales, e.g. bf16 or f32.")
+    String scaleDtype;
+
+    @Option(names = "--report", paramLabel = "<file.json>", description = "Write the error per tensor as JSON.")
+    Path report;
+
+    @Mixin
+    Recover.OutputOptions output;
+
+    @Override
+    public Integer call() {
+        Amn.Context ctx = parent.context();
+        long start = System.nanoTime();
+        Anamnesis amn = ctx.amn();
+        String to = target.toLowerCase(Locale.ROOT);
+        Quantizer quantizer = amn.forgetTargets().get(to);
+        if (quantizer == null) {
+            throw new UsageException("unknown target '" + target + "'" + (amn.forgetTargets().isEmpty()
+                    ? ": no quantizer module is installed"
+                    : "; targets: " + String.join(", ", amn.forgetTargets().keySet())));
+        }
+        int threads = output.threadCount();
+        List<Pattern> keepPatterns = new ArrayList<>();
+        for (String k : keep) {
+            try {
+                keepPatterns.add(Pattern.compile(k));
+            } catch (PatternSyntaxException e) {
+                throw new UsageException("--keep '" + k + "' is not a regular expression: " + e.getDescription());
+            }
+        }
+        InputRef in = InputRef.of(input, ctx.ollamaModels());
+        String extension = amn.writer(quantizer.format()).fileExtensions().getFirst();
+        Path out = Outputs.choose(in, Optional.ofNullable(output.output), to, extension);
+        LossMeter loss = new LossMeter();
+        TensorArchive importance = imatrix == null ? null : amn.open(imatrix);
+        try (TensorArchive archive = amn.open(in.file())) {
+            ForgetOptions options = new ForgetOptions(settings(), Optional.ofNullable(importance), pure, keepPatterns);
+            ForgetPlan plan;
+            try (ProgressBar bar = ProgressBar.forTerminal(ctx.err(), output.quiet)) {
+                plan = amn.forget(archive, to, options, loss, out, new WriteOptions(threads, bar));
+            }
+            if (report != null) writeReport(report, plan, loss);
+            if (!output.quiet) summary(ctx.out(), out, to, plan, loss, (System.nanoTime() - start) / 1e9);
+        } finally {
+            if (importance != null) importance.close();
+        }
+        return Amn.OK;
+    }
+
+    /** The scheme settings given on the command line, by name without dashes. */
+    Map<String, String> settings() {
+        Map<String, String> s = new LinkedHashMap<>();
+        if (blockSize != null) s.put("block-size", Integer.toString(blockSize));
+        if (doubleQuant) s.put("double-quant", "true");
+        if (granularity != null) s.put("granularity", granularity.toLowerCase(Locale.ROOT));
+        if (scaleDtype != null) s.put("scale-dtype", scaleDtype.toLowerCase(Locale.ROOT));
+        return s;
+    }
+
+    static void summary(PrintWriter out, Path output, String target, ForgetPlan plan, LossMeter loss, double seconds) {
+        long encoded = plan.encodedCount();
+        long kept = plan.decisions().size() - encoded;
+        out.println("wrote " + output + ": " + plan.decisions().size() + (plan.decisions().size() == 1 ? " tensor, " : " tensors, ")
+                + encoded + " quantized to " + target + ", " + kept + " kept, in " + Text.decimals(seconds, 2) + " s");
+        Map<String, Long> why = new LinkedHashMap<>();
+        for (ForgetPlan.Decision d : plan.decisions()) {
+            if (!d.encoded()) why.merge(d.becomes() + " (" + d.why() + ")", 1L, Long::sum);
+        }
+        why.forEach((reason, n) -> out.println("  kept " + n + " as " + reason));
+        LossMeter.Loss l = loss.total();
+        if (l.count() > 0) {
+            out.println("  lost: MAE " + sci(l.mae()) + ", RMSE " + sci(l.rmse()) + ", max |error| " + sci(l.maxAbs())
+                    + ", SNR " + (Double.isInfinite(l.snrDb()) ? "inf" : Text.decimals(l.snrDb(), 2)) + " dB over "
+                    + Text.count(l.count()) + " values" + (l.nonFinite() > 0 ? " (" + l.nonFinite() + " non-finite left out)" : ""));
+        }
+    }
+
+    private static String sci(double v) {
+        return String.format(Locale.ROOT, "%.4g", v);
+    }
+
+    /** {@code --report}: the loss per tensor and each tensor's fate, as one JSON object. */
+    static void writeReport(Path file, ForgetPlan plan, LossMeter loss) {
+        Map<String, LossMeter.Loss> perTensor = loss.perTensor();
+        List<Object> tensors = new ArrayList<>();
+        for (ForgetPlan.Decision d : plan.decisions()) {
+            Map<String, Object> t = new LinkedHashMap<>();
+            t.put("name", d.tensor());
+            t.put("becomes", d.becomes());
+            t.put("quantized", d.encoded());
+            t.put("why", d.why());
+            LossMeter.Loss l = perTensor.get(d.tensor());
+            if (l != null) t.put("loss", lossJson(l));
+            tensors.add(t);
+        }
+        Map<String, Object> root = new LinkedHashMap<>();
+        root.put("total", lossJson(loss.total()));
+        root.put("tensors", tensors);
+        try {
+            Files.writeString(file, Json.render(root) + "\n", StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new TensorIOException("cannot write the report " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static Map<String, Object> lossJson(LossMeter.Loss l) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("values", l.count());
+        m.put("non_finite", l.nonFinite());
+        m.put("mae", l.mae());
+        m.put("rmse", l.rmse());
+        m.put("max_abs_error", l.maxAbs());
+        m.put("snr_db", Double.isInfinite(l.snrDb()) ? null : l.snrDb());
+        return m;
+    }
+}

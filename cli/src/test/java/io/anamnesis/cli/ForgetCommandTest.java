@@ -1,0 +1,168 @@
+package io.anamnesis.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.anamnesis.api.Anamnesis;
+import io.anamnesis.api.DType;
+import io.anamnesis.api.MetaValue;
+import io.anamnesis.api.Shape;
+import io.anamnesis.api.numeric.LittleEndian;
+import io.anamnesis.api.spi.DenseReader;
+import io.anamnesis.api.spi.DenseTensor;
+import io.anamnesis.api.spi.ForgetPlan;
+import io.anamnesis.api.spi.ForgetRequest;
+import io.anamnesis.api.spi.PlannedTensor;
+import io.anamnesis.api.spi.Quantizer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SequencedMap;
+
+import static io.anamnesis.cli.Runs.amn;
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ForgetCommandTest {
+    @TempDir
+    Path dir;
+
+    /**
+     * A toy quantizer, "int8": each matrix becomes I8 codes q = round(x / s) with one scale
+     * s = max|x| / 127 stored beside it as {@code <name>.scale}; vectors stay as they are.
+     */
+    static final class ToyInt8 implements Quantizer {
+        @Override
+        public String scheme() {
+            return "toyq";
+        }
+
+        @Override
+        public String description() {
+            return "per-tensor int8";
+        }
+
+        @Override
+        public String format() {
+            return "safetensors";
+        }
+
+        @Override
+        public SequencedMap<String, String> targets() {
+            SequencedMap<String, String> m = new LinkedHashMap<>();
+            m.put("int8", "per-tensor symmetric int8");
+            return m;
+        }
+
+        @Override
+        public ForgetPlan plan(ForgetRequest request) {
+            List<PlannedTensor> out = new ArrayList<>();
+            List<ForgetPlan.Decision> decisions = new ArrayList<>();
+            for (DenseTensor t : request.tensors()) {
+                if (t.keep() || !t.isNumeric() || t.shape().rank() != 2) {
+                    out.add(t.asStored());
+                    decisions.add(new ForgetPlan.Decision(t.name(), t.asStored().dtype().name(), false,
+                            t.keep() ? "--keep" : "vectors stay"));
+                    continue;
+                }
+                int n = (int) t.elementCount();
+                request.loss().expect(t.name());
+                out.add(new PlannedTensor(t.name(), DType.I8, t.shape(), n, arena -> {
+                    float[] v = new float[n];
+                    DenseReader.open(t, arena).read(0, n, v, 0);
+                    float s = scale(v);
+                    return (first, count, dest) -> {
+                        float[] back = new float[n];
+                        for (int i = 0; i < n; i++) {
+                            int q = Math.round(v[i] / s);
+                            dest.set(ValueLayout.JAVA_BYTE, i, (byte) q);
+                            back[i] = q * s;
+                        }
+                        request.loss().record(t.name(), 0, io.anamnesis.api.LossMeter.measure(v, 0, back, 0, n));
+                    };
+                }));
+                out.add(new PlannedTensor(t.name() + ".scale", DType.F32, Shape.SCALAR, 1, arena -> {
+                    float[] v = new float[n];
+                    DenseReader.open(t, arena).read(0, n, v, 0);
+                    float s = scale(v);
+                    return (first, count, dest) -> dest.set(LittleEndian.F32, 0, s);
+                }));
+                decisions.add(new ForgetPlan.Decision(t.name(), "int8", true, "matrix"));
+            }
+            return new ForgetPlan(out, Map.of("quantized_by", "toyq"), Map.of("toy.version", MetaValue.u32(1)), decisions);
+        }
+
+        static float scale(float[] v) {
+            float amax = 0;
+            for (float x : v) amax = Math.max(amax, Math.abs(x));
+            return amax / 127;
+        }
+    }
+
+    static Anamnesis withToyQuantizer() {
+        Anamnesis base = Fakes.amn();
+        return Anamnesis.of(base.readers(), base.writers(), base.dequantizers(), List.of(new ToyInt8()));
+    }
+
+    @Test
+    void forgetsRecoveredWeightsAndKeepsVectorsThenSaysWhatWasLost() throws IOException {
+        Path f = Fakes.write(dir, "model.fake", "ok");
+        Path report = dir.resolve("loss.json");
+        Runs.Run r = amn(withToyQuantizer(), "forget", f.toString(), "--to", "INT8", "--report", report.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        Path out = dir.resolve("model-int8.safetensors");
+        assertThat(r.out()).startsWith("wrote " + out + ": 2 tensors, 1 quantized to int8, 1 kept, in ")
+                .contains("kept 1 as F32 (vectors stay)")
+                // layer recovers to {0.25, -0.5, 0.75, 31.75}; s = 31.75 / 127 = 0.25, so q = {1, -2, 3, 127}: exact
+                .contains("lost: MAE 0.000, RMSE 0.000, max |error| 0.000, SNR inf dB over 4 values");
+        Map<String, String> meta = new LinkedHashMap<>();
+        Map<String, Runs.Stored> t = Runs.readSafetensors(out, meta);
+        assertThat(t.keySet()).containsExactly("layer", "layer.scale", "norm");
+        assertThat(t.get("layer").dtype()).isEqualTo("I8");
+        assertThat(t.get("layer").bytes()).containsExactly(1, -2, 3, 127);
+        assertThat(meta).containsEntry("quantized_by", "toyq");
+        JsonNode json = new ObjectMapper().readTree(report.toFile());
+        assertThat(json.get("tensors").get(0).get("name").asText()).isEqualTo("layer");
+        assertThat(json.get("tensors").get(0).get("loss").get("values").asLong()).isEqualTo(4);
+        assertThat(json.get("tensors").get(1).get("quantized").asBoolean()).isFalse();
+    }
+
+    @Test
+    void keepLeavesAMatchingTensorAsItIs() throws IOException {
+        Path f = Fakes.write(dir, "model.fake", "ok");
+        Path out = dir.resolve("o.safetensors");
+        Runs.Run r = amn(withToyQuantizer(), "quantize", f.toString(), "--to", "int8", "--keep", "^lay", "-o", out.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        Map<String, Runs.Stored> t = Runs.readSafetensors(out, new LinkedHashMap<>());
+        assertThat(t.get("layer").dtype()).isEqualTo("F32");
+        assertThat(r.out()).contains("0 quantized").contains("kept 1 as F32 (--keep)");
+    }
+
+    @Test
+    void anUnknownTargetIsAUsageErrorListingTheTargets() throws IOException {
+        Path f = Fakes.write(dir, "model.fake", "ok");
+        Runs.Run r = amn(withToyQuantizer(), "forget", f.toString(), "--to", "q4_k");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("unknown target 'q4_k'; targets: int8");
+        Runs.Run none = amn(Fakes.amn(), "forget", f.toString(), "--to", "q4_k");
+        assertThat(none.code()).isEqualTo(2);
+        assertThat(none.err()).contains("no quantizer module is installed");
+        try (var files = Files.list(dir)) {
+            assertThat(files.map(p -> p.getFileName().toString())).containsExactly("model.fake");
+        }
+    }
+
+    @Test
+    void aBadKeepPatternIsAUsageError() throws IOException {
+        Path f = Fakes.write(dir, "model.fake", "ok");
+        Runs.Run r = amn(withToyQuantizer(), "forget", f.toString(), "--to", "int8", "--keep", "(");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("--keep '(' is not a regular expression");
+    }
+}
