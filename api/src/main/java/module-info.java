@@ -7,6 +7,7 @@ module io.anamnesis.api {
     exports io.anamnesis.api;
     exports io.anamnesis.api.spi;
     exports io.anamnesis.api.numeric;
+    exports io.anamnesis.api.write;
 
     uses io.anamnesis.api.spi.FormatReader;
     uses io.anamnesis.api.spi.FormatWriter;
