@@ -1,8 +1,8 @@
 package io.anamnesis.api;
 
 import io.anamnesis.api.spi.ClaimContext;
-import io.anamnesis.api.spi.Json;
-import io.anamnesis.api.spi.QuantizationConfig;
+import io.anamnesis.api.json.Json;
+import io.anamnesis.api.config.QuantizationConfig;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

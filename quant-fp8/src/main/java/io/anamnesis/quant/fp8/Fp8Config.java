@@ -2,7 +2,7 @@ package io.anamnesis.quant.fp8;
 
 import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.spi.ClaimContext;
-import io.anamnesis.api.spi.Json;
+import io.anamnesis.api.json.Json;
 
 import java.util.List;
 import java.util.Map;

@@ -9,7 +9,7 @@ import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.ClaimContext;
-import io.anamnesis.api.spi.QuantizationConfig;
+import io.anamnesis.api.config.QuantizationConfig;
 import io.anamnesis.api.spi.Dequantizer;
 import io.anamnesis.api.spi.Recovery;
 

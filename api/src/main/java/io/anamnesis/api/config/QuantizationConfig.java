@@ -1,6 +1,8 @@
-package io.anamnesis.api.spi;
+package io.anamnesis.api.config;
 
 import io.anamnesis.api.MalformedFileException;
+import io.anamnesis.api.json.Json;
+import io.anamnesis.api.spi.ClaimContext;
 
 import java.util.LinkedHashMap;
 import java.util.List;
