@@ -4,6 +4,7 @@ import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.json.Json;
 import io.anamnesis.api.spi.ClaimContext;
 
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -11,79 +12,87 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The quantization config of a checkpoint, wherever it is kept, and which method it names.
+ * A checkpoint's quantization config, parsed: the object a quantizing tool records beside its
+ * tensors. The api reads it from the two places every scheme shares, in a fixed order, the
+ * first found winning: the file's own metadata ({@link #METADATA_KEYS}, a JSON string, as
+ * safetensors {@code __metadata__} holds it), then the {@code quantization_config} member of
+ * {@code config.json} beside the file. What a config means (which scheme it names, the keys a
+ * tool writes, a tool's own config file such as AutoGPTQ's {@code quantize_config.json}) is
+ * for the quant module that reads it to decide: the api knows no scheme.
  *
- * <p>GPTQ and AWQ store tensors under the same names ({@code qweight}, {@code qzeros},
- * {@code scales}), so the config decides first; both modules ask this one class, so they
- * can never reach different verdicts on the same file. The search order is fixed:
- * safetensors {@code __metadata__} ({@code quantization_config}, {@code quant_config},
- * AutoGPTQ's flat {@code gptq_*} keys), then {@code config.json}'s
- * {@code quantization_config}, {@code quantize_config.json} (AutoGPTQ, GPTQModel) and
- * {@code quant_config.json} (AutoAWQ) beside the file. The first source found wins.
- *
- * @param method "gptq", "awq", another method's name, or "" when the source does not say
  * @param values the config object ({@link Json} values)
  * @param origin where it came from, for messages
  */
-public record QuantizationConfig(String method, Map<String, Object> values, String origin) {
+public record QuantizationConfig(Map<String, Object> values, String origin) {
 
-    public static final String GPTQ = "gptq";
-    public static final String AWQ = "awq";
+    /** The metadata keys a file keeps its quantization config under, in the order they are read. */
+    public static final List<String> METADATA_KEYS = List.of("quantization_config", "quant_config");
 
-    /** The first config found, in the fixed search order. */
+    public QuantizationConfig {
+        values = Collections.unmodifiableMap(new LinkedHashMap<>(values));
+    }
+
+    /** The config in the file's metadata, else in {@code config.json} beside the file. */
     public static Optional<QuantizationConfig> find(ClaimContext context) {
-        int depth = context.limits().maxNestingDepth();
-        Map<String, String> meta = context.archive().metadata();
-        for (String key : new String[]{"quantization_config", "quant_config"}) {
-            String text = meta.get(key);
-            if (text != null && parse(text, "__metadata__ " + key, depth) instanceof Map<?, ?> m) {
-                return Optional.of(of(m, "__metadata__ " + key, ""));
-            }
-        }
-        Map<String, Object> flat = new LinkedHashMap<>();
-        for (var e : meta.entrySet()) {
-            if (e.getKey().startsWith("gptq_")) flat.put(e.getKey().substring(5), e.getValue());
-        }
-        if (!flat.isEmpty()) return Optional.of(new QuantizationConfig(GPTQ, flat, "__metadata__ gptq_* keys"));
+        Optional<QuantizationConfig> inMetadata = inMetadata(context);
+        return inMetadata.isPresent() ? inMetadata : inConfigJson(context);
+    }
 
-        Optional<String> config = context.sidecar("config.json");
-        if (config.isPresent()
-                && Json.member(parse(config.get(), "config.json", depth), "quantization_config").orElse(null) instanceof Map<?, ?> q) {
-            return Optional.of(of(q, "config.json quantization_config", ""));
-        }
-        Optional<String> gptq = context.sidecar("quantize_config.json");
-        if (gptq.isPresent() && parse(gptq.get(), "quantize_config.json", depth) instanceof Map<?, ?> m) {
-            return Optional.of(of(m, "quantize_config.json", GPTQ));
-        }
-        Optional<String> awq = context.sidecar("quant_config.json");
-        if (awq.isPresent() && parse(awq.get(), "quant_config.json", depth) instanceof Map<?, ?> m) {
-            return Optional.of(of(m, "quant_config.json", AWQ));
+    /** The first of {@link #METADATA_KEYS} in the file's metadata that holds a JSON object. */
+    public static Optional<QuantizationConfig> inMetadata(ClaimContext context) {
+        Map<String, String> meta = context.archive().metadata();
+        for (String key : METADATA_KEYS) {
+            String text = meta.get(key);
+            if (text != null && parse(text, "__metadata__ " + key, context) instanceof Map<?, ?> m) {
+                return Optional.of(of(m, "__metadata__ " + key));
+            }
         }
         return Optional.empty();
     }
 
-    /** Names the method: {@code quant_method} when given, else the keys each tool writes, else the file's name. */
-    private static QuantizationConfig of(Map<?, ?> raw, String origin, String byFileName) {
-        Map<String, Object> node = new LinkedHashMap<>();
-        raw.forEach((k, v) -> node.put(String.valueOf(k), v));
-        Object declared = node.get("quant_method");
-        String method = declared instanceof String s ? s.toLowerCase(Locale.ROOT) : "";
-        if (method.isEmpty()) {
-            if (node.containsKey("w_bit") || node.containsKey("q_group_size") || node.containsKey("version")) {
-                method = AWQ;
-            } else if (node.containsKey("desc_act") || node.containsKey("checkpoint_format") || node.containsKey("damp_percent")
-                    || node.containsKey("static_groups") || node.containsKey("true_sequential")) {
-                method = GPTQ;
-            } else {
-                method = byFileName;
-            }
+    /** The {@code quantization_config} object of {@code config.json} beside the file. */
+    public static Optional<QuantizationConfig> inConfigJson(ClaimContext context) {
+        Optional<String> config = context.sidecar("config.json");
+        if (config.isPresent()
+                && Json.member(parse(config.get(), "config.json", context), "quantization_config").orElse(null) instanceof Map<?, ?> q) {
+            return Optional.of(of(q, "config.json quantization_config"));
         }
-        return new QuantizationConfig(method, node, origin);
+        return Optional.empty();
     }
 
-    private static Object parse(String text, String origin, int maxDepth) {
+    /** A tool's own config file beside the file, whose whole object is the config. */
+    public static Optional<QuantizationConfig> sidecar(ClaimContext context, String fileName) {
+        Optional<String> text = context.sidecar(fileName);
+        if (text.isPresent() && parse(text.get(), fileName, context) instanceof Map<?, ?> m) {
+            return Optional.of(of(m, fileName));
+        }
+        return Optional.empty();
+    }
+
+    /** A config from key/values found elsewhere (a module's own source, e.g. flat metadata keys). */
+    public static QuantizationConfig of(Map<?, ?> raw, String origin) {
+        Map<String, Object> node = new LinkedHashMap<>();
+        raw.forEach((k, v) -> node.put(String.valueOf(k), v));
+        return new QuantizationConfig(node, origin);
+    }
+
+    /** {@code quant_method}, lower case, when the config names one. */
+    public Optional<String> quantMethod() {
+        return value("quant_method").filter(String.class::isInstance).map(m -> ((String) m).toLowerCase(Locale.ROOT))
+                .filter(m -> !m.isEmpty());
+    }
+
+    /** Whether the config holds any of these keys. */
+    public boolean hasAny(String... keys) {
+        for (String k : keys) {
+            if (values.containsKey(k)) return true;
+        }
+        return false;
+    }
+
+    private static Object parse(String text, String origin, ClaimContext context) {
         try {
-            return Json.parse(text, Math.max(1, maxDepth));
+            return Json.parse(text, Math.max(1, context.limits().maxNestingDepth()));
         } catch (IllegalArgumentException e) {
             throw new MalformedFileException(origin + " is not valid JSON: " + e.getMessage());
         }

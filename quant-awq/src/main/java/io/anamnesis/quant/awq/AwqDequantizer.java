@@ -48,9 +48,10 @@ public final class AwqDequantizer implements Dequantizer {
             if (e.name().endsWith(".qweight")) prefixes.add(e.name().substring(0, e.name().length() - ".qweight".length()));
         }
         if (prefixes.isEmpty()) return List.of();
-        Optional<QuantizationConfig> config = QuantizationConfig.find(context);
-        String method = config.map(QuantizationConfig::method).orElse("");
-        if (!method.isEmpty() && !method.equals(QuantizationConfig.AWQ)) return List.of();
+        Optional<AwqConfig> found = AwqConfig.find(context);
+        String method = found.map(AwqConfig::method).orElse("");
+        if (!method.isEmpty() && !method.equals(AwqConfig.AWQ)) return List.of();
+        Optional<QuantizationConfig> config = found.map(AwqConfig::config);
         List<Recovery> out = new ArrayList<>();
         for (String p : prefixes) {
             TensorEntry qweight = archive.tensor(p + ".qweight").orElseThrow();
