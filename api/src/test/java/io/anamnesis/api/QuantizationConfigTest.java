@@ -3,6 +3,7 @@ package io.anamnesis.api;
 import io.anamnesis.api.spi.ClaimContext;
 import io.anamnesis.api.json.Json;
 import io.anamnesis.api.config.QuantizationConfig;
+import io.anamnesis.api.testing.MemoryArchive;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

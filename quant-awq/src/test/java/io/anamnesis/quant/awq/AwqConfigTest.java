@@ -2,6 +2,7 @@ package io.anamnesis.quant.awq;
 
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.spi.ClaimContext;
+import io.anamnesis.api.testing.MemoryArchive;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
