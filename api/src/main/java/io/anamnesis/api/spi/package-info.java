@@ -8,6 +8,7 @@
  * {@link io.anamnesis.api.spi.RecoveryKernel} opens {@link io.anamnesis.api.spi.ChunkFiller}s).
  * Helpers a plugin may use live beside it: {@code io.anamnesis.api.write} (atomic output and
  * the parallel writer engine), {@code io.anamnesis.api.config} (the parsed quantization
- * config), {@code io.anamnesis.api.numeric} (float conversions, byte order, kernel choice).
+ * config) and {@code io.anamnesis.api.json} (the minimal reader it is parsed with),
+ * {@code io.anamnesis.api.numeric} (float conversions, byte order, kernel choice).
  */
 package io.anamnesis.api.spi;
