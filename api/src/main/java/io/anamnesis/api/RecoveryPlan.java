@@ -110,7 +110,8 @@ public final class RecoveryPlan {
     }
 
     /** Metadata keys that describe a quantization; a recovered file no longer has one. */
-    static final java.util.Set<String> QUANTIZATION_KEYS = java.util.Set.of("quantization_config", "quant_config");
+    static final java.util.Set<String> QUANTIZATION_KEYS =
+            java.util.Set.copyOf(io.anamnesis.api.config.QuantizationConfig.METADATA_KEYS);
 
     /** Names the schemes a recovered file came from, in its metadata. */
     public static final String RECOVERED_FROM_KEY = "anamnesis.recovered_from";

@@ -1,10 +1,10 @@
 package io.anamnesis.api;
 
 import io.anamnesis.api.numeric.LittleEndian;
-import io.anamnesis.api.spi.AtomicOutput;
+import io.anamnesis.api.write.AtomicOutput;
 import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.ProgressListener;
-import io.anamnesis.api.spi.TensorDataWriter;
+import io.anamnesis.api.write.TensorDataWriter;
 import io.anamnesis.api.spi.WriteOptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,13 +1,11 @@
 package io.anamnesis.cli;
 
-import io.anamnesis.api.DType;
 import io.anamnesis.api.TensorIOException;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
-import java.util.Locale;
 import java.util.Optional;
 
 /** Where {@code remember} and {@code convert} write. */
@@ -15,12 +13,7 @@ final class Outputs {
     private Outputs() {
     }
 
-    /** {@code model-bf16.safetensors} for {@code model.safetensors} recovered to BF16. */
-    static String derivedName(InputRef in, DType target, String extension) {
-        return derivedName(in, target.name().toLowerCase(Locale.ROOT), extension);
-    }
-
-    /** {@code model-<suffix>.<extension>}. */
+    /** {@code model-<suffix>.<extension>}: {@code model-bf16.safetensors} for {@code model.safetensors} to BF16. */
     static String derivedName(InputRef in, String suffix, String extension) {
         return in.displayName() + "-" + suffix + "." + extension;
     }
@@ -32,10 +25,6 @@ final class Outputs {
      *
      * @throws UsageException when the output would be the input itself
      */
-    static Path choose(InputRef in, Optional<String> requested, DType target, String extension) {
-        return choose(in, requested, target.name().toLowerCase(Locale.ROOT), extension);
-    }
-
     static Path choose(InputRef in, Optional<String> requested, String suffix, String extension) {
         String name = derivedName(in, suffix, extension);
         Path out;

@@ -3,11 +3,11 @@ package io.anamnesis.format.gguf;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.MetaValue;
 import io.anamnesis.api.UnsupportedFeatureException;
-import io.anamnesis.api.spi.AtomicOutput;
+import io.anamnesis.api.write.AtomicOutput;
 import io.anamnesis.api.spi.FormatWriter;
 import io.anamnesis.api.spi.OutputPlan;
 import io.anamnesis.api.spi.PlannedTensor;
-import io.anamnesis.api.spi.TensorDataWriter;
+import io.anamnesis.api.write.TensorDataWriter;
 import io.anamnesis.api.spi.WriteOptions;
 
 import java.io.ByteArrayOutputStream;

@@ -9,7 +9,7 @@ import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.ClaimContext;
-import io.anamnesis.api.spi.QuantizationConfig;
+import io.anamnesis.api.config.QuantizationConfig;
 import io.anamnesis.api.spi.Dequantizer;
 import io.anamnesis.api.spi.Recovery;
 
@@ -51,9 +51,10 @@ public final class GptqDequantizer implements Dequantizer {
             if (e.name().endsWith(".qweight")) prefixes.add(e.name().substring(0, e.name().length() - ".qweight".length()));
         }
         if (prefixes.isEmpty()) return List.of();
-        Optional<QuantizationConfig> config = QuantizationConfig.find(context);
-        String method = config.map(QuantizationConfig::method).orElse("");
-        if (!method.isEmpty() && !method.equals(QuantizationConfig.GPTQ)) return List.of();
+        Optional<GptqConfig> found = GptqConfig.find(context);
+        String method = found.map(GptqConfig::method).orElse("");
+        if (!method.isEmpty() && !method.equals(GptqConfig.GPTQ)) return List.of();
+        Optional<QuantizationConfig> config = found.map(GptqConfig::config);
         List<Recovery> out = new ArrayList<>();
         for (String p : prefixes) {
             Group g = Group.of(archive, p);

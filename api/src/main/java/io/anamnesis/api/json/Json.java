@@ -1,4 +1,4 @@
-package io.anamnesis.api.spi;
+package io.anamnesis.api.json;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -1,4 +1,4 @@
-package io.anamnesis.api.spi;
+package io.anamnesis.api.write;
 
 import io.anamnesis.api.AnamnesisException;
 import io.anamnesis.api.TensorIOException;

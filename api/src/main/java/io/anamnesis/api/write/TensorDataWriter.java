@@ -1,7 +1,11 @@
-package io.anamnesis.api.spi;
+package io.anamnesis.api.write;
 
 import io.anamnesis.api.AnamnesisException;
 import io.anamnesis.api.TensorIOException;
+import io.anamnesis.api.spi.ChunkFiller;
+import io.anamnesis.api.spi.PlannedTensor;
+import io.anamnesis.api.spi.ProgressListener;
+import io.anamnesis.api.spi.WriteOptions;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
