@@ -1,6 +1,7 @@
 package io.anamnesis.api;
 
 import io.anamnesis.api.numeric.LittleEndian;
+import io.anamnesis.api.testing.MemoryArchive;
 import io.anamnesis.api.spi.ChunkFiller;
 import io.anamnesis.api.spi.DenseReader;
 import io.anamnesis.api.spi.DenseTensor;
