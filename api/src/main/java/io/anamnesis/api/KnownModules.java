@@ -90,6 +90,26 @@ final class KnownModules {
         return Optional.empty();
     }
 
+    /** Whether a dequantizer for the suspected scheme (either of "gptq or awq") is installed. */
+    static boolean installed(String suspected, java.util.Set<String> installedSchemes) {
+        for (String s : suspected.split(" or ")) {
+            if (installedSchemes.contains(s)) return true;
+        }
+        return false;
+    }
+
+    /** "it has no weight 'x.weight'" for a companion whose quantized tensor is not stored. */
+    static Optional<String> missingCompanion(TensorEntry e, TensorArchive archive) {
+        String n = e.name();
+        for (String suffix : new String[]{".weight_scale_inv", ".weight_scale", ".qzeros", ".scales", ".g_idx", ".SCB"}) {
+            if (!n.endsWith(suffix)) continue;
+            String stem = n.substring(0, n.length() - suffix.length());
+            String payload = stem + (suffix.startsWith(".weight") || suffix.equals(".SCB") ? ".weight" : ".qweight");
+            if (archive.tensor(payload).isEmpty()) return Optional.of("it has no " + payload + " to belong to");
+        }
+        return Optional.empty();
+    }
+
     /** The add-hint for a suspected scheme, which may name two candidates. */
     static String schemeHint(String suspected) {
         if (suspected.equals("gptq or awq")) {

@@ -93,7 +93,7 @@ final class FastPath {
                     }
                 }
                 default -> {
-                    if (a.startsWith("-") || input != null) return OptionalInt.empty();
+                    if ((a.startsWith("-") && !a.equals(InputRef.STDIN)) || input != null) return OptionalInt.empty();
                     input = a;
                 }
             }
