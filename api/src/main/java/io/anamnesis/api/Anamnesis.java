@@ -296,7 +296,7 @@ public final class Anamnesis {
             }
         }
         return new RecoveryPlan(archive, target, recoveries, roles, schemes, outputs,
-                RecoveryPlan.describeUnclaimed(unclaimed, archive, installedSchemes()));
+                RecoveryPlan.describeUnclaimed(unclaimed, stored, installedSchemes()));
     }
 
     /** The scheme names of the installed dequantizers, for hints that name only missing modules. */

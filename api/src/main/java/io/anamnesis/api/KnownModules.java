@@ -99,13 +99,13 @@ final class KnownModules {
     }
 
     /** "it has no weight 'x.weight'" for a companion whose quantized tensor is not stored. */
-    static Optional<String> missingCompanion(TensorEntry e, TensorArchive archive) {
+    static Optional<String> missingCompanion(TensorEntry e, java.util.Set<String> stored) {
         String n = e.name();
         for (String suffix : new String[]{".weight_scale_inv", ".weight_scale", ".qzeros", ".scales", ".g_idx", ".SCB"}) {
             if (!n.endsWith(suffix)) continue;
             String stem = n.substring(0, n.length() - suffix.length());
             String payload = stem + (suffix.startsWith(".weight") || suffix.equals(".SCB") ? ".weight" : ".qweight");
-            if (archive.tensor(payload).isEmpty()) return Optional.of("it has no " + payload + " to belong to");
+            if (!stored.contains(payload)) return Optional.of("it has no " + payload + " to belong to");
         }
         return Optional.empty();
     }

@@ -172,7 +172,7 @@ public final class RecoveryPlan {
         return dest;
     }
 
-    static List<Problem> describeUnclaimed(List<TensorEntry> unclaimed, TensorArchive archive,
+    static List<Problem> describeUnclaimed(List<TensorEntry> unclaimed, java.util.Set<String> stored,
                                            java.util.Set<String> installedSchemes) {
         List<Problem> out = new ArrayList<>();
         for (TensorEntry e : unclaimed) {
@@ -184,7 +184,7 @@ public final class RecoveryPlan {
                 } else {
                     // the module is here and did not claim it: the group is incomplete or odd
                     out.add(new Problem(ErrorKind.MALFORMED, what + ", but the installed " + s + " dequantizer found no"
-                            + " group it belongs to" + KnownModules.missingCompanion(e, archive).map(m -> ": " + m)
+                            + " group it belongs to" + KnownModules.missingCompanion(e, stored).map(m -> ": " + m)
                             .orElse(" (a companion without its quantized tensor?)")));
                 }
             });

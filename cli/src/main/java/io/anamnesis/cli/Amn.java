@@ -109,7 +109,7 @@ public final class Amn implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(),
-                "missing command: parse, inspect, remember, convert or formats (see 'amn --help')");
+                "missing command: parse, inspect, remember, convert or formats");
     }
 
     public static void main(String[] args) {
@@ -178,8 +178,18 @@ public final class Amn implements Runnable {
         }
 
         private static int usageError(CommandLine.ParameterException ex, PrintWriter err) {
-            String command = ex.getCommandLine().getCommandSpec().qualifiedName();
-            err.println("amn: " + oneLine(ex.getMessage()) + " (see '" + command + " --help')");
+            CommandLine.Model.CommandSpec spec = ex.getCommandLine().getCommandSpec();
+            String command = spec.qualifiedName();
+            String message = oneLine(ex.getMessage());
+            // picocli's "Unmatched argument at index 0: 'frobnicate'" for what is a command name
+            if (ex instanceof CommandLine.UnmatchedArgumentException u && spec.parent() == null
+                    && !u.getUnmatched().isEmpty() && !u.getUnmatched().getFirst().startsWith("-")) {
+                message = "unknown command '" + u.getUnmatched().getFirst() + "' (commands: "
+                        + String.join(", ", spec.subcommands().values().stream().map(CommandLine::getCommandSpec)
+                        .filter(s -> !s.usageMessage().hidden()).map(CommandLine.Model.CommandSpec::name)
+                        .filter(n -> !n.equals("help")).distinct().toList()) + ")";
+            }
+            err.println("amn: " + message + " (see '" + command + " --help')");
             err.flush();
             return USAGE;
         }
@@ -209,7 +219,7 @@ public final class Amn implements Runnable {
             }
             case OutOfMemoryError oom -> {
                 code = INTERNAL;
-                message = "out of memory (" + oom.getMessage() + "); give the JVM more with JAVA_OPTS=-Xmx...";
+                message = "out of memory (" + oom.getMessage() + "); give the JVM more with AMN_JAVA_OPTS=-Xmx...";
             }
             default -> {
                 code = INTERNAL;

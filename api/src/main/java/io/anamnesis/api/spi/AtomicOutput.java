@@ -192,7 +192,9 @@ public final class AtomicOutput {
             }
             done = true;
         } catch (NoSuchFileException e) {
-            throw new TensorIOException("cannot write " + target + ": folder " + file.getParent() + " does not exist", e);
+            throw new TensorIOException("cannot write " + target + ": " + (Files.isDirectory(file.getParent())
+                    ? "no new file can be made in folder " + file.getParent()
+                    : "folder " + file.getParent() + " does not exist"), e);
         } catch (IOException e) {
             throw new TensorIOException("cannot write " + target + ": " + describe(e), e);
         } finally {
