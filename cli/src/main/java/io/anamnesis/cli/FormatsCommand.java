@@ -84,7 +84,9 @@ final class FormatsCommand implements Callable<Integer> {
         for (Dequantizer d : amn.dequantizers()) {
             dequantizers.add(entry("scheme", d.scheme(), "module", Anamnesis.moduleOf(d), "description", d.description()));
         }
-        return entry("readers", readers, "writers", writers, "dequantizers", dequantizers);
+        Map<String, Object> out = Report.jsonHead("formats");
+        out.putAll(entry("readers", readers, "writers", writers, "dequantizers", dequantizers));
+        return out;
     }
 
     private static Map<String, Object> entry(Object... kv) {
