@@ -61,10 +61,24 @@ public final class Anamnesis {
 
         private static <T> List<T> load(Class<T> type) {
             List<T> out = new ArrayList<>();
-            ServiceLoader.load(type).forEach(out::add);
+            // a provider that cannot be made (a library of its missing) is left out, not fatal
+            var it = ServiceLoader.load(type).stream().iterator();
+            // the iterator moves on past a provider that failed; the bound is against a loop
+            for (int failures = 0; failures < 64; ) {
+                try {
+                    if (!it.hasNext()) break;
+                    out.add(it.next().get());
+                } catch (java.util.ServiceConfigurationError | LinkageError e) {
+                    failures++;
+                    NOT_LOADED.add(type.getSimpleName() + ": " + e.getMessage());
+                }
+            }
             return out;
         }
     }
+
+    /** Providers that were found but could not be made, with the reason, for messages. */
+    private static final List<String> NOT_LOADED = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /** Everything installed on the module path or class path, found with {@link ServiceLoader}. */
     public static Anamnesis installed() {
@@ -141,7 +155,8 @@ public final class Anamnesis {
         }
         throw new UnsupportedFeatureException(path.getFileName() + ": no installed reader recognizes this file"
                 + (readers.isEmpty() ? " (no format modules are installed)"
-                : " (installed: " + String.join(", ", readers.stream().map(FormatReader::format).toList()) + ")"));
+                : " (installed: " + String.join(", ", readers.stream().map(FormatReader::format).toList()) + ")")
+                + (NOT_LOADED.isEmpty() ? "" : "; not loaded: " + String.join("; ", NOT_LOADED)));
     }
 
     /**
@@ -181,6 +196,8 @@ public final class Anamnesis {
         } catch (InternalError e) {
             if (TensorIOException.isMappingFault(e)) throw TensorIOException.inputChanged(e);
             throw e;
+        } catch (LinkageError e) {
+            throw KnownModules.missingLibrary(e, reader);
         }
     }
 
@@ -222,6 +239,8 @@ public final class Anamnesis {
         } catch (InternalError e) {
             if (TensorIOException.isMappingFault(e)) throw TensorIOException.inputChanged(e);
             throw e;
+        } catch (LinkageError e) {
+            throw KnownModules.missingLibrary(e, reader);
         }
     }
 
@@ -252,7 +271,13 @@ public final class Anamnesis {
         Map<String, Recovery> claimedBy = new HashMap<>();
         Map<String, Recovery> byPrimary = new HashMap<>();
         for (Dequantizer d : dequantizers) {
-            for (Recovery r : d.claim(context)) {
+            List<Recovery> claimed;
+            try {
+                claimed = d.claim(context);
+            } catch (LinkageError e) {
+                throw KnownModules.missingLibrary(e, d);
+            }
+            for (Recovery r : claimed) {
                 for (String input : r.inputs().keySet()) {
                     Recovery earlier = claimedBy.putIfAbsent(input, r);
                     if (earlier != null) {
@@ -370,7 +395,11 @@ public final class Anamnesis {
                     throw UnsupportedFeatureException.inTensor(t.name(), writer.format() + " cannot store dtype " + t.dtype());
                 }
             }
-            writer.write(outputPlan, output, options);
+            try {
+                writer.write(outputPlan, output, options);
+            } catch (LinkageError e) {
+                throw KnownModules.missingLibrary(e, writer);
+            }
             return new Conversion(output, writer.format(), target, plan.outputs().size(), plan.recoveries().size(),
                     plan.outputBytes(), plan.schemeDescriptions());
         }

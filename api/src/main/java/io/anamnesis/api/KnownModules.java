@@ -110,6 +110,29 @@ final class KnownModules {
         return Optional.empty();
     }
 
+    /** Libraries the shipped modules use, by package, with the artifact that holds them. */
+    private static final Map<String, String> LIBRARIES = Map.of(
+            "com/fasterxml/jackson/core/", "com.fasterxml.jackson.core:jackson-core",
+            "com/fasterxml/jackson/databind/", "com.fasterxml.jackson.core:jackson-databind",
+            "org/apache/commons/compress/", "org.apache.commons:commons-compress",
+            "org/apache/commons/io/", "commons-io:commons-io",
+            "org/apache/commons/lang3/", "org.apache.commons:commons-lang3");
+
+    /**
+     * A provider that cannot find a library it was built against (a jar left off the class
+     * path) fails with a {@link LinkageError}, which says nothing to the caller; this says
+     * which jar to add.
+     */
+    static UnsupportedFeatureException missingLibrary(LinkageError e, Object provider) {
+        String missing = String.valueOf(e.getMessage()).replace('.', '/');
+        String artifact = LIBRARIES.entrySet().stream().filter(l -> missing.contains(l.getKey()))
+                .map(Map.Entry::getValue).findFirst().orElse(null);
+        String who = provider == null ? "an installed module" : Anamnesis.moduleOf(provider) + " (" + provider.getClass().getSimpleName() + ")";
+        return new UnsupportedFeatureException(who + " needs a library that is not installed: "
+                + (artifact != null ? "add " + artifact : "class " + missing.replace('/', '.') + " is missing")
+                + " to the class path or module path", e);
+    }
+
     /** The add-hint for a suspected scheme, which may name two candidates. */
     static String schemeHint(String suspected) {
         if (suspected.equals("gptq or awq")) {
