@@ -32,7 +32,8 @@ import java.util.function.Supplier;
                         + "bitsandbytes and GGUF-block weights to BF16, F16 or F32, bit-exact against the "
                         + "reference implementations.",
                 "An input is a path, or ollama:<model>[:<tag>] for a model in the local Ollama store "
-                        + "($OLLAMA_MODELS or ~/.ollama/models)."},
+                        + "($OLLAMA_MODELS or ~/.ollama/models), or - (parse, inspect) for a safetensors or GGUF "
+                        + "header on standard input. -o - writes to standard output."},
         commandListHeading = "%nCommands:%n",
         subcommands = {
                 ParseCommand.class,
@@ -47,7 +48,8 @@ import java.util.function.Supplier;
                 "  0  ok",
                 "  1  internal error (a bug: run again with --debug and report the stack trace)",
                 "  2  usage: unknown command or option, bad value, malformed ollama: reference,",
-                "     output that would overwrite the input",
+                "     an output that is empty, the input itself, named for another format, or",
+                "     neither a file, a symbolic link, a character device nor a FIFO",
                 "  3  malformed input: corrupt or truncated file (or Ollama manifest)",
                 "  4  limit exceeded: the file declares sizes, counts or nesting beyond the",
                 "     parse limits",
@@ -55,8 +57,9 @@ import java.util.function.Supplier;
                 "     nothing ran",
                 "  6  unsupported: recognized but not supported, or the module that handles it",
                 "     (named in the message) is not installed",
-                "  7  I/O: missing or unreadable file, Ollama model, manifest or blob;",
-                "     output not writable"})
+                "  7  I/O: missing or unreadable file, Ollama model, manifest or blob; an",
+                "     input that is not a regular file (use - for a header on stdin) or that",
+                "     changed while it was read; output not writable"})
 public final class Amn implements Runnable {
     /** Exit codes outside {@link io.anamnesis.api.ErrorKind}. */
     static final int OK = 0;
