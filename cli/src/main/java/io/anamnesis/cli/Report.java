@@ -149,13 +149,33 @@ record Report(String input, TensorArchive archive, RecoveryPlan plan, java.util.
         return out;
     }
 
+    /** By hand, not with a regex: {@code inspect --json} is on the start-up path (docs/benchmarks/cli.md). */
     static String snakeCase(String key) {
-        String s = key.strip().toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
-        return s.replaceAll("^_+|_+$", "");
+        StringBuilder sb = new StringBuilder();
+        boolean gap = false;
+        for (char c : key.toLowerCase(java.util.Locale.ROOT).toCharArray()) {
+            if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+                if (gap && !sb.isEmpty()) sb.append('_');
+                sb.append(c);
+                gap = false;
+            } else {
+                gap = true;
+            }
+        }
+        return sb.toString();
+    }
+
+    private static boolean wholeNumber(String v) {
+        int start = v.startsWith("-") ? 1 : 0;
+        if (v.length() == start || v.length() - start > 18) return false;
+        for (int i = start; i < v.length(); i++) {
+            if (v.charAt(i) < '0' || v.charAt(i) > '9') return false;
+        }
+        return true;
     }
 
     private static Object typed(String v) {
-        if (v.matches("-?[0-9]{1,18}")) return Long.parseLong(v);
+        if (wholeNumber(v)) return Long.parseLong(v);
         return switch (v) {
             case "yes", "true" -> Boolean.TRUE;
             case "no", "false" -> Boolean.FALSE;

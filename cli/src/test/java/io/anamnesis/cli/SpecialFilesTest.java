@@ -273,4 +273,17 @@ class SpecialFilesTest {
                 "writers: safetensors, gguf").doesNotContain("add io.anamnesis");
     }
 
+
+    @Test
+    void aBrokenZipSaysWhatIsWrongWithoutJavaClassNames() throws IOException {
+        byte[] zip = new byte[64];
+        zip[0] = 'P';
+        zip[1] = 'K';
+        zip[2] = 3;
+        zip[3] = 4;
+        Path f = Files.write(dir.resolve("broken.npz"), zip);
+        Runs.Run r = amn(INSTALLED, "inspect", f.toString());
+        assertThat(r.code()).isEqualTo(3);
+        assertThat(r.err()).contains("broken.npz").doesNotContain("Impl", "sun.nio", "java.");
+    }
 }
