@@ -51,9 +51,7 @@ public final class TestSummary {
                     failures.add(c.getAttribute("classname") + " > " + c.getAttribute("name"));
                 } else if (skip != null) {
                     skipped++;
-                    String why = skip.getAttribute("message");
-                    skipReasons.merge(why.isBlank() ? "(no reason given: @Disabled or an assumption without a message)"
-                            : oneLine(why), 1, Integer::sum);
+                    skipReasons.merge(reason(skip), 1, Integer::sum);
                 } else {
                     passed++;
                 }
@@ -62,7 +60,10 @@ public final class TestSummary {
         if (!skipReasons.isEmpty()) {
             System.out.println();
             System.out.println("Skipped, and why:");
-            skipReasons.forEach((why, n) -> System.out.println("  " + n + " x " + why));
+            // one line per reason; corpus cases say "<family>/<case>: <reason>", counted by reason
+            Map<String, Integer> byReason = new TreeMap<>();
+            skipReasons.forEach((why, n) -> byReason.merge(why.replaceFirst("^[\\w.-]+/[\\w.-]+: ", ""), n, Integer::sum));
+            byReason.forEach((why, n) -> System.out.println("  " + n + " x " + why));
         }
         if (!failures.isEmpty()) {
             System.out.println();
@@ -80,6 +81,17 @@ public final class TestSummary {
         } catch (IOException e) {
             return 0;
         }
+    }
+
+    /**
+     * The skip's message: the attribute when the reporter set one, else the first line of the
+     * element's text (an aborted test's exception), without the exception's class name.
+     */
+    private static String reason(Element skip) {
+        String why = skip.getAttribute("message");
+        if (why.isBlank()) why = skip.getTextContent().strip().lines().findFirst().orElse("");
+        why = why.replaceFirst("^[\\w.$]+(Exception|Error): ", "").replaceFirst("^Assumption failed: ", "");
+        return why.isBlank() ? "(no reason given: @Disabled, or an assumption without a message)" : oneLine(why);
     }
 
     private static Element first(Element parent, String tag) {
