@@ -1,6 +1,6 @@
 /** The GGUF format (v1-v3, both byte orders): reader and writer. */
 module io.anamnesis.format.gguf {
-    requires io.anamnesis.api;
+    requires transitive io.anamnesis.api;
 
     exports io.anamnesis.format.gguf;
 

@@ -1,6 +1,6 @@
 /** Recovery of every ggml block type (Q4_0 ... IQ1_M, TQ, MXFP4, NVFP4, Q1_0, Q2_0), bit-exact with ggml. */
 module io.anamnesis.quant.gguf {
-    requires io.anamnesis.api;
+    requires transitive io.anamnesis.api;
     requires static jdk.incubator.vector;
 
     exports io.anamnesis.quant.gguf;

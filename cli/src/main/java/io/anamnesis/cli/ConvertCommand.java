@@ -41,7 +41,7 @@ final class ConvertCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        Recover.run(parent.context(), input, format, target, output, asStored);
+        Recover.run(parent.context(), "convert", input, format, target, output, asStored);
         return Amn.OK;
     }
 }

@@ -105,8 +105,7 @@ final class ForgetCommand implements Callable<Integer> {
             }
         }
         InputRef in = InputRef.of(input, ctx.ollamaModels());
-        String extension = amn.writer(quantizer.format()).fileExtensions().getFirst();
-        Path out = Outputs.choose(in, Optional.ofNullable(output.output), to, extension);
+        Path out = Outputs.choose(in, Optional.ofNullable(output.output), to, amn.writer(quantizer.format()), amn, "forget");
         LossMeter loss = new LossMeter();
         TensorArchive importance = imatrix == null ? null : amn.open(imatrix);
         try (TensorArchive archive = amn.open(in.file())) {

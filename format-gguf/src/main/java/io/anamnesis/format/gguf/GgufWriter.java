@@ -53,8 +53,30 @@ public final class GgufWriter implements FormatWriter {
         return GgufType.of(dtype).isPresent();
     }
 
+    /** ggml's GGML_MAX_NAME: a name and its NUL in 64 bytes; gguf.cpp refuses longer ones. */
+    static final int MAX_NAME_BYTES = 63;
+
+    /**
+     * Refuses, before anything is written, a tensor name that GGUF readers refuse: empty,
+     * longer than {@value #MAX_NAME_BYTES} bytes of UTF-8 (gguf.cpp: {@code name.length() >=
+     * GGML_MAX_NAME}), or with a NUL (ggml keeps names as C strings) or a line break (a
+     * listing of names would split it).
+     */
+    static void checkName(String name) {
+        int bytes = name.getBytes(StandardCharsets.UTF_8).length;
+        String problem = name.isEmpty() ? "an empty name"
+                : bytes > MAX_NAME_BYTES ? "a name of " + bytes + " bytes (ggml allows at most " + MAX_NAME_BYTES + ")"
+                : name.indexOf('\0') >= 0 ? "a NUL in its name"
+                : name.indexOf('\n') >= 0 || name.indexOf('\r') >= 0 ? "a line break in its name" : null;
+        if (problem != null) {
+            throw UnsupportedFeatureException.inTensor(name, "GGUF readers refuse " + problem
+                    + "; rename the tensor, or convert to a format without that limit (safetensors)");
+        }
+    }
+
     @Override
     public void write(OutputPlan plan, Path target, WriteOptions options) {
+        for (PlannedTensor t : plan.tensors()) checkName(t.name());
         SequencedMap<String, GgufValue> kv = metadata(plan);
         long alignment = alignment(kv);
 

@@ -17,6 +17,8 @@ import io.anamnesis.api.spi.OutputPlan;
 import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.WriteOptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -271,5 +273,29 @@ class GgufWriterTest {
                 List.of(tensor("q", q4k, Shape.of(4, 128), new byte[288])));
         assertThatThrownBy(() -> new GgufWriter().write(plan, dir.resolve("q.gguf"), WriteOptions.threads(1)))
                 .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("row length 128");
+    }
+
+    /** gguf.cpp refuses names of GGML_MAX_NAME (64) bytes or more; ggml keeps them as C strings. */
+    @ParameterizedTest
+    @ValueSource(strings = {"", "a\u0000b", "line\nbreak", "cr\rx",
+            "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijkl"})
+    void refusesNamesGgufReadersRefuseNamingTheTensorAndLeavesNoFile(String name) {
+        Path out = dir.resolve("names.gguf");
+        OutputPlan plan = new OutputPlan(Optional.empty(), Map.of(), List.of(tensor(name, DType.F32, Shape.of(1), new byte[4])));
+        assertThatThrownBy(() -> new GgufWriter().write(plan, out, WriteOptions.threads(1)))
+                .isInstanceOf(UnsupportedFeatureException.class)
+                .hasMessageContaining("tensor '" + name + "'").hasMessageContaining("GGUF readers refuse");
+        assertThat(out).doesNotExist();
+    }
+
+    @Test
+    void writesANameOfExactly63Bytes() throws IOException {
+        String name = "é".repeat(31) + "x"; // 63 bytes of UTF-8
+        Path out = dir.resolve("n63.gguf");
+        new GgufWriter().write(new OutputPlan(Optional.empty(), Map.of(),
+                List.of(tensor(name, DType.F32, Shape.of(1), new byte[4]))), out, WriteOptions.threads(1));
+        try (TensorArchive a = new GgufReader().open(out, io.anamnesis.api.ParseLimits.defaults())) {
+            assertThat(a.tensors().getFirst().name()).isEqualTo(name);
+        }
     }
 }

@@ -126,7 +126,9 @@ public final class NpzReader implements FormatReader {
             }
         } catch (IOException | IllegalArgumentException e) {
             if (e instanceof java.nio.file.NoSuchFileException) throw e;
-            throw new MalformedFileException(path.getFileName() + " is not a readable ZIP archive: " + e.getMessage(), e);
+            // commons-compress names its channel ("... from FileChannelImpl"): not the user's business
+            String reason = String.valueOf(e.getMessage()).replaceAll("\\s+from \\S*(Impl|Channel)\\S*", "");
+            throw new MalformedFileException(path.getFileName() + " is not a readable ZIP archive: " + reason, e);
         }
 
         List<NpzArchive.Member> members = new ArrayList<>();
