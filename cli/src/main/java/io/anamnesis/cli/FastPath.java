@@ -44,6 +44,12 @@ final class FastPath {
             "formats", Set.of("--debug", "--json"),
             "aot-train", Set.of("--debug"));
 
+    /**
+     * Commands that always go through picocli: they run long enough that its start-up does not
+     * matter, and their options are too many to mirror here.
+     */
+    static final Set<String> PICOCLI_ONLY_COMMANDS = Set.of("forget", "quantize");
+
     /** The options above that take a value. */
     static final Set<String> TAKE_A_VALUE = Set.of("--to", "--dtype", "-o", "--output", "--threads");
 

@@ -37,6 +37,20 @@ class FastPathTest {
             }
             picocli.put(name, names);
         });
+        // every command is on the fast path or declared as picocli-only, never neither
+        Set<String> slow = new TreeSet<>(picocli.keySet());
+        slow.removeAll(FastPath.OPTIONS.keySet());
+        assertThat(slow).isEqualTo(new TreeSet<>(FastPath.PICOCLI_ONLY_COMMANDS));
+        picocli.keySet().removeAll(FastPath.PICOCLI_ONLY_COMMANDS);
+        takeAValue.clear();
+        cl.getSubcommands().forEach((name, sub) -> {
+            if (name.equals("help") || FastPath.PICOCLI_ONLY_COMMANDS.contains(name)) return;
+            for (CommandLine.Model.OptionSpec o : sub.getCommandSpec().options()) {
+                for (String n : o.names()) {
+                    if (!PICOCLI_ONLY.contains(n) && o.arity().max() > 0 && !o.typeInfo().isBoolean()) takeAValue.add(n);
+                }
+            }
+        });
         Map<String, Set<String>> fast = new TreeMap<>();
         FastPath.OPTIONS.forEach((k, v) -> fast.put(k, new TreeSet<>(v)));
         assertThat(fast).isEqualTo(picocli);
