@@ -212,7 +212,6 @@ public final class PthReader implements FormatReader {
         Unpickler vm = new Unpickler(limits);
         List<PthArchive.Placed> placed = new ArrayList<>();
         Checkpoint cp;
-        boolean bigEndian;
         Boolean hostLittle;
         // The pickles are read through a mapping closed before open returns; only the pages
         // they touch (and one count per storage) are read, never the storage bytes.
@@ -230,7 +229,6 @@ public final class PthReader implements FormatReader {
             // torch's legacy writer stores counts and storages little-endian whatever the host
             // (THPStorage_writeFileRaw); the sys_info flag only reports the writer's host.
             hostLittle = littleEndianFlag(sysInfo);
-            bigEndian = false;
             Object root = vm.load(file, vm.position(), pickleEnd(vm.position(), size, limits));
             Object keys = vm.load(file, vm.position(), pickleEnd(vm.position(), size, limits));
             if (!(keys instanceof PyValue.PyList keyList)) throw new MalformedFileException("legacy storage key list is a " + Unpickler.kind(keys));
@@ -263,7 +261,7 @@ public final class PthReader implements FormatReader {
                     }
                     at = 0L;
                 }
-                placed.add(place(f, at, bigEndian, limits));
+                placed.add(place(f, at, false, limits)); // little-endian on every host, as above
             }
             checkExpansion(placed, size, limits);
         }
