@@ -63,7 +63,7 @@ final class LegacyLayout {
                 if (s == null) throw new MalformedFileException("legacy storage " + key + " is listed but never referenced");
                 if (s.dtype() == null) throw new UnsupportedFeatureException("legacy storage " + key + " of type " + s.typeName());
                 if (size - pos < 8) throw new MalformedFileException("legacy file ends before storage " + key);
-                long count = ZipDirectory.readAt(ch, pos, 8).order(ByteOrder.LITTLE_ENDIAN).getLong(0);
+                long count = PthReader.readAt(ch, pos, 8).order(ByteOrder.LITTLE_ENDIAN).getLong(0);
                 if (count < 0 || count > (size - pos - 8) / s.dtype().elementBytes()) {
                     throw new MalformedFileException("legacy storage " + key + " declares " + count
                             + " elements, more than the file holds: the file is truncated");

@@ -13,6 +13,7 @@ import io.anamnesis.api.spi.FormatReader;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.NoSuchFileException;
@@ -96,7 +97,7 @@ public final class PthReader implements FormatReader {
         try {
             long size = ch.size();
             if (size == 0) throw new MalformedFileException(path.getFileName() + " is empty, not a torch.save checkpoint");
-            ByteBuffer head = ZipDirectory.readAt(ch, 0, (int) Math.min(size, 4));
+            ByteBuffer head = readAt(ch, 0, (int) Math.min(size, 4));
             PthArchive a;
             if (size >= 4 && head.getInt(0) == 0x04034b50 || size >= 4 && head.getInt(0) == 0x06054b50) {
                 a = ZipLayout.read(path, ch, size, limits);
@@ -121,6 +122,20 @@ public final class PthReader implements FormatReader {
                 }
             }
         }
+    }
+
+    /** Reads exactly {@code len} bytes at {@code pos}, little-endian; a file that ends first is truncated. */
+    static ByteBuffer readAt(FileChannel ch, long pos, int len) {
+        ByteBuffer b = ByteBuffer.allocate(len).order(ByteOrder.LITTLE_ENDIAN);
+        try {
+            while (b.hasRemaining()) {
+                int n = ch.read(b, pos + b.position());
+                if (n < 0) throw new MalformedFileException("file ends at " + (pos + b.position()) + ", " + b.remaining() + " bytes early");
+            }
+        } catch (IOException e) {
+            throw new TensorIOException("cannot read: " + e.getMessage(), e);
+        }
+        return b.flip().order(ByteOrder.LITTLE_ENDIAN);
     }
 
     // ---------------------------------------------------------------- the shared tail

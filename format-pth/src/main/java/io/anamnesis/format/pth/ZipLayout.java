@@ -2,6 +2,7 @@ package io.anamnesis.format.pth;
 
 import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.ParseLimits;
+import org.apache.commons.compress.archivers.zip.ZipArchiveEntry;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -15,38 +16,43 @@ import java.util.Map;
 /**
  * The zip layout of torch 1.6 and later: {@code <prefix>/data.pkl}, an optional
  * {@code <prefix>/byteorder}, and one STORED {@code <prefix>/data/<key>} record per storage,
- * whose bytes are mapped in place. Reads the zip's directory, one local header per record
- * used, {@code data.pkl} and {@code byteorder}; never tensor bytes.
+ * whose bytes are mapped in place. Reads the zip's directory ({@link ZipRecords}), one local
+ * header per record used, {@code data.pkl} and {@code byteorder}; never tensor bytes.
  */
 final class ZipLayout {
     private ZipLayout() {
     }
 
     static PthArchive read(Path path, FileChannel ch, long size, ParseLimits limits) {
-        ZipDirectory zip = ZipDirectory.read(ch, size, limits);
-        ZipDirectory.Record pkl = null;
-        for (ZipDirectory.Record r : zip.records.values()) {
-            String n = r.name();
+        try (ZipRecords zip = ZipRecords.read(ch, size, limits)) {
+            return read(path, ch, size, zip, limits);
+        }
+    }
+
+    private static PthArchive read(Path path, FileChannel ch, long size, ZipRecords zip, ParseLimits limits) {
+        ZipArchiveEntry pkl = null;
+        for (ZipArchiveEntry r : zip.all()) {
+            String n = r.getName();
             if (n.endsWith("/data.pkl") && n.indexOf('/') == n.length() - "/data.pkl".length()) {
-                if (pkl != null) throw new MalformedFileException("zip holds two checkpoints: " + pkl.name() + " and " + n);
+                if (pkl != null) throw new MalformedFileException("zip holds two checkpoints: " + pkl.getName() + " and " + n);
                 pkl = r;
             }
         }
         if (pkl == null) throw new MalformedFileException("zip has no <prefix>/data.pkl record: not a torch.save checkpoint");
-        String prefix = pkl.name().substring(0, pkl.name().length() - "/data.pkl".length());
+        String prefix = pkl.getName().substring(0, pkl.getName().length() - "/data.pkl".length());
         // Read into one heap buffer, so also capped by what a Java array holds.
-        ParseLimits.check("data.pkl bytes", pkl.size(), Math.min(limits.maxPickleBytes(), Integer.MAX_VALUE - 8));
+        ParseLimits.check("data.pkl bytes", pkl.getSize(), Math.min(limits.maxPickleBytes(), Integer.MAX_VALUE - 8));
         long pklOffset = zip.dataOffset(pkl);
-        ByteBuffer pickle = ZipDirectory.readAt(ch, pklOffset, (int) pkl.size());
+        ByteBuffer pickle = PthReader.readAt(ch, pklOffset, (int) pkl.getSize());
         Unpickler vm = new Unpickler(limits);
-        Object root = vm.load(MemorySegment.ofBuffer(pickle), 0, pkl.size());
+        Object root = vm.load(MemorySegment.ofBuffer(pickle), 0, pkl.getSize());
 
         boolean bigEndian = false;
         var order = zip.record(prefix + "/byteorder");
         if (order.isPresent()) {
-            ZipDirectory.Record r = order.get();
-            if (r.size() > 16) throw new MalformedFileException("byteorder record of " + r.size() + " bytes");
-            ByteBuffer b = ZipDirectory.readAt(ch, zip.dataOffset(r), (int) r.size());
+            ZipArchiveEntry r = order.get();
+            if (r.getSize() > 16) throw new MalformedFileException("byteorder record of " + r.getSize() + " bytes");
+            ByteBuffer b = PthReader.readAt(ch, zip.dataOffset(r), (int) r.getSize());
             String s = StandardCharsets.US_ASCII.decode(b).toString().trim();
             bigEndian = switch (s) {
                 case "little" -> false;
@@ -66,9 +72,9 @@ final class ZipLayout {
                 if (bytes != 0) throw MalformedFileException.inTensor(f.name(), "its storage record " + recordName + " is missing");
                 return 0L;
             }
-            ZipDirectory.Record r = rec.get();
-            if (r.size() < bytes) {
-                throw MalformedFileException.inTensor(f.name(), "storage record " + recordName + " holds " + r.size()
+            ZipArchiveEntry r = rec.get();
+            if (r.getSize() < bytes) {
+                throw MalformedFileException.inTensor(f.name(), "storage record " + recordName + " holds " + r.getSize()
                         + " bytes, the pickle declares " + s.numel() + " x " + s.dtype() + " = " + bytes);
             }
             return zip.dataOffset(r);
@@ -78,7 +84,7 @@ final class ZipLayout {
         props.put("layout", "zip");
         props.put("record prefix", prefix);
         props.put("byte order", bigEndian ? "big-endian (swapped when read)" : "little-endian");
-        props.put("records", Integer.toString(zip.records.size()));
+        props.put("records", Integer.toString(zip.count()));
         return PthReader.archive(path, ch, size, vm, cp, storages, bigEndian, props, limits);
     }
 }

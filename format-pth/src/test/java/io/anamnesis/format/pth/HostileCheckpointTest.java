@@ -7,14 +7,17 @@ import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.SecurityViolationException;
 import io.anamnesis.api.TensorArchive;
+import io.anamnesis.api.TensorIOException;
 import io.anamnesis.api.UnsupportedFeatureException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.zip.ZipEntry;
@@ -221,6 +224,33 @@ class HostileCheckpointTest {
         assertThat(central1).isPositive();
         b.putInt(central1 + 42, local0);
         assertThat(refusal(z)).isInstanceOf(MalformedFileException.class).hasMessageContaining("overlap");
+    }
+
+    @Test
+    void chargesTheZipDirectoryAgainstTheHeaderLimitAsItIsRead() throws Exception {
+        // 6,000 extra records of 86 directory bytes each: 516 KB of directory, over a header
+        // limit of 0 plus the allowance of the end-record search (4 bytes x 64 KiB positions)
+        PickleWriter p = PickleWriter.proto(2).orderedDict().mark()
+                .unicode("w").contiguous("FloatStorage", "0", 1).setItems().stop();
+        TorchFiles.Zip z = TorchFiles.Zip.checkpoint("archive", p.bytes(), storages("0", f32(1)));
+        for (int i = 0; i < 6000; i++) z.record(String.format("archive/extra/%026d", i), new byte[0]);
+        Path file = z.write(dir, "many-records.pth");
+        try (TensorArchive a = new PthReader().open(file, ParseLimits.defaults())) {
+            assertThat(a.properties()).containsEntry("records", "6003");
+        }
+        assertThat(refusal(Files.readAllBytes(file), ParseLimits.defaults().withMaxHeaderBytes(0)))
+                .isInstanceOf(LimitExceededException.class).hasMessageContaining("zip directory");
+    }
+
+    @Test
+    void aDiskThatFailsWhileTheDirectoryIsReadIsAnIoErrorNotACorruptZip() throws Exception {
+        PickleWriter p = PickleWriter.proto(2).orderedDict().mark()
+                .unicode("w").contiguous("FloatStorage", "0", 1).setItems().stop();
+        Path file = TorchFiles.Zip.checkpoint("archive", p.bytes(), storages("0", f32(1))).write(dir, "disk.pth");
+        CountingChannel ch = new CountingChannel(FileChannel.open(file, StandardOpenOption.READ));
+        ch.failReadsAfter = 4; // the magic number is read, then the disk fails
+        assertThatThrownBy(() -> PthReader.open(file, ch, ParseLimits.defaults()))
+                .isInstanceOf(TensorIOException.class).hasMessageContaining("Input/output error");
     }
 
     private static String nameAt(byte[] z, int at, short len) {
