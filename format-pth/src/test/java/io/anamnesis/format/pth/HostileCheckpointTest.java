@@ -307,6 +307,18 @@ class HostileCheckpointTest {
     }
 
     @Test
+    void saysWhatIsWrongWithABrokenZipInZipTermsNotJavaOnes() {
+        PickleWriter p = PickleWriter.proto(2).orderedDict().mark()
+                .unicode("w").contiguous("FloatStorage", "0", 64).setItems().stop();
+        byte[] whole = zip(p, storages("0", new byte[256]));
+        for (int cut : new int[]{whole.length - 1, whole.length - 30, whole.length / 2, 10}) {
+            assertThat(refusal(Arrays.copyOf(whole, cut))).as("cut at " + cut).isInstanceOf(MalformedFileException.class)
+                    .hasMessageContaining("the zip archive is truncated or corrupt: ")
+                    .hasMessageNotContaining("FileChannelImpl").hasMessageNotContaining("Error reading Zip content");
+        }
+    }
+
+    @Test
     void refusesAnEmptyFileAndGarbage() {
         assertThat(refusal(new byte[0])).isInstanceOf(MalformedFileException.class);
         assertThat(refusal("hello world".getBytes())).isInstanceOf(MalformedFileException.class);
