@@ -83,6 +83,11 @@ final class GptqVectorKernel {
         final int[] groupOf;
         final boolean bf16;
         final int elementBytes;
+        /** Codes per int32 word, and the mask of one code. */
+        final int perWord;
+        final int mask;
+        /** Bytes from one packed row of qweight to the next. */
+        final long rowStride;
         /** int32 rows of qweight (one word each) that L consecutive inputs of a column fill: 1, 2 or 4. */
         final int rowsPerVector;
         /** Per lane: the first selection index (which word), its bit shift, and how two halves merge (4 rows). */
@@ -111,6 +116,9 @@ final class GptqVectorKernel {
             this.groupOf = groupOf;
             bf16 = target.equals(DType.BF16);
             elementBytes = bf16 ? 2 : 4;
+            perWord = 32 / l.bits();
+            mask = (1 << l.bits()) - 1;
+            rowStride = l.out() * 4L;
             rowsPerVector = L * l.bits() / 32;
             for (int lane = 0; lane < L; lane++) {
                 int word = lane * l.bits() / 32;
@@ -154,13 +162,11 @@ final class GptqVectorKernel {
          * tables or gathers) and narrowed. The hot loop: everything it reads is a local.
          */
         void decodeWholeVectors(MemorySegment qweight, int c0, MemorySegment dest, long tileAt) {
-            int bits = l.bits();
-            int perWord = 32 / bits;
-            int mask = (1 << bits) - 1;
-            int in = l.in();
-            long rowStride = l.out() * 4L;
+            int perWord = this.perWord;
+            int mask = this.mask;
+            long rowStride = this.rowStride;
             long colBase = c0 * 4L;
-            long rowBytes = (long) in * elementBytes;
+            long rowBytes = (long) l.in() * elementBytes;
             int full = blockGroup.length * L;
             int rowsPerVector = this.rowsPerVector;
             boolean bf16 = this.bf16;
@@ -239,17 +245,13 @@ final class GptqVectorKernel {
 
         /** Inputs {@code [in - in % L, in)} of output rows {@code [c0, c0 + L)}, one value at a time. */
         void decodeRemainder(MemorySegment qweight, int c0, MemorySegment dest, long tileAt) {
-            int bits = l.bits();
-            int perWord = 32 / bits;
-            int mask = (1 << bits) - 1;
             int in = l.in();
-            long rowStride = l.out() * 4L;
-            long colBase = c0 * 4L;
             for (int t = 0; t < L; t++) {
                 long at = tileAt + (long) t * in * elementBytes;
+                long column = c0 * 4L + t * 4L;
                 for (int i = blockGroup.length * L; i < in; i++) {
-                    int word = qweight.get(LittleEndian.I32, (long) (i / perWord) * rowStride + colBase + t * 4L);
-                    int q = (word >>> (bits * (i % perWord))) & mask;
+                    int word = qweight.get(LittleEndian.I32, (long) (i / perWord) * rowStride + column);
+                    int q = (word >>> (l.bits() * (i % perWord))) & mask;
                     int g = groupCol[i] + t;
                     float v = scale[g] * (float) (q - zero[g]);
                     long off = at + (long) i * elementBytes;
