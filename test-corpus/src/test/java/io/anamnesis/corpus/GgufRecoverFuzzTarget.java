@@ -24,7 +24,7 @@ class GgufRecoverFuzzTarget {
         b.putInt(4).putInt(32);
         long offset = 0;
         for (int t = 0; t < tensors; t++) {
-            int id = in.consumeBoolean() ? GgufType.ALL.get(in.consumeInt(0, GgufType.ALL.size() - 1)).id() : in.consumeInt(0, 60);
+            int id = in.consumeBoolean() ? GgufType.ALL.get(in.consumeInt(0, GgufType.ALL.size() - 1)).ggmlId() : in.consumeInt(0, 60);
             GgufType type = GgufType.byId(id).orElse(null);
             int block = type == null ? 32 : type.blockElements();
             long ne0 = in.consumeBoolean() ? (long) block * in.consumeInt(0, 4) : in.consumeInt(0, 300);

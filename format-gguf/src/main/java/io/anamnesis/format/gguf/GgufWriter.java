@@ -108,7 +108,7 @@ public final class GgufWriter implements FormatWriter {
             out.string(t.name());
             out.u32(ne.length);
             for (long d : ne) out.u64(d);
-            out.u32(type.id());
+            out.u32(type.ggmlId());
             out.u64(offset);
             regions.add(new TensorDataWriter.Region(offset, t)); // made absolute below
             long end = Math.addExact(offset, t.byteSize());
