@@ -86,6 +86,7 @@ final class ForgetCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Amn.Context ctx = parent.context();
+        InputRef.refuseRemote(input);
         long start = System.nanoTime();
         Anamnesis amn = ctx.amn();
         String to = target.toLowerCase(Locale.ROOT);
