@@ -189,14 +189,14 @@ public final class GgufQuantizer implements Quantizer {
 
     /**
      * A tensor left as it is. From GGUF: its stored bytes, as llama.cpp copies them. From
-     * another format: vectors as F32 (llama.cpp's converter stores 1-D tensors so), others as
-     * stored, or for a recovered one its F32 recovery.
+     * another format: vectors (1-D as ggml counts, so [1, n] too) as F32, as llama.cpp's
+     * converter stores them; others as stored, or for a recovered one its F32 recovery.
      */
     private static PlannedTensor kept(TensorArchive source, boolean fromGguf, DenseTensor d, TypePolicy.Choice c) {
         if (fromGguf) {
             Optional<TensorEntry> stored = source.tensor(d.name());
             if (stored.isPresent()) return stored(source, stored.get());
-        } else if (d.shape().rank() <= 1 && d.isNumeric()) {
+        } else if (c.tensor().dims() <= 1 && d.isNumeric()) {
             return d.values().orElseThrow();
         }
         return d.asStored();
