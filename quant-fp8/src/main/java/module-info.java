@@ -1,4 +1,4 @@
-/** FP8 (E4M3, E5M2) recovery with per-tensor, per-channel and 128x128 block scales. */
+/** FP8 (E4M3, E5M2, E4M3FNUZ, E5M2FNUZ) recovery with per-tensor, per-channel and 128x128 block scales. */
 module io.anamnesis.quant.fp8 {
     requires io.anamnesis.api;
     // Optional: the vectorized kernels run only when the platform resolves this module.
