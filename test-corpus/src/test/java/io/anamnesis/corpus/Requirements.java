@@ -26,10 +26,7 @@ final class Requirements {
      */
     private static final List<Pending> PENDING = List.of(
             new Pending("ggml-quantize", "", "issue 11 (Lethe: quantize to every GGUF type) adds the GGUF encoders"),
-            new Pending("llama-quantize", "", "issue 11 (Lethe: llama-quantize's file types) adds whole-model quantization"),
-            new Pending("compressed-tensors", "", "issue 13 (compressed-tensors, gpt-oss MXFP4, FP8 FNUZ) adds compressed-tensors"),
-            new Pending("mxfp4", "", "issue 13 (compressed-tensors, gpt-oss MXFP4, FP8 FNUZ) adds gpt-oss MXFP4"),
-            new Pending("fp8", "gen-e4m3fnuz", "issue 13 (compressed-tensors, gpt-oss MXFP4, FP8 FNUZ) adds E4M3FNUZ"));
+            new Pending("llama-quantize", "", "issue 11 (Lethe: llama-quantize's file types) adds whole-model quantization"));
 
     private record Pending(String family, String casePrefix, String why) {
         boolean covers(CorpusCase c) {
