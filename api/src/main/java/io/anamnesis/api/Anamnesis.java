@@ -6,6 +6,7 @@ import io.anamnesis.api.spi.FileProbe;
 import io.anamnesis.api.spi.FormatReader;
 import io.anamnesis.api.spi.FormatWriter;
 import io.anamnesis.api.spi.PlannedTensor;
+import io.anamnesis.api.spi.QuantizationConfig;
 import io.anamnesis.api.spi.Recovery;
 import io.anamnesis.api.spi.WriteOptions;
 
@@ -210,8 +211,37 @@ public final class Anamnesis {
                         "a recovered tensor would take the name of a stored one");
             }
         }
+        Map<String, TensorEntry> byName = new HashMap<>();
+        for (TensorEntry e : archive.tensors()) byName.putIfAbsent(e.name(), e);
+        var installed = new java.util.HashSet<String>();
+        for (Dequantizer d : dequantizers) installed.add(d.scheme());
         return new RecoveryPlan(archive, target, recoveries, roles, schemes, outputs,
-                RecoveryPlan.describeUnclaimed(unclaimed));
+                RecoveryPlan.describeUnclaimed(unclaimed, byName, installed, memoized(() -> declaredMethod(context)),
+                        !recoveries.isEmpty(), archive.metadata()));
+    }
+
+    private static java.util.function.Supplier<String> memoized(java.util.function.Supplier<String> s) {
+        return new java.util.function.Supplier<>() {
+            private String value;
+
+            @Override
+            public String get() {
+                if (value == null) value = s.get();
+                return value;
+            }
+        };
+    }
+
+    /**
+     * The {@code quant_method} of the archive's quantization config, or "" when there is none,
+     * or none that parses (a dequantizer that needed it has already said so).
+     */
+    private static String declaredMethod(ClaimContext context) {
+        try {
+            return QuantizationConfig.find(context).map(QuantizationConfig::method).orElse("");
+        } catch (AnamnesisException e) {
+            return "";
+        }
     }
 
     // ---------------------------------------------------------------- write and convert

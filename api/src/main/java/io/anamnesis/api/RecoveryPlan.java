@@ -93,8 +93,9 @@ public final class RecoveryPlan {
     }
 
     /**
-     * Reasons the plan cannot be carried out faithfully, each naming the module to add:
-     * stored tensors that look quantized but that no installed dequantizer claimed.
+     * Reasons the plan cannot be carried out faithfully: stored tensors that look quantized
+     * but that no installed dequantizer claimed, each naming the tensor and the scheme, and
+     * the module to add when it is not installed (what is wrong when it is).
      */
     public List<String> problems() {
         return problems;
@@ -147,12 +148,41 @@ public final class RecoveryPlan {
         return dest;
     }
 
-    static List<String> describeUnclaimed(List<TensorEntry> unclaimed) {
+    /**
+     * The problems of tensors no dequantizer claimed that still look quantized (see
+     * {@link KnownModules#suspect}), each naming the tensor and the scheme; the scheme a
+     * checkpoint's quantization config names, when it has one, is the one to name. When no
+     * tensor gives itself away by name but the config names a method, nothing was recovered
+     * and packed-looking payloads are there, that is one problem for the file.
+     *
+     * @param installed   the schemes of the installed dequantizers
+     * @param method      the config's {@code quant_method} (looked up only when needed), or ""
+     * @param recovered   whether any group was claimed
+     */
+    static List<String> describeUnclaimed(List<TensorEntry> unclaimed, Map<String, TensorEntry> byName,
+                                          java.util.Set<String> installed, java.util.function.Supplier<String> method,
+                                          boolean recovered, Map<String, String> metadata) {
         List<String> out = new ArrayList<>();
+        String declared = null;
+        TensorEntry firstPacked = null;
         for (TensorEntry e : unclaimed) {
-            KnownModules.suspectScheme(e).ifPresent(s -> out.add("tensor '" + e.name() + "' (" + e.dtype()
-                    + ") looks like " + s + " data, but no installed dequantizer recovers it: "
-                    + KnownModules.schemeHint(s)));
+            if (firstPacked == null && KnownModules.looksPacked(e)) firstPacked = e;
+            Optional<KnownModules.Suspect> s = KnownModules.suspect(e, byName);
+            if (s.isEmpty()) continue;
+            if (declared == null) declared = KnownModules.schemeOfMethod(method.get());
+            String scheme = s.get().scheme();
+            // the config names the scheme when names alone are shared (weight_scale, qweight)
+            if (!declared.isEmpty() && e.dtype().kind() != DType.Kind.QUANTIZED) scheme = declared;
+            out.add("tensor '" + e.name() + "' (" + e.dtype() + ") looks like " + scheme + " data, but "
+                    + KnownModules.schemeHint(scheme, installed, s.get().why()));
+        }
+        if (out.isEmpty() && firstPacked != null && !recovered && !metadata.containsKey(RECOVERED_FROM_KEY)) {
+            String scheme = KnownModules.schemeOfMethod(method.get());
+            if (!scheme.isEmpty()) {
+                out.add("tensor '" + firstPacked.name() + "' (" + firstPacked.dtype() + ") looks like " + scheme
+                        + " data (the quantization_config says " + scheme + "), but "
+                        + KnownModules.schemeHint(scheme, installed, "none of its tensors was recognized"));
+            }
         }
         return out;
     }
