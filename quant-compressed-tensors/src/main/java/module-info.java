@@ -4,6 +4,8 @@
  */
 module io.anamnesis.quant.compressed.tensors {
     requires io.anamnesis.api;
+    // Optional: the vector lookups run only when the platform resolves this module.
+    requires static jdk.incubator.vector;
 
     exports io.anamnesis.quant.compressed.tensors;
 

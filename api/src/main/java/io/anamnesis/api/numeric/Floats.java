@@ -51,17 +51,13 @@ public final class Floats {
 
     /**
      * An F32 value as a recovery target stores it: its F32 bits, or the BF16 or F16 bits
-     * (in the low 16 bits) of its round-to-nearest-even narrowing. The one rule every
-     * table-driven kernel fills its tables with.
+     * (in the low 16 bits) of its round-to-nearest-even narrowing ({@link FloatTarget#bits};
+     * resolve the target once where this runs per element).
      *
      * @throws IllegalArgumentException for a target other than F32, BF16 or F16
      */
     public static int narrow(float value, DType target) {
-        int bits = Float.floatToRawIntBits(value);
-        if (target.equals(DType.F32)) return bits;
-        if (target.equals(DType.BF16)) return f32ToBf16(bits) & 0xFFFF;
-        if (target.equals(DType.F16)) return f32BitsToF16(bits) & 0xFFFF;
-        throw new IllegalArgumentException("recovery produces F32, BF16 or F16, not " + target);
+        return FloatTarget.of(target).bits(value);
     }
 
     /** F16 bits to the F32 value (exact). */

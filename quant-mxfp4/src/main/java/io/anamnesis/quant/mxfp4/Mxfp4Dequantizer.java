@@ -148,12 +148,13 @@ public final class Mxfp4Dequantizer implements Dequantizer {
             MemorySegment s = mapped(archive, scales, arena);
             int[] table = Mxfp4Kernels.table(target);
             boolean wide = target.equals(DType.F32);
+            int[] pairs = wide ? null : Mxfp4Kernels.pairs(table);
             if (transposed) {
                 if (rows == 0) return (first, count, dest) -> { };
-                return (first, count, dest) -> Mxfp4Kernels.transposed(b, s, rows, groups, table, wide,
+                return (first, count, dest) -> Mxfp4Kernels.transposed(b, s, rows, groups, table, pairs, wide,
                         first / rows, count / rows, dest);
             }
-            return (first, count, dest) -> Mxfp4Kernels.blocks(b, s, table, wide, first / Mxfp4Kernels.BLOCK,
+            return (first, count, dest) -> Mxfp4Kernels.blocks(b, s, table, pairs, wide, first / Mxfp4Kernels.BLOCK,
                     count / Mxfp4Kernels.BLOCK, dest);
         }
 

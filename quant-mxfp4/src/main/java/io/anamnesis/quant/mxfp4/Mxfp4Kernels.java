@@ -3,7 +3,7 @@ package io.anamnesis.quant.mxfp4;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.numeric.E8M0;
 import io.anamnesis.api.numeric.Float4E2M1;
-import io.anamnesis.api.numeric.Floats;
+import io.anamnesis.api.numeric.FloatTarget;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -34,10 +34,11 @@ public final class Mxfp4Kernels {
      * (F32 bits, or BF16/F16 bits in the low 16). Scale 255 is E8M0's NaN.
      */
     public static int[] table(DType target) {
+        FloatTarget to = FloatTarget.of(target);
         int[] t = new int[256 * 16];
         for (int s = 0; s < 256; s++) {
             float scale = E8M0.decode(s);
-            for (int k = 0; k < 16; k++) t[s * 16 + k] = Floats.narrow(Float4E2M1.decode(k) * scale, target);
+            for (int k = 0; k < 16; k++) t[s * 16 + k] = to.bits(Float4E2M1.decode(k) * scale);
         }
         return t;
     }
@@ -45,16 +46,19 @@ public final class Mxfp4Kernels {
     /**
      * Blocks {@code [firstBlock, firstBlock + count)} in storage order, each block's 32
      * values one after another: the untransposed layout ({@code [..., rows, groups * 32]}).
+     *
+     * @param pairs {@link #pairs} of the table for 16-bit targets; null for F32
      */
-    public static void blocks(MemorySegment blocks, MemorySegment scales, int[] table, boolean wide,
+    public static void blocks(MemorySegment blocks, MemorySegment scales, int[] table, int[] pairs, boolean wide,
                               long firstBlock, long count, MemorySegment dest) {
         for (long b = 0; b < count; b++) {
             long block = firstBlock + b;
-            int base = (scales.get(ValueLayout.JAVA_BYTE, block) & 0xFF) << 4;
+            int s = scales.get(ValueLayout.JAVA_BYTE, block) & 0xFF;
             long src = block * BLOCK_BYTES;
             long lo = blocks.get(I64, src);
             long hi = blocks.get(I64, src + 8);
             if (wide) {
+                int base = s << 4;
                 long o = b * BLOCK * 4;
                 for (int k = 0; k < 8; k++) {
                     int x = (int) (lo >>> (8 * k));
@@ -63,25 +67,34 @@ public final class Mxfp4Kernels {
                     dest.set(I64, o + 64 + 8L * k, (table[base + (y & 15)] & 0xFFFF_FFFFL) | ((long) table[base + ((y >>> 4) & 15)] << 32));
                 }
             } else {
+                int base = s << 8;
                 long o = b * BLOCK * 2;
-                dest.set(I64, o, quad(table, base, (int) lo));
-                dest.set(I64, o + 8, quad(table, base, (int) (lo >>> 16)));
-                dest.set(I64, o + 16, quad(table, base, (int) (lo >>> 32)));
-                dest.set(I64, o + 24, quad(table, base, (int) (lo >>> 48)));
-                dest.set(I64, o + 32, quad(table, base, (int) hi));
-                dest.set(I64, o + 40, quad(table, base, (int) (hi >>> 16)));
-                dest.set(I64, o + 48, quad(table, base, (int) (hi >>> 32)));
-                dest.set(I64, o + 56, quad(table, base, (int) (hi >>> 48)));
+                for (int k = 0; k < 4; k++) {
+                    dest.set(I64, o + 8L * k, two(pairs, base, lo >>> (16 * k)));
+                    dest.set(I64, o + 32 + 8L * k, two(pairs, base, hi >>> (16 * k)));
+                }
             }
         }
     }
 
-    /** The four codes in the low 16 bits of {@code x} as four 16-bit values. */
-    private static long quad(int[] t, int base, int x) {
-        return (long) t[base + (x & 15)]
-                | ((long) t[base + ((x >>> 4) & 15)] << 16)
-                | ((long) t[base + ((x >>> 8) & 15)] << 32)
-                | ((long) t[base + ((x >>> 12) & 15)] << 48);
+    /** The two bytes at the bottom of {@code v}: four 16-bit values. */
+    private static long two(int[] pairs, int base, long v) {
+        return (pairs[base | ((int) v & 0xFF)] & 0xFFFF_FFFFL) | ((long) pairs[base | ((int) (v >>> 8) & 0xFF)] << 32);
+    }
+
+    /**
+     * {@code pairs[scale * 256 + byte]}: the two 16-bit values of a byte of FP4 pairs (low
+     * nibble's in the low half), from {@link #table}; for 16-bit targets, one lookup per two values.
+     */
+    public static int[] pairs(int[] table) {
+        int[] p = new int[256 * 256];
+        for (int s = 0; s < 256; s++) {
+            for (int hi = 0; hi < 16; hi++) {
+                int h = table[s * 16 + hi] << 16;
+                for (int lo = 0; lo < 16; lo++) p[(s << 8) | (hi << 4) | lo] = (table[s * 16 + lo] & 0xFFFF) | h;
+            }
+        }
+        return p;
     }
 
     /**
@@ -91,17 +104,21 @@ public final class Mxfp4Kernels {
      * (each {@code rows} values, row {@code i} being {@code (e, c) = (i / (32 groups), i % (32 groups))})
      * to {@code dest} from its start.
      *
-     * <p>Works a block column at a time: for each source row {@code r} the block {@code (e, r, g)}
-     * is decoded once and its values go to up to 32 output rows at column {@code r}, in tiles of
-     * {@link #TILE} source rows so that both the blocks read and the rows written stay in cache.
+     * <p>Works a block column at a time, in tiles of {@link #TILE} source rows: each block
+     * {@code (e, r, g)} of the tile is decoded once into a small column-major tile (for 16-bit
+     * targets a byte's two values in one int, one lookup in {@link #pairs}), which is then
+     * written out as row pieces, so that both the blocks read and the rows written stay in cache.
+     *
+     * @param pairs {@link #pairs} of the table for 16-bit targets; null for F32
      */
     public static void transposed(MemorySegment blocks, MemorySegment scales, int rows, int groups, int[] table,
-                                  boolean wide, long firstRow, long rowCount, MemorySegment dest) {
+                                  int[] pairs, boolean wide, long firstRow, long rowCount, MemorySegment dest) {
         long cols = 32L * groups;
         int width = wide ? 4 : 2;
         long outRowBytes = (long) rows * width;
         long end = firstRow + rowCount;
         long i = firstRow;
+        // wide: one value per column and source row; else one pair (two columns) per byte and source row
         int[] tile = new int[BLOCK * TILE];
         while (i < end) {
             long e = i / cols;
@@ -109,32 +126,45 @@ public final class Mxfp4Kernels {
             int g = c / BLOCK;
             int k0 = c % BLOCK;
             int k1 = (int) Math.min(BLOCK, k0 + (end - i));
+            int j0 = k0 >>> 1;
+            int j1 = (k1 + 1) >>> 1;
             for (int r0 = 0; r0 < rows; r0 += TILE) {
                 int n = Math.min(TILE, rows - r0);
-                for (int t = 0; t < n; t++) {
-                    long block = (e * rows + r0 + t) * groups + g;
-                    int base = (scales.get(ValueLayout.JAVA_BYTE, block) & 0xFF) << 4;
+                long block = (e * rows + r0) * groups + g;
+                for (int t = 0; t < n; t++, block += groups) {
+                    int s = scales.get(ValueLayout.JAVA_BYTE, block) & 0xFF;
                     long src = block * BLOCK_BYTES;
-                    long lo = blocks.get(I64, src);
-                    long hi = blocks.get(I64, src + 8);
-                    for (int k = k0; k < k1; k++) {
-                        long half = k < 16 ? lo : hi;
-                        int code = (int) (half >>> (4 * (k & 15))) & 15;
-                        tile[k * TILE + t] = table[base + code];
+                    if (wide) {
+                        int b = s << 4;
+                        for (int j = j0; j < j1; j++) {
+                            int x = blocks.get(ValueLayout.JAVA_BYTE, src + j);
+                            tile[(2 * j) * TILE + t] = table[b + (x & 15)];
+                            tile[(2 * j + 1) * TILE + t] = table[b + ((x >>> 4) & 15)];
+                        }
+                    } else {
+                        int b = s << 8;
+                        for (int j = j0; j < j1; j++) tile[j * TILE + t] = pairs[b | (blocks.get(ValueLayout.JAVA_BYTE, src + j) & 0xFF)];
                     }
                 }
+                long o = (i - firstRow) * outRowBytes + (long) r0 * width;
                 for (int k = k0; k < k1; k++) {
-                    long o = (i - firstRow + (k - k0)) * outRowBytes + (long) r0 * width;
-                    int at = k * TILE;
+                    long row = o + (k - k0) * outRowBytes;
                     if (wide) {
-                        for (int t = 0; t < n; t++) dest.set(I32, o + 4L * t, tile[at + t]);
+                        int at = k * TILE;
+                        int t = 0;
+                        for (; t + 2 <= n; t += 2) dest.set(I64, row + 4L * t, (tile[at + t] & 0xFFFF_FFFFL) | ((long) tile[at + t + 1] << 32));
+                        for (; t < n; t++) dest.set(I32, row + 4L * t, tile[at + t]);
                     } else {
+                        int at = (k >>> 1) * TILE;
+                        int shift = (k & 1) << 4;
                         int t = 0;
                         for (; t + 4 <= n; t += 4) {
-                            dest.set(I64, o + 2L * t, (long) tile[at + t] | ((long) tile[at + t + 1] << 16)
-                                    | ((long) tile[at + t + 2] << 32) | ((long) tile[at + t + 3] << 48));
+                            dest.set(I64, row + 2L * t, ((tile[at + t] >>> shift) & 0xFFFFL)
+                                    | (((long) (tile[at + t + 1] >>> shift) & 0xFFFF) << 16)
+                                    | (((long) (tile[at + t + 2] >>> shift) & 0xFFFF) << 32)
+                                    | ((long) (tile[at + t + 3] >>> shift) << 48));
                         }
-                        for (; t < n; t++) dest.set(I16, o + 2L * t, (short) tile[at + t]);
+                        for (; t < n; t++) dest.set(I16, row + 2L * t, (short) (tile[at + t] >>> shift));
                     }
                 }
             }

@@ -3,7 +3,8 @@ package io.anamnesis.quant.compressed.tensors;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.numeric.Float4E2M1;
 import io.anamnesis.api.numeric.Float8;
-import io.anamnesis.api.numeric.Floats;
+import io.anamnesis.api.numeric.FloatTarget;
+import io.anamnesis.api.numeric.KernelRace;
 import io.anamnesis.api.numeric.PackedInts;
 
 import java.lang.foreign.MemorySegment;
@@ -24,8 +25,10 @@ import java.nio.ByteOrder;
  * narrowed products, {@code narrow((value(k) - zero) * scale)}, with exactly that
  * arithmetic, and then only looks codes up: bit-exact by construction, and fast from the
  * first call (table code needs no vectorizing JIT). When the scales themselves are 8-bit
- * codes (NVFP4's FP8 scales, MXFP4's E8M0), all 256 x 16 products are made once per tensor.
- * 8-bit and other widths multiply per element.
+ * codes (NVFP4's FP8 scales, MXFP4's E8M0), all 256 x 16 products are made once per tensor
+ * (and, for 16-bit targets, the 256 x 256 byte pairs, two values per lookup). The lookups
+ * also have a Vector API form ({@link CtVectorKernels}), which reads the same tables and
+ * takes over once it is compiled ({@link #best}). 8-bit and other widths multiply per element.
  */
 public final class CtKernels {
     private CtKernels() {
@@ -58,118 +61,278 @@ public final class CtKernels {
         return null;
     }
 
+    /** Which implementation runs the 4-bit lookups. */
+    public enum Impl { SCALAR, VECTOR }
+
+    private static final boolean VECTOR_AVAILABLE = detectVector();
+
+    private static boolean detectVector() {
+        if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) return false;
+        try {
+            return CtVectorKernels.supported(false);
+        } catch (LinkageError e) {
+            return false;
+        }
+    }
+
+    /** True when the Vector API module is resolved and the hardware has 256-bit vectors or wider. */
+    public static boolean vectorAvailable() {
+        return VECTOR_AVAILABLE;
+    }
+
     /**
-     * The products of every scale code with every 4-bit value, {@code table[code * 16 + k]},
-     * when a 4-bit layer's scales are 8-bit codes and there is no zero point; else null.
+     * The vector lookups once they have beaten the scalar ones ({@link KernelRace}: before C2
+     * compiles them they are far slower), else the scalar lookups.
      */
-    public static int[] codeTable(LayerData d, DType target) {
-        float[] values = nibbleValues(d);
-        if (values == null || d.scaleCodes() == null || d.zeros() != null) return null;
-        int[] table = new int[256 * 16];
-        for (int code = 0; code < 256; code++) fill(values, d.scaleOfCode()[code], 0, false, target, table, code * 16);
-        return table;
+    public static Impl best() {
+        return VECTOR_AVAILABLE && RACE.getAsBoolean() ? Impl.VECTOR : Impl.SCALAR;
+    }
+
+    /** Races the two on a 64 x 2048 int4 layer, group 128, to BF16. */
+    private static final KernelRace RACE = new KernelRace("compressed-tensors",
+            () -> Probe.INSTANCE.run(Impl.SCALAR), () -> Probe.INSTANCE.run(Impl.VECTOR));
+
+    private static final class Probe {
+        static final Probe INSTANCE = new Probe();
+        final LayerData data;
+        final Prepared prepared;
+        final MemorySegment dest;
+
+        Probe() {
+            int rows = 64, cols = 2048;
+            MemorySegment codes = java.lang.foreign.Arena.global().allocate((long) rows * cols / 2);
+            for (long i = 0; i < codes.byteSize(); i++) codes.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 73));
+            float[] scales = new float[rows * cols / 128];
+            for (int i = 0; i < scales.length; i++) scales[i] = 0.001f * (1 + i % 7);
+            data = new LayerData(LayerData.CodeKind.OFFSET_PACKED, 4, codes, cols / 2, rows, cols,
+                    io.anamnesis.api.numeric.ScaleGrid.groups(rows, cols, 128), scales, null, null, null, null);
+            prepared = prepare(data, DType.BF16);
+            dest = java.lang.foreign.Arena.global().allocate(2L * rows * cols);
+        }
+
+        void run(Impl impl) {
+            rows(impl, prepared, 0, data.rows(), dest);
+        }
+    }
+
+    /**
+     * What decoding one layer to one target needs beyond the layer: the tables that do not
+     * change from row to row. Made once per tensor ({@link #prepare}); read-only after.
+     */
+    public static final class Prepared {
+        final LayerData data;
+        final FloatTarget target;
+        final boolean wide;
+        /** The 16 values of a 4-bit code before scaling, or null: per-element arithmetic. */
+        final float[] values;
+        /** {@code [code * 16 + k]} when the scales are 8-bit codes (no zero point), else null. */
+        final int[] codeTable;
+        final short[] codeTable16;
+        /** {@code [code * 256 + byte]}: a byte's two 16-bit values, for 16-bit targets with {@link #codeTable}. */
+        final int[] pairs;
+        /** The group of each 16 columns, when groups are multiples of 16 wide, else null. */
+        final int[] halfGroup;
+        /** {@code 16 x group} of each column under act-order, else null. */
+        final int[] columnBase;
+
+        private Prepared(LayerData data, FloatTarget target) {
+            this.data = data;
+            this.target = target;
+            this.wide = target == FloatTarget.F32;
+            this.values = nibbleValues(data);
+            int[] table = null;
+            // code-indexed only where the group of a column is its position (act-order reads
+            // per-row tables by group)
+            if (values != null && data.scaleCodes() != null && data.zeros() == null && data.columnGroup() == null) {
+                table = new int[256 * 16];
+                for (int code = 0; code < 256; code++) fill(values, data.scaleOfCode()[code], 0, false, target, table, code * 16);
+            }
+            this.codeTable = table;
+            this.codeTable16 = table == null || wide ? null : shorts(table);
+            int[] p = null;
+            if (table != null && !wide) {
+                p = new int[256 * 256];
+                for (int code = 0; code < 256; code++) {
+                    for (int hi = 0; hi < 16; hi++) {
+                        int h = table[code * 16 + hi] << 16;
+                        for (int lo = 0; lo < 16; lo++) p[(code << 8) | (hi << 4) | lo] = table[code * 16 + lo] | h;
+                    }
+                }
+            }
+            this.pairs = p;
+            long gs = data.grid().blockCols();
+            int[] hg = null;
+            if (values != null && data.columnGroup() == null && gs % 16 == 0) {
+                hg = new int[(data.cols() + 15) / 16 + 1];
+                for (int h = 0; h < hg.length; h++) hg[h] = (int) Math.min(data.grid().scaleCols() - 1, (16L * h) / gs);
+            }
+            this.halfGroup = hg;
+            int[] cb = null;
+            if (values != null && data.columnGroup() != null) {
+                cb = new int[data.cols()];
+                for (int c = 0; c < cb.length; c++) cb[c] = data.columnGroup()[c] * 16;
+            }
+            this.columnBase = cb;
+        }
+    }
+
+    private static short[] shorts(int[] table) {
+        short[] s = new short[table.length];
+        for (int i = 0; i < s.length; i++) s[i] = (short) table[i];
+        return s;
+    }
+
+    /** The tables for decoding {@code d} to {@code target}. */
+    public static Prepared prepare(LayerData d, DType target) {
+        return new Prepared(d, FloatTarget.of(target));
     }
 
     /** {@code table[at + k] = narrow((values[k] - zero) * scale)}, the zero left out when there is none. */
-    static void fill(float[] values, float scale, float zero, boolean hasZero, DType target, int[] table, int at) {
+    static void fill(float[] values, float scale, float zero, boolean hasZero, FloatTarget target, int[] table, int at) {
         for (int k = 0; k < 16; k++) {
             float v = hasZero ? values[k] - zero : values[k];
-            table[at + k] = Floats.narrow(v * scale, target);
+            table[at + k] = target.bits(v * scale);
         }
     }
 
     /**
      * Decodes rows {@code [firstRow, firstRow + rowCount)} into {@code dest} (row-major, from
-     * its start). {@code codeTable} is {@link #codeTable}'s result for this layer and target, or null.
+     * its start), the 4-bit lookups by {@code impl} (the vector one where it applies).
      */
-    public static void rows(LayerData d, DType target, int[] codeTable, long firstRow, long rowCount, MemorySegment dest) {
-        float[] values = nibbleValues(d);
-        if (values != null) {
-            nibbleRows(d, values, target, codeTable, firstRow, rowCount, dest);
+    public static void rows(Impl impl, Prepared p, long firstRow, long rowCount, MemorySegment dest) {
+        if (impl == Impl.VECTOR && !VECTOR_AVAILABLE) throw new IllegalStateException("the Vector API is not available");
+        if (p.values != null) {
+            nibbleRows(impl == Impl.VECTOR, p, firstRow, rowCount, dest);
         } else {
-            directRows(d, target, firstRow, rowCount, dest);
+            directRows(p.data, p.target, firstRow, rowCount, dest);
         }
     }
 
     // ------------------------------------------------------------------ 4-bit codes, by table
 
-    private static void nibbleRows(LayerData d, float[] values, DType target, int[] codeTable, long firstRow,
-                                   long rowCount, MemorySegment dest) {
+    private static void nibbleRows(boolean vector, Prepared p, long firstRow, long rowCount, MemorySegment dest) {
+        LayerData d = p.data;
         int cols = d.cols();
         int scaleCols = (int) d.grid().scaleCols();
         long blockRows = d.grid().blockRows();
         int groupSize = (int) Math.min(Integer.MAX_VALUE, d.grid().blockCols());
-        int[] table = codeTable != null ? codeTable : new int[scaleCols * 16];
+        boolean wide = p.wide;
+        boolean byCode = p.codeTable != null;
+        boolean vectorRows = vector && p.halfGroup != null && CtVectorKernels.supported(wide);
+        // whole-row tables: the vector lookups, act-order and odd group widths index them by group
+        boolean rowTables = !byCode && (vectorRows || p.halfGroup == null);
+        int[] table = byCode ? p.codeTable : rowTables ? new int[scaleCols * 16] : null;
+        short[] table16 = !vectorRows || wide ? null : byCode ? p.codeTable16 : new short[table.length];
         int[] base = new int[scaleCols];
-        int[] columnBase = null;
-        if (d.columnGroup() != null) {
-            columnBase = new int[cols];
-            for (int c = 0; c < cols; c++) columnBase[c] = d.columnGroup()[c] * 16;
-        }
-        boolean wide = target.equals(DType.F32);
-        long outRow = (long) cols * width(target);
+        int[] local = new int[16];
+        long outRow = (long) cols * p.target.bytes();
         for (long r = firstRow; r < firstRow + rowCount; r++) {
             int scaleRow = Math.toIntExact((r / blockRows) * scaleCols);
-            if (codeTable != null) {
+            if (byCode) {
                 byte[] codes = d.scaleCodes();
                 for (int g = 0; g < scaleCols; g++) base[g] = (codes[scaleRow + g] & 0xFF) << 4;
-            } else {
+            } else if (rowTables) {
                 float[] zeros = d.zeros();
                 for (int g = 0; g < scaleCols; g++) {
-                    fill(values, d.scales()[scaleRow + g], zeros == null ? 0 : zeros[scaleRow + g], zeros != null,
-                            target, table, g * 16);
+                    fill(p.values, d.scales()[scaleRow + g], zeros == null ? 0 : zeros[scaleRow + g], zeros != null,
+                            p.target, table, g * 16);
                     base[g] = g * 16;
                 }
+                if (table16 != null) for (int i = 0; i < table.length; i++) table16[i] = (short) table[i];
             }
             long src = r * d.rowBytes();
             long out = (r - firstRow) * outRow;
-            if (columnBase != null) {
-                nibblesByColumn(d.payload(), src, cols, table, columnBase, wide, dest, out);
-            } else if (groupSize % 16 == 0) {
-                nibblesByGroup(d.payload(), src, cols, table, base, groupSize, wide, dest, out);
+            int done = 0;
+            if (vectorRows) {
+                done = wide ? CtVectorKernels.row32(d.payload(), src, cols, table, base, p.halfGroup, dest, out)
+                        : CtVectorKernels.row16(d.payload(), src, cols, table16, base, p.halfGroup, dest, out);
+            }
+            if (p.columnBase != null) {
+                nibblesByColumn(d.payload(), src, cols, table, p.columnBase, wide, dest, out);
+            } else if (p.halfGroup != null) {
+                nibblesByGroup(p, scaleRow, done, groupSize, local, src, dest, out);
             } else {
                 nibblesAnyGroup(d.payload(), src, cols, table, base, groupSize, wide, dest, out);
             }
         }
     }
 
-    /** Column groups of a multiple of 16: one table base per 16 codes (8 bytes) read as one long. */
-    private static void nibblesByGroup(MemorySegment codes, long src, int cols, int[] table, int[] base, int groupSize,
-                                       boolean wide, MemorySegment dest, long out) {
-        int c = 0;
-        int end = cols & ~15;
-        while (c < end) {
-            int b = base[c / groupSize];
-            int groupEnd = Math.min(end, (c / groupSize + 1) * groupSize);
-            if (wide) {
-                for (; c < groupEnd; c += 16) {
-                    long v = codes.get(I64, src + (c >> 1));
-                    long o = out + 4L * c;
-                    int lo = (int) v;
-                    int hi = (int) (v >>> 32);
-                    dest.set(I64, o, pair32(table, b, lo, 0));
-                    dest.set(I64, o + 8, pair32(table, b, lo, 8));
-                    dest.set(I64, o + 16, pair32(table, b, lo, 16));
-                    dest.set(I64, o + 24, pair32(table, b, lo, 24));
-                    dest.set(I64, o + 32, pair32(table, b, hi, 0));
-                    dest.set(I64, o + 40, pair32(table, b, hi, 8));
-                    dest.set(I64, o + 48, pair32(table, b, hi, 16));
-                    dest.set(I64, o + 56, pair32(table, b, hi, 24));
-                }
-            } else {
-                for (; c < groupEnd; c += 16) {
+    /**
+     * Groups a multiple of 16 wide, from column {@code c} of a row: a group at a time, its 16
+     * values copied into {@code t} (a 16-entry array the JIT indexes without bounds checks), 16
+     * codes (8 bytes, one long) per step; with 8-bit scale codes and a 16-bit target, a byte's
+     * two values per lookup in the code's pair table instead.
+     */
+    private static void nibblesByGroup(Prepared p, int scaleRow, int c, int groupSize, int[] t, long src,
+                                       MemorySegment dest, long out) {
+        LayerData d = p.data;
+        MemorySegment codes = d.payload();
+        int cols = d.cols();
+        boolean wide = p.wide;
+        int[] pairs = p.pairs;
+        for (int g = c / groupSize; c < cols; g++) {
+            int groupEnd = (int) Math.min(cols, (long) (g + 1) * groupSize);
+            int stepsEnd = c + ((groupEnd - c) & ~15);
+            int code = d.scaleCodes() != null ? d.scaleCodes()[scaleRow + g] & 0xFF : 0;
+            if (pairs != null) {
+                int b = code << 8;
+                for (; c < stepsEnd; c += 16) {
                     long v = codes.get(I64, src + (c >> 1));
                     long o = out + 2L * c;
+                    dest.set(I64, o, pairs2(pairs, b, v, 0));
+                    dest.set(I64, o + 8, pairs2(pairs, b, v, 16));
+                    dest.set(I64, o + 16, pairs2(pairs, b, v, 32));
+                    dest.set(I64, o + 24, pairs2(pairs, b, v, 48));
+                }
+                for (; c < groupEnd; c++) {
+                    int pair = pairs[b | (codes.get(ValueLayout.JAVA_BYTE, src + (c >> 1)) & 0xFF)];
+                    dest.set(I16, out + 2L * c, (short) ((c & 1) == 0 ? pair : pair >>> 16));
+                }
+                continue;
+            }
+            if (p.codeTable != null) {
+                System.arraycopy(p.codeTable, code * 16, t, 0, 16);
+            } else {
+                float[] zeros = d.zeros();
+                fill(p.values, d.scales()[scaleRow + g], zeros == null ? 0 : zeros[scaleRow + g], zeros != null, p.target, t, 0);
+            }
+            if (wide) {
+                for (; c < stepsEnd; c += 16) {
+                    long v = codes.get(I64, src + (c >> 1));
+                    long o = out + 4L * c;
+                    for (int k = 0; k < 8; k++) {
+                        int x = (int) (v >>> (8 * k));
+                        dest.set(I64, o + 8L * k, (t[x & 15] & 0xFFFF_FFFFL) | ((long) t[(x >>> 4) & 15] << 32));
+                    }
+                }
+            } else {
+                for (; c < stepsEnd; c += 16) {
+                    long v = codes.get(I64, src + (c >> 1));
                     int lo = (int) v;
                     int hi = (int) (v >>> 32);
-                    dest.set(I64, o, quad16(table, b, lo, 0));
-                    dest.set(I64, o + 8, quad16(table, b, lo, 16));
-                    dest.set(I64, o + 16, quad16(table, b, hi, 0));
-                    dest.set(I64, o + 24, quad16(table, b, hi, 16));
+                    long o = out + 2L * c;
+                    dest.set(I64, o, quad16(t, lo));
+                    dest.set(I64, o + 8, quad16(t, lo >>> 16));
+                    dest.set(I64, o + 16, quad16(t, hi));
+                    dest.set(I64, o + 24, quad16(t, hi >>> 16));
                 }
             }
+            for (; c < groupEnd; c++) put(t[nibble(codes, src, c)], wide, dest, out, c);
         }
-        for (; c < cols; c++) put(table[base[c / groupSize] + nibble(codes, src, c)], wide, dest, out, c);
+    }
+
+    /** Bytes {@code shift/8} and {@code shift/8 + 1} of {@code v}: four 16-bit values. */
+    private static long pairs2(int[] pairs, int b, long v, int shift) {
+        return (pairs[b | ((int) (v >>> shift) & 0xFF)] & 0xFFFF_FFFFL)
+                | ((long) pairs[b | ((int) (v >>> (shift + 8)) & 0xFF)] << 32);
+    }
+
+    /** The four codes in the low 16 bits of {@code x} as four 16-bit values of the 16-entry {@code t}. */
+    private static long quad16(int[] t, int x) {
+        return (long) t[x & 15]
+                | ((long) t[(x >>> 4) & 15] << 16)
+                | ((long) t[(x >>> 8) & 15] << 32)
+                | ((long) t[(x >>> 12) & 15] << 48);
     }
 
     /** Act-order: each column has its own group. */
@@ -203,19 +366,6 @@ public final class CtKernels {
         for (int c = 0; c < cols; c++) put(table[base[c / groupSize] + nibble(codes, src, c)], wide, dest, out, c);
     }
 
-    /** Codes {@code shift/4} and {@code shift/4 + 1} of {@code x} as two F32s in one long. */
-    private static long pair32(int[] t, int b, int x, int shift) {
-        return (t[b + ((x >>> shift) & 15)] & 0xFFFF_FFFFL) | ((long) t[b + ((x >>> (shift + 4)) & 15)] << 32);
-    }
-
-    /** Codes {@code shift/4 .. shift/4 + 3} of {@code x} as four 16-bit values in one long. */
-    private static long quad16(int[] t, int b, int x, int shift) {
-        return (long) t[b + ((x >>> shift) & 15)]
-                | ((long) t[b + ((x >>> (shift + 4)) & 15)] << 16)
-                | ((long) t[b + ((x >>> (shift + 8)) & 15)] << 32)
-                | ((long) t[b + ((x >>> (shift + 12)) & 15)] << 48);
-    }
-
     /** Code {@code c} of a row of nibbles, low nibble first. */
     private static int nibble(MemorySegment codes, long src, int c) {
         int b = codes.get(ValueLayout.JAVA_BYTE, src + (c >> 1));
@@ -229,13 +379,13 @@ public final class CtKernels {
 
     // ------------------------------------------------------------------ other codes, per element
 
-    private static void directRows(LayerData d, DType target, long firstRow, long rowCount, MemorySegment dest) {
+    private static void directRows(LayerData d, FloatTarget target, long firstRow, long rowCount, MemorySegment dest) {
         int cols = d.cols();
         long scaleCols = d.grid().scaleCols();
         long blockRows = d.grid().blockRows();
         long blockCols = d.grid().blockCols();
-        boolean wide = target.equals(DType.F32);
-        long outRow = (long) cols * width(target);
+        boolean wide = target == FloatTarget.F32;
+        long outRow = (long) cols * target.bytes();
         float[] scales = d.scales();
         float[] zeros = d.zeros();
         int[] columnGroup = d.columnGroup();
@@ -266,7 +416,7 @@ public final class CtKernels {
                                 : PackedInts.get(codes, src, c, bits) - offset;
                     }
                     if (hasZero) v = v - z;
-                    put(Floats.narrow(v * s, target), wide, dest, out, c);
+                    put(target.bits(v * s), wide, dest, out, c);
                 }
             }
         }

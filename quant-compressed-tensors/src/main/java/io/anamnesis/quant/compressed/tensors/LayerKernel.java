@@ -52,9 +52,10 @@ record LayerKernel(TensorEntry payload, LayerData.CodeKind kind, int bits, long 
             throw UnsupportedFeatureException.inTensor(payload.name(), "compressed-tensors recovers to BF16, F16 or F32, not " + target);
         }
         LayerData d = load(archive, arena);
-        int[] codeTable = CtKernels.codeTable(d, target);
+        CtKernels.Prepared prepared = CtKernels.prepare(d, target);
         if (cols == 0) return (first, count, dest) -> { };
-        return (first, count, dest) -> CtKernels.rows(d, target, codeTable, first / cols, count / cols, dest);
+        // the implementation is chosen per chunk: the vector lookups take over once compiled
+        return (first, count, dest) -> CtKernels.rows(CtKernels.best(), prepared, first / cols, count / cols, dest);
     }
 
     /** The layer's data: the payload mapped, the companions read and checked. */

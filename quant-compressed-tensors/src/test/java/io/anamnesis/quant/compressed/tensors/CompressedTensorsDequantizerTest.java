@@ -223,6 +223,22 @@ class CompressedTensorsDequantizerTest {
         }
         assertRecovers(b, expected);
 
+        // FP8 scales (8-bit codes) under act-order: each column still takes its group's scale
+        int[] f8 = new int[rows * groups];
+        for (int i = 0; i < f8.length; i++) f8[i] = 0x20 + r.nextInt(0x40);
+        MemoryArchive c8 = new MemoryArchive()
+                .meta("quantization_config", config("pack-quantized", intArgs(4, true, "group", gs, "group")))
+                .i32(M + ".weight_packed", new long[]{rows, 6}, packRows(q, 4))
+                .i64(M + ".weight_shape", new long[]{2}, rows, cols)
+                .bytes(M + ".weight_scale", DType.F8_E4M3, new long[]{rows, groups}, f8)
+                .i32(M + ".weight_g_idx", new long[]{cols}, gIdx);
+        for (int i = 0; i < rows; i++) {
+            for (int c = 0; c < cols; c++) {
+                expected[i * cols + c] = (float) q[i][c] * (float) Formulas.e4m3(f8[i * groups + gIdx[c]]);
+            }
+        }
+        assertRecovers(c8, expected);
+
         int[] outOfRange = gIdx.clone();
         outOfRange[5] = groups;
         MemoryArchive bad = new MemoryArchive()
