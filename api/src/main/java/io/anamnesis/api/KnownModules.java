@@ -143,8 +143,13 @@ final class KnownModules {
         return d.equals(DType.F16) || d.equals(DType.BF16) || d.equals(DType.F32) || d.equals(DType.F64);
     }
 
-    /** The scheme a quantization config's {@code quant_method} names. */
+    /**
+     * The scheme a quantization config's {@code quant_method} names, or "" when it names none
+     * a message could carry: a method is a short identifier, and a hostile file's 8 MB
+     * "method" must not be repeated in every problem.
+     */
     static String schemeOfMethod(String method) {
+        if (method.length() > 64 || !method.matches("[a-z0-9_.+-]*")) return "";
         return METHOD_SCHEMES.getOrDefault(method, method);
     }
 

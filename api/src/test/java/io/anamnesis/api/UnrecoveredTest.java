@@ -113,6 +113,14 @@ class UnrecoveredTest {
     }
 
     @Test
+    void aMethodNameThatIsNoIdentifierIsNotRepeated() {
+        MemoryArchive a = new MemoryArchive()
+                .add("m.qweight", DType.I32, Shape.of(1, 1), new byte[4])
+                .meta("quantization_config", "{\"quant_method\": \"" + "x".repeat(100_000) + "\"}");
+        assertThat(plan(a).problems()).singleElement().asString().hasSizeLessThan(400).contains("gptq or awq");
+    }
+
+    @Test
     void denseWeightsBesideScalesAndPlainFilesAreFine() {
         // a frozen (not compressed) checkpoint: BF16 weight, its scale a leftover
         MemoryArchive frozen = new MemoryArchive()
