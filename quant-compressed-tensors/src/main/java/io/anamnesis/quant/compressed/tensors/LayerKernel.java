@@ -87,8 +87,14 @@ record LayerKernel(TensorEntry payload, LayerData.CodeKind kind, int bits, long 
                 scales[i] = scaleOfCode[scaleCodes[i] & 0xFF];
             }
         } else {
+            // the dtype resolved once: a record's equals per scale showed in profiles of big layers
+            int width = scale.dtype().equals(DType.F32) ? 4 : scale.dtype().equals(DType.BF16) ? 1 : 2;
             for (int i = 0; i < count; i++) {
-                float s = wide(scaleBytes, scale, i);
+                float s = switch (width) {
+                    case 4 -> scaleBytes.get(LittleEndian.F32, 4L * i);
+                    case 1 -> Floats.bf16ToF32(scaleBytes.get(LittleEndian.I16, 2L * i));
+                    default -> Floats.f16ToF32(scaleBytes.get(LittleEndian.I16, 2L * i));
+                };
                 scales[i] = global.isPresent() ? s / divisor : s;
             }
         }
