@@ -12,6 +12,7 @@ import io.anamnesis.api.spi.OutputPlan;
 import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.RangeChannel;
 import io.anamnesis.api.spi.Quantizer;
+import io.anamnesis.api.config.QuantizationConfig;
 import io.anamnesis.api.spi.Recovery;
 import io.anamnesis.api.spi.WriteOptions;
 import io.anamnesis.api.numeric.LittleEndian;
@@ -377,15 +378,37 @@ public final class Anamnesis {
                         "a recovered tensor would take the name of a stored one");
             }
         }
+        Map<String, TensorEntry> byName = new HashMap<>();
+        for (TensorEntry e : archive.tensors()) byName.putIfAbsent(e.name(), e);
+        var installed = new java.util.HashSet<String>();
+        for (Dequantizer d : dequantizers) installed.add(d.scheme());
         return new RecoveryPlan(archive, target, recoveries, roles, schemes, outputs,
-                RecoveryPlan.describeUnclaimed(unclaimed, stored, installedSchemes()));
+                RecoveryPlan.describeUnclaimed(unclaimed, byName, installed, memoized(() -> declaredMethod(context)),
+                        !recoveries.isEmpty(), archive.metadata()));
     }
 
-    /** The scheme names of the installed dequantizers, for hints that name only missing modules. */
-    private java.util.Set<String> installedSchemes() {
-        var out = new java.util.HashSet<String>();
-        for (Dequantizer d : dequantizers) out.add(d.scheme().toLowerCase(Locale.ROOT));
-        return out;
+    private static java.util.function.Supplier<String> memoized(java.util.function.Supplier<String> s) {
+        return new java.util.function.Supplier<>() {
+            private String value;
+
+            @Override
+            public String get() {
+                if (value == null) value = s.get();
+                return value;
+            }
+        };
+    }
+
+    /**
+     * The {@code quant_method} of the archive's quantization config, or "" when there is none,
+     * or none that parses (a dequantizer that needed it has already said so).
+     */
+    private static String declaredMethod(ClaimContext context) {
+        try {
+            return QuantizationConfig.find(context).flatMap(QuantizationConfig::quantMethod).orElse("");
+        } catch (AnamnesisException e) {
+            return "";
+        }
     }
 
     // ---------------------------------------------------------------- write and convert
@@ -529,27 +552,46 @@ public final class Anamnesis {
 
     /** Dense values as F32: F32 as is, the 16-bit floats and F64 widened (or narrowed) element-wise. */
     static final class Widening {
+        /** Elements converted per step: small arrays, so a chunk of any size costs no more memory. */
+        static final int STEP = 8192;
+
         private Widening() {
         }
 
         static Optional<PlannedTensor> toF32(PlannedTensor t) {
             DType d = t.dtype();
             if (d.equals(DType.F32)) return Optional.of(t);
-            if (!d.equals(DType.F16) && !d.equals(DType.BF16) && !d.equals(DType.F64)) return Optional.empty();
+            // the element conversion is chosen once, not per element
+            int kind = d.equals(DType.F16) ? 0 : d.equals(DType.BF16) ? 1 : d.equals(DType.F64) ? 2 : -1;
+            if (kind < 0) return Optional.empty();
             return Optional.of(new PlannedTensor(t.name(), DType.F32, t.shape(), t.granule(), arena -> {
                 var src = t.producer().open(arena);
                 MemorySegment[] scratch = new MemorySegment[1];
+                short[] halves = kind == 2 ? null : new short[STEP];
+                double[] doubles = kind == 2 ? new double[STEP] : null;
+                float[] floats = new float[STEP];
                 return (first, count, dest) -> {
                     long bytes = d.byteSize(count);
                     if (scratch[0] == null || scratch[0].byteSize() < bytes) scratch[0] = arena.allocate(Math.max(bytes, 1 << 16), 64);
                     MemorySegment in = scratch[0].asSlice(0, bytes);
                     src.fill(first, count, in);
-                    for (long i = 0; i < count; i++) {
-                        float v;
-                        if (d.equals(DType.F16)) v = Float.float16ToFloat(in.get(LittleEndian.I16, 2 * i));
-                        else if (d.equals(DType.BF16)) v = Float.intBitsToFloat(in.get(LittleEndian.I16, 2 * i) << 16);
-                        else v = (float) in.get(LittleEndian.F64, 8 * i);
-                        dest.set(LittleEndian.F32, 4 * i, v);
+                    for (long done = 0; done < count; done += STEP) {
+                        int n = (int) Math.min(STEP, count - done);
+                        switch (kind) {
+                            case 0 -> {
+                                MemorySegment.copy(in, LittleEndian.I16, 2 * done, halves, 0, n);
+                                for (int i = 0; i < n; i++) floats[i] = Float.float16ToFloat(halves[i]);
+                            }
+                            case 1 -> {
+                                MemorySegment.copy(in, LittleEndian.I16, 2 * done, halves, 0, n);
+                                for (int i = 0; i < n; i++) floats[i] = Float.intBitsToFloat(halves[i] << 16);
+                            }
+                            default -> {
+                                MemorySegment.copy(in, LittleEndian.F64, 8 * done, doubles, 0, n);
+                                for (int i = 0; i < n; i++) floats[i] = (float) doubles[i];
+                            }
+                        }
+                        MemorySegment.copy(floats, 0, dest, LittleEndian.F32, 4 * done, n);
                     }
                 };
             }));

@@ -52,6 +52,8 @@ import java.util.function.Supplier;
                 "  2  usage: unknown command or option, bad value, malformed ollama: reference,",
                 "     an output that is empty, the input itself, named for another format, or",
                 "     neither a file, a symbolic link, a character device nor a FIFO",
+                "     output that would overwrite the input, a request the quantizer refuses",
+                "     (a type that needs --imatrix given none)",
                 "  3  malformed input: corrupt or truncated file (or Ollama manifest)",
                 "  4  limit exceeded: the file declares sizes, counts or nesting beyond the",
                 "     parse limits",

@@ -26,9 +26,9 @@ import java.util.SequencedMap;
  * the source says otherwise), each followed by zero padding to the alignment as gguf-py and
  * ggml write it.
  *
- * <p>From a GGUF source the typed key/values are copied verbatim (plan metadata keys the
- * source lacks are added as strings); from any other source the plan's metadata is written
- * as string values.
+ * <p>From a GGUF source the typed key/values are copied verbatim; from any other source the
+ * plan's metadata is written as string values. Typed values the plan sets come last, in the
+ * plan's order, replacing a key of the same name (ggml's {@code gguf_set_val_*} order).
  */
 public final class GgufWriter implements FormatWriter {
     static final int VERSION = 3;
@@ -149,9 +149,12 @@ public final class GgufWriter implements FormatWriter {
                 kv.putIfAbsent(e.getKey(), GgufValue.string(e.getValue()));
             }
         }
-        // typed values the plan sets (a quantized file's general.file_type) win over both
+        // Typed values the plan sets (a quantized file's general.file_type) win over both, and
+        // move to the end in plan order: ggml's gguf_set_val_* removes a key and appends it,
+        // which is the key order llama-quantize's files have.
         for (Map.Entry<String, MetaValue> e : plan.typed().entrySet()) {
             if (e.getKey().equals("general.alignment")) continue;
+            kv.remove(e.getKey());
             kv.put(e.getKey(), GgufValue.of(e.getValue()));
         }
         return kv;

@@ -209,10 +209,15 @@ class GgufWriterTest {
         typed.put("x.eps", io.anamnesis.api.MetaValue.Real.f32(1e-5f));
         typed.put("x.ids", new io.anamnesis.api.MetaValue.Array(io.anamnesis.api.MetaValue.Type.I32,
                 List.of(io.anamnesis.api.MetaValue.i32(-1), io.anamnesis.api.MetaValue.i32(7))));
-        new GgufWriter().write(new OutputPlan(Optional.empty(), Map.of("general.file_type", "text"),
+        Map<String, String> strings = new java.util.LinkedHashMap<>();
+        strings.put("general.file_type", "text");
+        strings.put("general.name", "n");
+        new GgufWriter().write(new OutputPlan(Optional.empty(), strings,
                 List.of(tensor("w", DType.F16, Shape.of(2), f16)), typed), out, WriteOptions.threads(1));
-        // the string key is replaced in place by the typed value; the others follow in plan order
-        byte[] expected = v3().header(1, 3).key("general.file_type", UINT32).u32(15)
+        // a key the plan sets leaves its old place and comes last, in plan order, as ggml's
+        // gguf_set_val_* does (remove, then append): how llama-quantize orders a quantized file's keys
+        byte[] expected = v3().header(1, 4).key("general.name", STRING).str("n")
+                .key("general.file_type", UINT32).u32(15)
                 .key("x.eps", FLOAT32).f32(1e-5f)
                 .key("x.ids", ARRAY).array(INT32, 2).u32(-1 & 0xFFFFFFFFL).u32(7)
                 .tensor("w", new long[]{2}, 1, 0).pad(32).raw(f16).pad(32).bytes();
