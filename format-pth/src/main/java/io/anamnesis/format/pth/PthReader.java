@@ -203,7 +203,7 @@ public final class PthReader implements FormatReader {
         props.put("records", Integer.toString(zip.records.size()));
         props.put("globals", String.join(", ", vm.globals));
         props.put("weights_only", verdict(vm));
-        return new PthArchive(path, ch, placed, cp.metadata, cp.structured, props);
+        return new PthArchive(path, ch, placed, cp.metadata, cp.structured, cp.typed, props);
     }
 
     // ---------------------------------------------------------------- legacy layout
@@ -274,7 +274,7 @@ public final class PthReader implements FormatReader {
         props.put("storages", Integer.toString(vm.storages.size()));
         props.put("globals", String.join(", ", vm.globals));
         props.put("weights_only", verdict(vm));
-        return new PthArchive(path, ch, placed, cp.metadata, cp.structured, props);
+        return new PthArchive(path, ch, placed, cp.metadata, cp.structured, cp.typed, props);
     }
 
     /**

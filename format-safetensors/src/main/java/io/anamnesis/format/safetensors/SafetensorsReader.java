@@ -62,7 +62,7 @@ public final class SafetensorsReader implements FormatReader {
         boolean ok = false;
         try {
             SafetensorsHeader header = readHeader(channel, limits);
-            SafetensorsArchive archive = new SafetensorsArchive(path, channel, header);
+            SafetensorsArchive archive = new SafetensorsArchive(path, channel, header, limits);
             ok = true;
             return archive;
         } catch (IOException e) {
