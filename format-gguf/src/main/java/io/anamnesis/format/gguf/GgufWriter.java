@@ -119,20 +119,34 @@ public final class GgufWriter implements FormatWriter {
     /**
      * Every GGUF key/value is typed: {@link OutputPlan#keyValues()} gives them all (from a
      * GGUF source its key/values, from a safetensors file that carries the typed encoding its
-     * decoded values, from anything else its strings). GGUF's {@code general.alignment} must
-     * be an integer: one that is not (a string copied from another format) is left out,
-     * and the data is aligned to the default. A value taken unchanged from a GGUF source
-     * goes out as the bytes it was read from (a vocabulary is copied, not re-encoded).
+     * decoded values, from anything else its strings). A GGUF source's key/values are the base,
+     * in their order, whatever strings the plan lists (a forget plan lists none), and a value
+     * taken unchanged from it goes out as the bytes it was read from (a vocabulary is copied,
+     * not re-encoded). A typed value the plan sets itself moves to the end, in the plan's
+     * order, as ggml's {@code gguf_set_val_*} does, which is the key order of llama-quantize's
+     * files. GGUF's {@code general.alignment} must be an integer: one that is not (a string
+     * copied from another format) is left out, and the data is aligned to the default.
      */
     private static SequencedMap<String, GgufValue> metadata(OutputPlan plan) {
         SequencedMap<String, MetaValue> values = plan.keyValues();
         GgufArchive gguf = plan.source().orElse(null) instanceof GgufArchive g ? g : null;
-        Map<String, MetaValue> fromSource = gguf == null ? Map.of() : gguf.typedMetadata();
+        Map<String, MetaValue> fromSource = plan.source().<Map<String, MetaValue>>map(TensorArchive::typedMetadata).orElse(Map.of());
         SequencedMap<String, GgufValue> kv = new LinkedHashMap<>();
+        if (gguf != null) kv.putAll(gguf.header().metadata());
         for (Map.Entry<String, MetaValue> e : values.entrySet()) {
+            String k = e.getKey();
             MetaValue v = e.getValue();
-            if (e.getKey().equals(ALIGNMENT_KEY) && !(v instanceof MetaValue.Int)) continue;
-            kv.put(e.getKey(), fromSource.get(e.getKey()) == v ? gguf.header().metadata().get(e.getKey()) : GgufValue.of(v));
+            if (k.equals(ALIGNMENT_KEY) && !(v instanceof MetaValue.Int)) continue;
+            if (fromSource.get(k) == v) {
+                // carried over: the very value the source gave
+                if (gguf != null) kv.putIfAbsent(k, gguf.header().metadata().get(k));
+                else kv.put(k, GgufValue.of(v));
+            } else if (plan.typed().get(k) == v) {
+                kv.remove(k);
+                kv.put(k, GgufValue.of(v));
+            } else {
+                kv.put(k, GgufValue.of(v));
+            }
         }
         fileType(plan, values).ifPresent(ft -> kv.put(FILE_TYPE_KEY, new GgufValue(kv.get(FILE_TYPE_KEY).type(), ft)));
         return kv;

@@ -351,6 +351,37 @@ class GgufWriterTest {
     }
 
     @Test
+    void aGgufSourceIsTheBaseAndKeysThePlanSetsMoveToTheEnd() throws IOException {
+        byte[] f32 = seq(24, 5), q8 = seq(68, 11), i16 = seq(10, 13);
+        Path in = Files.write(dir.resolve("base.gguf"), handBuilt(f32, q8, i16).bytes());
+        Path out = dir.resolve("set.gguf");
+        try (TensorArchive a = new GgufReader().open(in, io.anamnesis.api.ParseLimits.defaults())) {
+            // a plan that lists no strings (as the forget path's) and sets two typed keys
+            Map<String, MetaValue> set = new java.util.LinkedHashMap<>();
+            set.put("general.quantization_version", MetaValue.u32(2));
+            set.put("general.file_type", MetaValue.u32(15));
+            new GgufWriter().write(new OutputPlan(Optional.of(a), Map.of(), passthrough(a), set), out, WriteOptions.threads(1));
+        }
+        // ggml's gguf_set_val_* removes a key and appends it: the source's keys keep their order,
+        // general.file_type leaves the front, and both set keys come last in the plan's order
+        byte[] expected = v3().header(3, 9)
+                .key("general.architecture", STRING).str("llama")
+                .key("general.alignment", UINT32).u32(64)
+                .key("llama.rope.scale", FLOAT32).f32(0.25f)
+                .key("u64", UINT64).u64(-2L)
+                .key("flag", BOOL).u8(0)
+                .key("tokenizer.ggml.tokens", ARRAY).array(STRING, 3).str("<s>").str("a").str("ü")
+                .key("nested", ARRAY).array(ARRAY, 1).array(FLOAT64, 2).f64(1.5).f64(-0.0)
+                .key("general.quantization_version", UINT32).u32(2)
+                .key("general.file_type", UINT32).u32(15)
+                .tensor("tok_embd.weight", new long[]{3, 2}, 0, 0)
+                .tensor("blk.0.attn_q.weight", new long[]{64, 1}, 8, 64)
+                .tensor("norm", new long[]{5}, 25, (64 + q8.length + 63) / 64 * 64)
+                .pad(64).raw(f32).pad(64).raw(q8).pad(64).raw(i16).pad(64).bytes();
+        assertThat(Files.readAllBytes(out)).isEqualTo(expected);
+    }
+
+    @Test
     void refusesDtypesGgufCannotStoreAndLeavesNoFile() {
         Path out = dir.resolve("u8.gguf");
         OutputPlan plan = new OutputPlan(Optional.empty(), Map.of(), List.of(tensor("m", DType.U8, Shape.of(4), new byte[4])));
