@@ -14,7 +14,9 @@ import java.util.concurrent.Callable;
         header = "Recover quantized tensors and write the result in another format.",
         description = "Reads the input, recovers every quantized group to --dtype, and writes it with the "
                 + "writer of --to (see 'amn formats'). A format without an installed writer is refused up front "
-                + "with the module to add.",
+                + "with the module to add. Metadata goes along whole and typed: GGUF to safetensors keeps every "
+                + "GGUF key/value in the typed-json/1 encoding, safetensors to GGUF restores them; the summary "
+                + "says how many keys a conversion dropped (--debug names them).",
         mixinStandardHelpOptions = true,
         footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
 final class ConvertCommand implements Callable<Integer> {
@@ -39,9 +41,16 @@ final class ConvertCommand implements Callable<Integer> {
     @Mixin
     Recover.OutputOptions output;
 
+    @Mixin
+    GgufMetadataOptions gguf = new GgufMetadataOptions();
+
     @Override
     public Integer call() {
-        Recover.run(parent.context(), input, format, target, output, asStored);
+        var typed = gguf.values();
+        if (!typed.isEmpty() && !parent.context().amn().writer(format).format().equals("gguf")) {
+            throw new UsageException("--gguf-kv and --gguf-metadata set GGUF key/values: they need --to gguf, not --to " + format);
+        }
+        Recover.run(parent.context(), input, format, target, output, asStored, typed);
         return Amn.OK;
     }
 }

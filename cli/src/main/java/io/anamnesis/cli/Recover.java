@@ -2,6 +2,7 @@ package io.anamnesis.cli;
 
 import io.anamnesis.api.Anamnesis;
 import io.anamnesis.api.DType;
+import io.anamnesis.api.MetaValue;
 import io.anamnesis.api.RecoveryPlan;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.UnsupportedFeatureException;
@@ -13,9 +14,12 @@ import picocli.CommandLine.Option;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
+import java.util.SequencedMap;
 
 /**
  * The read, recover, write path shared by {@code remember} and {@code convert}: the same
@@ -48,19 +52,25 @@ final class Recover {
         }
     }
 
-    record Written(Path output, int tensors, int recovered, long bytes, String scheme, double seconds) {
+    /**
+     * @param metadataKeys key/values written
+     * @param dropped      keys of the input's metadata (or the plan's) not written whole, with why
+     */
+    record Written(Path output, int tensors, int recovered, long bytes, String scheme, double seconds,
+                   int metadataKeys, SequencedMap<String, String> dropped) {
     }
 
     static Written run(Amn.Context ctx, String reference, String format, DType target, OutputOptions options) {
-        return run(ctx, reference, format, target, options, false);
+        return run(ctx, reference, format, target, options, false, Map.of());
     }
 
     /**
      * @param asStored copy every tensor as stored and recover nothing: a container conversion
      *                 (quantized payloads and their companions are written unchanged)
+     * @param typed    key/values to set over the input's (convert --gguf-kv, --gguf-metadata)
      */
     static Written run(Amn.Context ctx, String reference, String format, DType target, OutputOptions options,
-                       boolean asStored) {
+                       boolean asStored, Map<String, MetaValue> typed) {
         long start = System.nanoTime();
         int threads = options.threadCount();
         Anamnesis installed = ctx.amn();
@@ -74,9 +84,12 @@ final class Recover {
         try (TensorArchive archive = amn.open(in.file())) {
             RecoveryPlan plan = amn.plan(archive, target);
             // as stored, "looks quantized" is what the user asked to keep, not a problem
-            OutputPlan outputPlan = asStored
-                    ? new OutputPlan(Optional.of(archive), archive.metadata(), plan.outputs())
-                    : plan.requireComplete().toOutputPlan();
+            OutputPlan outputPlan = (asStored ? plan.toOutputPlanAsStored() : plan.requireComplete().toOutputPlan())
+                    .withTyped(typed);
+            // what the plan leaves out of the input's metadata, then what the writer cannot store
+            SequencedMap<String, String> dropped = new LinkedHashMap<>(plan.droppedMetadata());
+            SequencedMap<String, String> unstored = writer.metadataLoss(outputPlan);
+            dropped.putAll(unstored);
             for (PlannedTensor t : plan.outputs()) {
                 if (!writer.supports(t.dtype())) {
                     throw UnsupportedFeatureException.inTensor(t.name(), writer.format() + " cannot store dtype " + t.dtype());
@@ -88,8 +101,13 @@ final class Recover {
                 writer.write(outputPlan, output, new WriteOptions(threads, bar));
             }
             Written w = new Written(output, plan.outputs().size(), plan.recoveries().size(), plan.outputBytes(),
-                    String.join("; ", plan.schemeDescriptions()), (System.nanoTime() - start) / 1e9);
+                    String.join("; ", plan.schemeDescriptions()), (System.nanoTime() - start) / 1e9,
+                    outputPlan.keyValues().size() - unstored.size(), dropped);
             if (!options.quiet) summary(ctx.out(), w, target);
+            if (ctx.debug()) {
+                w.dropped().forEach((k, why) -> ctx.err().println("amn: metadata key '" + k + "' dropped: " + why));
+                ctx.err().flush();
+            }
             return w;
         }
     }
@@ -98,6 +116,13 @@ final class Recover {
         String recovered = w.recovered() == 0 ? "nothing to recover"
                 : w.recovered() + " recovered to " + target.name().toLowerCase(Locale.ROOT) + " (" + w.scheme() + ")";
         out.println("wrote " + w.output() + ": " + w.tensors() + (w.tensors() == 1 ? " tensor, " : " tensors, ")
-                + recovered + ", " + Text.size(w.bytes()) + " in " + Text.decimals(w.seconds(), 2) + " s");
+                + recovered + ", " + Text.size(w.bytes()) + " in " + Text.decimals(w.seconds(), 2) + " s; "
+                + metadata(w.metadataKeys(), w.dropped().size()));
+    }
+
+    /** "21 metadata keys", and how many were dropped when any were: no loss goes unsaid. */
+    static String metadata(int kept, int dropped) {
+        return kept + (kept == 1 ? " metadata key" : " metadata keys")
+                + (dropped == 0 ? "" : ", " + dropped + " dropped (--debug names them)");
     }
 }

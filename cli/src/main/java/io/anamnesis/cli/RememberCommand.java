@@ -14,7 +14,8 @@ import java.util.concurrent.Callable;
         header = "Recover every quantized tensor to bf16, f16 or f32 and write a .safetensors file.",
         description = "Quantized groups (FP8 + scales, GPTQ/AWQ qweight + qzeros + scales, bitsandbytes, "
                 + "GGUF blocks) become one dense tensor each; plain tensors pass through unchanged; the metadata "
-                + "is kept. The output appears complete or not at all.",
+                + "is kept whole (a GGUF file's typed key/values in the typed-json/1 encoding), and the summary says "
+                + "how many keys were dropped (--debug names them). The output appears complete or not at all.",
         mixinStandardHelpOptions = true,
         footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
 final class RememberCommand implements Callable<Integer> {
