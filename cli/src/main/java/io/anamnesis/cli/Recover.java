@@ -2,30 +2,24 @@ package io.anamnesis.cli;
 
 import io.anamnesis.api.Anamnesis;
 import io.anamnesis.api.DType;
+import io.anamnesis.api.Conversion;
 import io.anamnesis.api.MetaValue;
-import io.anamnesis.api.RecoveryPlan;
-import io.anamnesis.api.TensorArchive;
-import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.FormatWriter;
-import io.anamnesis.api.spi.OutputPlan;
-import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.WriteOptions;
 import picocli.CommandLine.Option;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.SequencedMap;
 
 /**
- * The read, recover, write path shared by {@code remember} and {@code convert}: the same
- * steps as {@link Anamnesis#convert}, keeping the plan for the closing summary. The writer
- * is looked up first (a missing module fails before any work), the plan must be complete,
- * and the writer writes through {@code AtomicOutput}: the output appears whole or not at all.
+ * The output side shared by {@code remember} and {@code convert}: the options, where the
+ * output goes, and the closing summary. The work itself is {@link Anamnesis#convert} (or
+ * {@link Anamnesis#copy} for {@code --as-stored}), the library's one read, recover, write
+ * path: the writer is looked up first (a missing module fails before any work), the plan
+ * must be complete, and the output appears whole or not at all.
  */
 final class Recover {
     private Recover() {
@@ -35,7 +29,8 @@ final class Recover {
     static final class OutputOptions {
         @Option(names = {"-o", "--output"}, paramLabel = "<path>",
                 description = "Output file, or a folder for the derived name (default: beside the input, "
-                        + "named <input>-<dtype>.<ext>; in the current folder for ollama: models).")
+                        + "named <input>-<dtype>.<ext>; in the current folder for ollama: models). '-' writes to "
+                        + "standard output; a device or FIFO is written straight through; a symbolic link is followed.")
         String output;
 
         @Option(names = "--threads", paramLabel = "<n>",
@@ -53,71 +48,47 @@ final class Recover {
     }
 
     /**
-     * @param metadataKeys key/values written
-     * @param dropped      keys of the input's metadata (or the plan's) not written whole, with why
-     */
-    record Written(Path output, int tensors, int recovered, long bytes, String scheme, double seconds,
-                   int metadataKeys, SequencedMap<String, String> dropped) {
-    }
-
-    static Written run(Amn.Context ctx, String reference, String format, DType target, OutputOptions options) {
-        return run(ctx, reference, format, target, options, false, Map.of());
-    }
-
-    /**
+     * @param command  {@code remember} or {@code convert}, for messages
      * @param asStored copy every tensor as stored and recover nothing: a container conversion
      *                 (quantized payloads and their companions are written unchanged)
-     * @param typed    key/values to set over the input's (convert --gguf-kv, --gguf-metadata)
+     * @param typed    key/values to set over the input's ({@code convert --gguf-kv}, {@code --gguf-metadata})
      */
-    static Written run(Amn.Context ctx, String reference, String format, DType target, OutputOptions options,
-                       boolean asStored, Map<String, MetaValue> typed) {
+    static Conversion run(Amn.Context ctx, String command, String reference, String format, DType target,
+                          OutputOptions options, boolean asStored, Map<String, MetaValue> typed) {
         long start = System.nanoTime();
         int threads = options.threadCount();
-        Anamnesis installed = ctx.amn();
-        Anamnesis amn = asStored ? Anamnesis.of(installed.readers(), installed.writers(), List.of()) : installed;
+        Anamnesis amn = ctx.amn();
         FormatWriter writer = amn.writer(format);
         InputRef in = InputRef.of(reference, ctx.ollamaModels());
         Path output = Outputs.choose(in, Optional.ofNullable(options.output),
-                asStored ? "stored" : target.name().toLowerCase(Locale.ROOT), writer.fileExtensions().getFirst());
+                asStored ? "stored" : target.name().toLowerCase(Locale.ROOT), writer, amn, command);
         Log.debug("{} -> {} ({} writer from {}, {}, {} threads)", in.file(), output, writer.format(),
                 Anamnesis.moduleOf(writer), target, threads);
-        try (TensorArchive archive = amn.open(in.file())) {
-            RecoveryPlan plan = amn.plan(archive, target);
-            // as stored, "looks quantized" is what the user asked to keep, not a problem
-            OutputPlan outputPlan = (asStored ? plan.toOutputPlanAsStored() : plan.requireComplete().toOutputPlan())
-                    .withTyped(typed);
-            // what the plan leaves out of the input's metadata, then what the writer cannot store
-            SequencedMap<String, String> dropped = new LinkedHashMap<>(plan.droppedMetadata());
-            SequencedMap<String, String> unstored = writer.metadataLoss(outputPlan);
-            dropped.putAll(unstored);
-            for (PlannedTensor t : plan.outputs()) {
-                if (!writer.supports(t.dtype())) {
-                    throw UnsupportedFeatureException.inTensor(t.name(), writer.format() + " cannot store dtype " + t.dtype());
-                }
-            }
-            Log.debug("plan: {} outputs, {} recovered, {} bytes", plan.outputs().size(), plan.recoveries().size(),
-                    plan.outputBytes());
-            try (ProgressBar bar = ProgressBar.forTerminal(ctx.err(), options.quiet)) {
-                writer.write(outputPlan, output, new WriteOptions(threads, bar));
-            }
-            Written w = new Written(output, plan.outputs().size(), plan.recoveries().size(), plan.outputBytes(),
-                    String.join("; ", plan.schemeDescriptions()), (System.nanoTime() - start) / 1e9,
-                    outputPlan.keyValues().size() - unstored.size(), dropped);
-            if (!options.quiet) summary(ctx.out(), w, target);
-            if (ctx.debug()) {
-                w.dropped().forEach((k, why) -> ctx.err().println("amn: metadata key '" + k + "' dropped: " + why));
-                ctx.err().flush();
-            }
-            return w;
+        Conversion c;
+        try (ProgressBar bar = ProgressBar.forTerminal(ctx.err(), options.quiet)) {
+            WriteOptions write = new WriteOptions(threads, bar);
+            c = asStored ? amn.copy(in.file(), format, output, write, typed)
+                    : amn.convert(in.file(), format, target, output, write, typed);
         }
+        Log.debug("wrote {} outputs, {} recovered, {} bytes", c.tensors(), c.recovered(), c.bytes());
+        // with the output on standard output, the summary goes to standard error
+        if (!options.quiet) summary(Outputs.isStandardOutput(output) ? ctx.err() : ctx.out(), c, (System.nanoTime() - start) / 1e9);
+        if (ctx.debug()) {
+            c.droppedMetadata().forEach((k, why) -> ctx.err().println("amn: metadata key '" + k + "' dropped: " + why));
+            ctx.err().flush();
+        }
+        return c;
     }
 
-    static void summary(PrintWriter out, Written w, DType target) {
-        String recovered = w.recovered() == 0 ? "nothing to recover"
-                : w.recovered() + " recovered to " + target.name().toLowerCase(Locale.ROOT) + " (" + w.scheme() + ")";
-        out.println("wrote " + w.output() + ": " + w.tensors() + (w.tensors() == 1 ? " tensor, " : " tensors, ")
-                + recovered + ", " + Text.size(w.bytes()) + " in " + Text.decimals(w.seconds(), 2) + " s; "
-                + metadata(w.metadataKeys(), w.dropped().size()));
+    static void summary(PrintWriter out, Conversion c, double seconds) {
+        String recovered = c.recovered() == 0 ? "nothing to recover"
+                : c.recovered() + " recovered to " + c.target().name().toLowerCase(Locale.ROOT) + " ("
+                + String.join("; ", c.schemes()) + ")";
+        String where = Outputs.isStandardOutput(c.output()) ? "standard output" : c.output().toString();
+        out.println("wrote " + where + ": " + c.tensors() + (c.tensors() == 1 ? " tensor, " : " tensors, ")
+                + recovered + ", " + Text.size(c.bytes()) + " in " + Text.decimals(seconds, 2) + " s; "
+                + metadata(c.metadataKeys(), c.droppedMetadata().size()));
+        out.flush();
     }
 
     /** "21 metadata keys", and how many were dropped when any were: no loss goes unsaid. */

@@ -91,6 +91,9 @@ public final class TensorDataWriter {
         Throwable t = failure.get();
         if (t == null) return;
         if (t instanceof AnamnesisException ae) throw ae;
+        // a page of an input mapping vanished under a producer: every reader's data is mapped
+        // and every producer runs here, so this is the one place such a fault surfaces
+        if (TensorIOException.isMappingFault(t)) throw TensorIOException.inputChanged(t);
         if (t instanceof IOException io) throw new TensorIOException("writing tensor data failed: " + AtomicOutput.describe(io), io);
         if (t instanceof InterruptedException ie) throw new TensorIOException("interrupted while writing", ie);
         if (t instanceof RuntimeException re) throw re;

@@ -56,8 +56,30 @@ public final class GgufWriter implements FormatWriter {
         return GgufType.of(dtype).isPresent();
     }
 
+    /** ggml's GGML_MAX_NAME: a name and its NUL in 64 bytes; gguf.cpp refuses longer ones. */
+    static final int MAX_NAME_BYTES = 63;
+
+    /**
+     * Refuses, before anything is written, a tensor name that GGUF readers refuse: empty,
+     * longer than {@value #MAX_NAME_BYTES} bytes of UTF-8 (gguf.cpp: {@code name.length() >=
+     * GGML_MAX_NAME}), or with a NUL (ggml keeps names as C strings) or a line break (a
+     * listing of names would split it).
+     */
+    static void checkName(String name) {
+        int bytes = name.getBytes(StandardCharsets.UTF_8).length;
+        String problem = name.isEmpty() ? "an empty name"
+                : bytes > MAX_NAME_BYTES ? "a name of " + bytes + " bytes (ggml allows at most " + MAX_NAME_BYTES + ")"
+                : name.indexOf('\0') >= 0 ? "a NUL in its name"
+                : name.indexOf('\n') >= 0 || name.indexOf('\r') >= 0 ? "a line break in its name" : null;
+        if (problem != null) {
+            throw UnsupportedFeatureException.inTensor(name, "GGUF readers refuse " + problem
+                    + "; rename the tensor, or convert to a format without that limit (safetensors)");
+        }
+    }
+
     @Override
     public void write(OutputPlan plan, Path target, WriteOptions options) {
+        for (PlannedTensor t : plan.tensors()) checkName(t.name());
         SequencedMap<String, GgufValue> kv = metadata(plan);
         long alignment = alignment(kv);
 
@@ -89,7 +111,7 @@ public final class GgufWriter implements FormatWriter {
             out.string(t.name());
             out.u32(ne.length);
             for (long d : ne) out.u64(d);
-            out.u32(type.id());
+            out.u32(type.ggmlId());
             out.u64(offset);
             regions.add(new TensorDataWriter.Region(offset, t)); // made absolute below
             long end = Math.addExact(offset, t.byteSize());
@@ -141,12 +163,18 @@ public final class GgufWriter implements FormatWriter {
                 // carried over: the very value the source gave
                 if (gguf != null) kv.putIfAbsent(k, gguf.header().metadata().get(k));
                 else kv.put(k, GgufValue.of(v));
-            } else if (plan.typed().get(k) == v) {
-                kv.remove(k);
-                kv.put(k, GgufValue.of(v));
-            } else {
+            } else if (plan.typed().get(k) != v) {
                 kv.put(k, GgufValue.of(v));
             }
+        }
+        // then what the plan sets itself, removed and appended in the plan's order
+        for (Map.Entry<String, MetaValue> e : plan.typed().entrySet()) {
+            String k = e.getKey();
+            MetaValue v = e.getValue();
+            if (values.get(k) != v || fromSource.get(k) == v) continue;
+            if (k.equals(ALIGNMENT_KEY) && !(v instanceof MetaValue.Int)) continue;
+            kv.remove(k);
+            kv.put(k, GgufValue.of(v));
         }
         fileType(plan, values).ifPresent(ft -> kv.put(FILE_TYPE_KEY, new GgufValue(kv.get(FILE_TYPE_KEY).type(), ft)));
         return kv;

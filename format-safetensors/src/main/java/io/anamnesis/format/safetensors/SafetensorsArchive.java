@@ -55,7 +55,7 @@ final class SafetensorsArchive implements TensorArchive {
 
     @Override
     public Optional<Path> path() {
-        return Optional.of(path);
+        return Optional.ofNullable(path);
     }
 
     /** {@code __metadata__} without the encoding's marker, typed values rendered as text. */
