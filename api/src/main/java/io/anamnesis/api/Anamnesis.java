@@ -37,6 +37,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.SequencedMap;
 import java.util.ServiceLoader;
 
 /**
@@ -442,13 +443,24 @@ public final class Anamnesis {
     /**
      * Reads {@code input}, recovers every quantized group to {@code target} and writes the
      * result as {@code format} to {@code output}: complete or not at all (see
-     * {@link io.anamnesis.api.write.AtomicOutput} for outputs that are streams).
+     * {@link io.anamnesis.api.write.AtomicOutput} for outputs that are streams). The input's
+     * metadata goes along typed ({@link TensorArchive#typedMetadata()}); what the conversion
+     * cannot carry is named in {@link Conversion#droppedMetadata()}.
      *
      * @throws AnamnesisException typed: no writer for the format, a plan that is not
      *         complete, a dtype the format cannot store, a malformed input, an I/O failure
      */
     public Conversion convert(Path input, String format, DType target, Path output, WriteOptions options) {
-        return write(input, format, target, output, options, false);
+        return convert(input, format, target, output, options, Map.of());
+    }
+
+    /**
+     * {@link #convert(Path, String, DType, Path, WriteOptions)} with typed key/values set over
+     * the input's (each replaces a key's value or is added), as {@code amn convert --gguf-kv} does.
+     */
+    public Conversion convert(Path input, String format, DType target, Path output, WriteOptions options,
+                              Map<String, MetaValue> keyValues) {
+        return write(input, format, target, output, options, false, keyValues);
     }
 
     /**
@@ -456,32 +468,41 @@ public final class Anamnesis {
      * their companions included) and nothing is recovered.
      */
     public Conversion copy(Path input, String format, Path output, WriteOptions options) {
-        return write(input, format, DType.BF16, output, options, true);
+        return copy(input, format, output, options, Map.of());
+    }
+
+    /** {@link #copy(Path, String, Path, WriteOptions)} with typed key/values set over the input's. */
+    public Conversion copy(Path input, String format, Path output, WriteOptions options, Map<String, MetaValue> keyValues) {
+        return write(input, format, DType.BF16, output, options, true, keyValues);
     }
 
     private Conversion write(Path input, String format, DType target, Path output, WriteOptions options,
-                             boolean asStored) {
+                             boolean asStored, Map<String, MetaValue> keyValues) {
         Objects.requireNonNull(output, "output");
+        Objects.requireNonNull(keyValues, "keyValues");
         FormatWriter writer = writer(format);
         Anamnesis amn = asStored ? of(readers, writers, List.of()) : this;
         try (TensorArchive archive = open(input)) {
             RecoveryPlan plan = amn.plan(archive, target);
             // as stored, "looks quantized" is what the caller asked to keep, not a problem
-            OutputPlan outputPlan = asStored
-                    ? new OutputPlan(Optional.of(archive), archive.metadata(), plan.outputs())
-                    : plan.requireComplete().toOutputPlan();
+            OutputPlan outputPlan = (asStored ? plan.toOutputPlanAsStored() : plan.requireComplete().toOutputPlan())
+                    .withTyped(keyValues);
             for (PlannedTensor t : plan.outputs()) {
                 if (!writer.supports(t.dtype())) {
                     throw UnsupportedFeatureException.inTensor(t.name(), writer.format() + " cannot store dtype " + t.dtype());
                 }
             }
+            // what the plan leaves out of the input's metadata, then what the writer cannot store whole
+            SequencedMap<String, String> dropped = new LinkedHashMap<>(plan.droppedMetadata());
+            SequencedMap<String, String> unstored = writer.metadataLoss(outputPlan);
+            dropped.putAll(unstored);
             try {
                 writer.write(outputPlan, output, options);
             } catch (LinkageError e) {
                 throw KnownModules.missingLibrary(e, writer);
             }
             return new Conversion(output, writer.format(), target, plan.outputs().size(), plan.recoveries().size(),
-                    plan.outputBytes(), plan.schemeDescriptions());
+                    plan.outputBytes(), plan.schemeDescriptions(), outputPlan.keyValues().size() - unstored.size(), dropped);
         }
     }
 

@@ -11,7 +11,8 @@ import java.util.concurrent.Callable;
  * The plain forms of the common commands without picocli: {@code parse <file> [--json]},
  * {@code inspect|info <file> [--to bf16|f16|f32] [--json] [--full]}, {@code formats [--json]},
  * {@code remember|dequantize <file> [--to T] [-o|--output P] [--threads N] [-q|--quiet]},
- * {@code convert <file> --to FORMAT [--dtype T] [--as-stored]} with the same output options,
+ * {@code convert <file> --to FORMAT [--dtype T] [--as-stored] [--gguf-kv K=T:V]... [--gguf-metadata F]}
+ * with the same output options,
  * each with {@code --debug} anywhere. For {@code remember} and {@code convert}, picocli's
  * ~0.2 s of start-up is most of the fixed cost of a run. Picocli's start-up (Java 5 bytecode that the AOT cache
  * cannot hold, reflection, annotation proxies) is most of a 100 ms budget, and these are
@@ -40,7 +41,7 @@ final class FastPath {
             "info", Set.of("--debug", "--json", "--full", "--to"),
             "remember", union(Set.of("--debug", "--to"), OUTPUT),
             "dequantize", union(Set.of("--debug", "--to"), OUTPUT),
-            "convert", union(Set.of("--debug", "--to", "--dtype", "--as-stored"), OUTPUT),
+            "convert", union(Set.of("--debug", "--to", "--dtype", "--as-stored", "--gguf-kv", "--gguf-metadata"), OUTPUT),
             "formats", Set.of("--debug", "--json"),
             "aot-train", Set.of("--debug"));
 
@@ -51,7 +52,7 @@ final class FastPath {
     static final Set<String> PICOCLI_ONLY_COMMANDS = Set.of("forget", "quantize");
 
     /** The options above that take a value. */
-    static final Set<String> TAKE_A_VALUE = Set.of("--to", "--dtype", "-o", "--output", "--threads");
+    static final Set<String> TAKE_A_VALUE = Set.of("--to", "--dtype", "-o", "--output", "--threads", "--gguf-kv", "--gguf-metadata");
 
     private static Set<String> union(Set<String> a, Set<String> b) {
         Set<String> out = new java.util.HashSet<>(a);
@@ -74,6 +75,7 @@ final class FastPath {
         boolean asStored = false;
         boolean inspect = command.equals("inspect") || command.equals("info");
         Recover.OutputOptions output = new Recover.OutputOptions();
+        GgufMetadataOptions gguf = new GgufMetadataOptions();
         Set<String> accepted = OPTIONS.get(command);
         if (accepted == null) return OptionalInt.empty();
         for (; i < args.length; i++) {
@@ -106,6 +108,18 @@ final class FastPath {
                 case "--as-stored" -> {
                     if (!convert) return OptionalInt.empty();
                     asStored = true;
+                }
+                case "--gguf-kv" -> {
+                    if (!convert || i + 1 == args.length) return OptionalInt.empty();
+                    gguf.keyValues.add(args[++i]);
+                }
+                case "--gguf-metadata" -> {
+                    if (!convert || i + 1 == args.length || gguf.file != null) return OptionalInt.empty();
+                    try {
+                        gguf.file = java.nio.file.Path.of(args[++i]);
+                    } catch (java.nio.file.InvalidPathException e) {
+                        return OptionalInt.empty();
+                    }
                 }
                 case "--dtype" -> {
                     if (!convert || i + 1 == args.length) return OptionalInt.empty();
@@ -175,6 +189,7 @@ final class FastPath {
                 c.target = target;
                 c.asStored = asStored;
                 c.output = output;
+                c.gguf = gguf;
                 call = c;
             }
             case "remember", "dequantize" -> {

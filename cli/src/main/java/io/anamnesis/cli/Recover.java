@@ -3,6 +3,7 @@ package io.anamnesis.cli;
 import io.anamnesis.api.Anamnesis;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.Conversion;
+import io.anamnesis.api.MetaValue;
 import io.anamnesis.api.spi.FormatWriter;
 import io.anamnesis.api.spi.WriteOptions;
 import picocli.CommandLine.Option;
@@ -10,6 +11,7 @@ import picocli.CommandLine.Option;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -49,9 +51,10 @@ final class Recover {
      * @param command  {@code remember} or {@code convert}, for messages
      * @param asStored copy every tensor as stored and recover nothing: a container conversion
      *                 (quantized payloads and their companions are written unchanged)
+     * @param typed    key/values to set over the input's ({@code convert --gguf-kv}, {@code --gguf-metadata})
      */
     static Conversion run(Amn.Context ctx, String command, String reference, String format, DType target,
-                          OutputOptions options, boolean asStored) {
+                          OutputOptions options, boolean asStored, Map<String, MetaValue> typed) {
         InputRef.refuseRemote(reference);
         long start = System.nanoTime();
         int threads = options.threadCount();
@@ -65,11 +68,16 @@ final class Recover {
         Conversion c;
         try (ProgressBar bar = ProgressBar.forTerminal(ctx.err(), options.quiet)) {
             WriteOptions write = new WriteOptions(threads, bar);
-            c = asStored ? amn.copy(in.file(), format, output, write) : amn.convert(in.file(), format, target, output, write);
+            c = asStored ? amn.copy(in.file(), format, output, write, typed)
+                    : amn.convert(in.file(), format, target, output, write, typed);
         }
         Log.debug("wrote {} outputs, {} recovered, {} bytes", c.tensors(), c.recovered(), c.bytes());
         // with the output on standard output, the summary goes to standard error
         if (!options.quiet) summary(Outputs.isStandardOutput(output) ? ctx.err() : ctx.out(), c, (System.nanoTime() - start) / 1e9);
+        if (ctx.debug()) {
+            c.droppedMetadata().forEach((k, why) -> ctx.err().println("amn: metadata key '" + k + "' dropped: " + why));
+            ctx.err().flush();
+        }
         return c;
     }
 
@@ -79,7 +87,14 @@ final class Recover {
                 + String.join("; ", c.schemes()) + ")";
         String where = Outputs.isStandardOutput(c.output()) ? "standard output" : c.output().toString();
         out.println("wrote " + where + ": " + c.tensors() + (c.tensors() == 1 ? " tensor, " : " tensors, ")
-                + recovered + ", " + Text.size(c.bytes()) + " in " + Text.decimals(seconds, 2) + " s");
+                + recovered + ", " + Text.size(c.bytes()) + " in " + Text.decimals(seconds, 2) + " s; "
+                + metadata(c.metadataKeys(), c.droppedMetadata().size()));
         out.flush();
+    }
+
+    /** "21 metadata keys", and how many were dropped when any were: no loss goes unsaid. */
+    static String metadata(int kept, int dropped) {
+        return kept + (kept == 1 ? " metadata key" : " metadata keys")
+                + (dropped == 0 ? "" : ", " + dropped + " dropped (--debug names them)");
     }
 }

@@ -7,6 +7,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code amn remember}: recover every quantized tensor and write safetensors. */
@@ -14,9 +15,10 @@ import java.util.concurrent.Callable;
         header = "Recover every quantized tensor to bf16, f16 or f32 and write a .safetensors file.",
         description = "Quantized groups (FP8 + scales, GPTQ/AWQ qweight + qzeros + scales, bitsandbytes, "
                 + "compressed-tensors, gpt-oss MXFP4 blocks, GGUF blocks) become one dense tensor each; plain tensors "
-                + "pass through unchanged; the metadata is kept. A tensor that still looks quantized (its scheme's "
-                + "module missing, a companion missing) is refused (exit 6), never copied as if recovered. The "
-                + "output appears complete or not at all.",
+                + "pass through unchanged; the metadata is kept whole (a GGUF file's typed key/values in the "
+                + "typed-json/1 encoding), and the summary says how many keys were dropped (--debug names them). A "
+                + "tensor that still looks quantized (its scheme's module missing, a companion missing) is refused "
+                + "(exit 6), never copied as if recovered. The output appears complete or not at all.",
         mixinStandardHelpOptions = true,
         footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
 final class RememberCommand implements Callable<Integer> {
@@ -35,7 +37,7 @@ final class RememberCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        Recover.run(parent.context(), "remember", input, "safetensors", target, output, false);
+        Recover.run(parent.context(), "remember", input, "safetensors", target, output, false, Map.of());
         return Amn.OK;
     }
 }

@@ -160,6 +160,7 @@ class QuantizeLayoutTest {
         @Override public Optional<Path> path() { return Optional.of(given); }
         @Override public Map<String, String> metadata() { return a.metadata(); }
         @Override public Map<String, Object> structuredMetadata() { return a.structuredMetadata(); }
+        @Override public java.util.SequencedMap<String, io.anamnesis.api.MetaValue> typedMetadata() { return a.typedMetadata(); }
         @Override public Map<String, String> properties() { return a.properties(); }
         @Override public List<TensorEntry> tensors() { return a.tensors(); }
         @Override public MemorySegment data(TensorEntry e, Arena arena) { return a.data(e, arena); }

@@ -1,9 +1,12 @@
 package io.anamnesis.api.spi;
 
 import io.anamnesis.api.DType;
+import io.anamnesis.api.MetaValue;
 
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.SequencedMap;
 
 /**
  * Writes an {@link OutputPlan} as one file format. Found with {@link java.util.ServiceLoader}.
@@ -25,6 +28,20 @@ public interface FormatWriter {
 
     /** Whether this format can store tensors of this dtype. */
     boolean supports(DType dtype);
+
+    /**
+     * The key/values of {@link OutputPlan#keyValues()} this writer will not store whole and
+     * typed, each with the reason, so that a conversion can say what it dropped. The default
+     * is every value that is not a string: a writer that knows only {@link OutputPlan#metadata()}
+     * stores at most a rendering of them.
+     */
+    default SequencedMap<String, String> metadataLoss(OutputPlan plan) {
+        SequencedMap<String, String> out = new LinkedHashMap<>();
+        plan.keyValues().forEach((k, v) -> {
+            if (!(v instanceof MetaValue.Str)) out.put(k, format() + " stores metadata as strings only, not a " + v.type().spelling());
+        });
+        return out;
+    }
 
     /**
      * Writes the plan to {@code target}.

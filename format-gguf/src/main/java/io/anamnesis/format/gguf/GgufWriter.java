@@ -2,6 +2,7 @@ package io.anamnesis.format.gguf;
 
 import io.anamnesis.api.DType;
 import io.anamnesis.api.MetaValue;
+import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.write.AtomicOutput;
 import io.anamnesis.api.spi.FormatWriter;
@@ -26,9 +27,11 @@ import java.util.SequencedMap;
  * the source says otherwise), each followed by zero padding to the alignment as gguf-py and
  * ggml write it.
  *
- * <p>From a GGUF source the typed key/values are copied verbatim; from any other source the
- * plan's metadata is written as string values. Typed values the plan sets come last, in the
- * plan's order, replacing a key of the same name (ggml's {@code gguf_set_val_*} order).
+ * <p>The key/values are the plan's, typed ({@link OutputPlan#keyValues()}): a GGUF source's
+ * as they were, a safetensors file's as its typed encoding gives them (so GGUF to safetensors
+ * to GGUF gives the same key/values), plain strings as strings; then
+ * {@code general.file_type} is kept consistent with the tensors written (see
+ * {@link #fileType}).
  */
 public final class GgufWriter implements FormatWriter {
     static final int VERSION = 3;
@@ -45,7 +48,7 @@ public final class GgufWriter implements FormatWriter {
 
     @Override
     public String description() {
-        return "GGUF v3 little-endian: typed key/values kept from a GGUF source, scalar and ggml block tensors";
+        return "GGUF v3 little-endian: typed key/values (from GGUF, or safetensors' typed encoding), scalar and ggml block tensors";
     }
 
     @Override
@@ -135,46 +138,123 @@ public final class GgufWriter implements FormatWriter {
         });
     }
 
+    /**
+     * Every GGUF key/value is typed: {@link OutputPlan#keyValues()} gives them all (from a
+     * GGUF source its key/values, from a safetensors file that carries the typed encoding its
+     * decoded values, from anything else its strings). A GGUF source's key/values are the base,
+     * in their order, whatever strings the plan lists (a forget plan lists none), and a value
+     * taken unchanged from it goes out as the bytes it was read from (a vocabulary is copied,
+     * not re-encoded). A typed value the plan sets itself moves to the end, in the plan's
+     * order, as ggml's {@code gguf_set_val_*} does, which is the key order of llama-quantize's
+     * files. GGUF's {@code general.alignment} must be an integer: one that is not (a string
+     * copied from another format) is left out, and the data is aligned to the default.
+     */
     private static SequencedMap<String, GgufValue> metadata(OutputPlan plan) {
+        SequencedMap<String, MetaValue> values = plan.keyValues();
+        GgufArchive gguf = plan.source().orElse(null) instanceof GgufArchive g ? g : null;
+        Map<String, MetaValue> fromSource = plan.source().<Map<String, MetaValue>>map(TensorArchive::typedMetadata).orElse(Map.of());
         SequencedMap<String, GgufValue> kv = new LinkedHashMap<>();
-        if (plan.source().isPresent() && plan.source().get() instanceof GgufArchive g) {
-            kv.putAll(g.header().metadata());
-            recoveredFileType(plan, g).ifPresent(ft -> kv.put("general.file_type",
-                    new GgufValue(kv.get("general.file_type").type(), ft)));
-            // The typed key/values are the truth; the plan's strings are renderings of them.
-        } else {
-            for (Map.Entry<String, String> e : plan.metadata().entrySet()) {
-                // general.alignment is the writer's to set; a string copy of it would make the file unreadable.
-                if (e.getKey().equals("general.alignment")) continue;
-                kv.putIfAbsent(e.getKey(), GgufValue.string(e.getValue()));
+        if (gguf != null) kv.putAll(gguf.header().metadata());
+        for (Map.Entry<String, MetaValue> e : values.entrySet()) {
+            String k = e.getKey();
+            MetaValue v = e.getValue();
+            if (k.equals(ALIGNMENT_KEY) && !(v instanceof MetaValue.Int)) continue;
+            if (fromSource.get(k) == v) {
+                // carried over: the very value the source gave
+                if (gguf != null) kv.putIfAbsent(k, gguf.header().metadata().get(k));
+                else kv.put(k, GgufValue.of(v));
+            } else if (plan.typed().get(k) != v) {
+                kv.put(k, GgufValue.of(v));
             }
         }
-        // Typed values the plan sets (a quantized file's general.file_type) win over both, and
-        // move to the end in plan order: ggml's gguf_set_val_* removes a key and appends it,
-        // which is the key order llama-quantize's files have.
+        // then what the plan sets itself, removed and appended in the plan's order
         for (Map.Entry<String, MetaValue> e : plan.typed().entrySet()) {
-            if (e.getKey().equals("general.alignment")) continue;
-            kv.remove(e.getKey());
-            kv.put(e.getKey(), GgufValue.of(e.getValue()));
+            String k = e.getKey();
+            MetaValue v = e.getValue();
+            if (values.get(k) != v || fromSource.get(k) == v) continue;
+            if (k.equals(ALIGNMENT_KEY) && !(v instanceof MetaValue.Int)) continue;
+            kv.remove(k);
+            kv.put(k, GgufValue.of(v));
         }
+        fileType(plan, values).ifPresent(ft -> kv.put(FILE_TYPE_KEY, new GgufValue(kv.get(FILE_TYPE_KEY).type(), ft)));
         return kv;
     }
 
+    static final String ALIGNMENT_KEY = "general.alignment";
+    static final String FILE_TYPE_KEY = "general.file_type";
+
+    @Override
+    public SequencedMap<String, String> metadataLoss(OutputPlan plan) {
+        SequencedMap<String, String> out = new LinkedHashMap<>();
+        MetaValue a = plan.keyValues().get(ALIGNMENT_KEY);
+        if (a != null && !(a instanceof MetaValue.Int)) {
+            out.put(ALIGNMENT_KEY, "GGUF's " + ALIGNMENT_KEY + " is an integer the writer aligns the data to, not a "
+                    + a.type().spelling());
+        }
+        return out;
+    }
+
+    /** llama.cpp's {@code llama_ftype} of float files: ALL_F32, MOSTLY_F16, MOSTLY_BF16. */
+    private static final java.util.Set<Long> FLOAT_FILE_TYPES = java.util.Set.of(0L, 1L, 32L);
+
     /**
-     * When recovery turned the source's block tensors into one float dtype, the source's
-     * {@code general.file_type} (llama_ftype, e.g. MOSTLY_Q4_K_M) no longer describes the
-     * file; it becomes ALL_F32 (0), MOSTLY_F16 (1) or MOSTLY_BF16 (32), as llama.cpp's
-     * converter writes for such files. Every other KV stays as it was.
+     * {@code general.file_type} (llama_ftype) made to describe the tensors written, when it was
+     * taken from the source and they are no longer what it says. When block tensors are
+     * written, it stays (it names their mix, e.g. MOSTLY_Q4_K_M, which the tensors alone do not
+     * tell). When none are, it becomes ALL_F32 (0), MOSTLY_F16 (1) or MOSTLY_BF16 (32), as
+     * llama.cpp's converter writes for float files: the dtype this plan recovered blocks to,
+     * or, when a quantized file type came through another format (GGUF to safetensors
+     * recovered, then back), the float dtype that holds most matrix elements. Only a value
+     * carried over from the source (the very object its {@code typedMetadata()} gave) is
+     * checked: one the plan sets itself (the forget path's, {@code amn convert --gguf-kv}) is
+     * the caller's word and stays. {@code general.quantization_version} stays as it is: llama.cpp writes it for float
+     * files too.
      */
-    private static java.util.Optional<Long> recoveredFileType(OutputPlan plan, GgufArchive source) {
-        GgufValue old = source.header().metadata().get("general.file_type");
-        if (old == null || !old.type().isInteger()) return java.util.Optional.empty();
+    private static java.util.Optional<Long> fileType(OutputPlan plan, Map<String, MetaValue> values) {
+        if (!(values.get(FILE_TYPE_KEY) instanceof MetaValue.Int current) || plan.source().isEmpty()) {
+            return java.util.Optional.empty();
+        }
+        TensorArchive source = plan.source().get();
+        // carried over means the very value the source gave; one the plan set is another object, even if equal
+        if (current != source.typedMetadata().get(FILE_TYPE_KEY)) return java.util.Optional.empty();
+        for (PlannedTensor t : plan.tensors()) {
+            if (GgufType.of(t.dtype()).map(GgufType::isBlock).orElse(false)) return java.util.Optional.empty();
+        }
+        java.util.Optional<DType> d = recoveredDtype(plan, source);
+        if (d.isEmpty()) {
+            if (FLOAT_FILE_TYPES.contains(current.value())) return java.util.Optional.empty();
+            d = dominantFloat(plan.tensors());
+        }
+        return d.flatMap(GgufWriter::floatFileType).filter(ft -> ft != current.value());
+    }
+
+    /** The one dtype the plan turned the source's tensors into, if it changed any and to one dtype. */
+    private static java.util.Optional<DType> recoveredDtype(OutputPlan plan, TensorArchive source) {
         java.util.Set<DType> recovered = new java.util.HashSet<>();
         for (PlannedTensor t : plan.tensors()) {
             source.tensor(t.name()).filter(e -> !e.dtype().equals(t.dtype())).ifPresent(e -> recovered.add(t.dtype()));
         }
-        if (recovered.size() != 1) return java.util.Optional.empty();
-        DType d = recovered.iterator().next();
+        return recovered.size() == 1 ? java.util.Optional.of(recovered.iterator().next()) : java.util.Optional.empty();
+    }
+
+    /** The float dtype holding the most elements of matrices (of any tensor, when there are no matrices). */
+    private static java.util.Optional<DType> dominantFloat(List<PlannedTensor> tensors) {
+        for (int minRank : new int[]{2, 0}) {
+            Map<DType, Long> elements = new java.util.HashMap<>();
+            for (PlannedTensor t : tensors) {
+                if (t.shape().rank() >= minRank && floatFileType(t.dtype()).isPresent()) {
+                    elements.merge(t.dtype(), t.elementCount(), Long::sum);
+                }
+            }
+            long most = elements.values().stream().mapToLong(Long::longValue).max().orElse(-1);
+            List<DType> top = elements.entrySet().stream().filter(e -> e.getValue() == most).map(Map.Entry::getKey).toList();
+            if (top.size() == 1) return java.util.Optional.of(top.getFirst());
+            if (!elements.isEmpty()) return java.util.Optional.empty();
+        }
+        return java.util.Optional.empty();
+    }
+
+    private static java.util.Optional<Long> floatFileType(DType d) {
         if (d.equals(DType.F32)) return java.util.Optional.of(0L);
         if (d.equals(DType.F16)) return java.util.Optional.of(1L);
         if (d.equals(DType.BF16)) return java.util.Optional.of(32L);
@@ -182,7 +262,7 @@ public final class GgufWriter implements FormatWriter {
     }
 
     private static long alignment(Map<String, GgufValue> kv) {
-        GgufValue v = kv.get("general.alignment");
+        GgufValue v = kv.get(ALIGNMENT_KEY);
         if (v == null) return GgufHeader.DEFAULT_ALIGNMENT;
         long a = v.type().isInteger() ? (Long) v.value() : 0;
         if (a <= 0 || Long.bitCount(a) != 1) {
