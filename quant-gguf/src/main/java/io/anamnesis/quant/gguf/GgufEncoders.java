@@ -13,7 +13,14 @@ final class GgufEncoders {
     /** The row encoder of a block type, byte-identical with ggml's {@code ggml_quantize_chunk}. */
     static Optional<RowEncoder> forType(GgufBlockType type) {
         return Optional.ofNullable(switch (type) {
-            // one line per type, e.g.: case Q8_0 -> SimpleEncoders::q8_0;
+            case F32 -> FloatEncoders::f32;
+            case F16 -> FloatEncoders::f16;
+            case BF16 -> FloatEncoders::bf16;
+            case Q4_0 -> LegacyEncoders::q4_0;
+            case Q4_1 -> LegacyEncoders::q4_1;
+            case Q5_0 -> LegacyEncoders::q5_0;
+            case Q5_1 -> LegacyEncoders::q5_1;
+            case Q8_0 -> LegacyEncoders::q8_0;
             default -> null;
         });
     }
