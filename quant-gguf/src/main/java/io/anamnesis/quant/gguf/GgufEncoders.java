@@ -21,6 +21,11 @@ final class GgufEncoders {
             case Q5_0 -> LegacyEncoders::q5_0;
             case Q5_1 -> LegacyEncoders::q5_1;
             case Q8_0 -> LegacyEncoders::q8_0;
+            case Q2_K -> KQuantEncoders::q2_k;
+            case Q3_K -> KQuantEncoders::q3_k;
+            case Q4_K -> KQuantEncoders::q4_k;
+            case Q5_K -> KQuantEncoders::q5_k;
+            case Q6_K -> KQuantEncoders::q6_k;
             default -> null;
         });
     }
