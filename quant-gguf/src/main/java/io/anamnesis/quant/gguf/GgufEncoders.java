@@ -26,6 +26,12 @@ final class GgufEncoders {
             case Q4_K -> KQuantEncoders::q4_k;
             case Q5_K -> KQuantEncoders::q5_k;
             case Q6_K -> KQuantEncoders::q6_k;
+            case TQ1_0 -> TernaryEncoders::tq1_0;
+            case TQ2_0 -> TernaryEncoders::tq2_0;
+            case MXFP4 -> Fp4Encoders::mxfp4;
+            case NVFP4 -> Fp4Encoders::nvfp4;
+            case Q1_0 -> BitEncoders::q1_0;
+            case Q2_0 -> BitEncoders::q2_0;
             default -> null;
         });
     }

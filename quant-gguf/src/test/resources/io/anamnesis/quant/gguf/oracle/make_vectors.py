@@ -58,6 +58,25 @@ def edges():
     return np.array(rows, dtype=np.float32)
 
 
+def binades():
+    """1 x 512: sixteen 32-blocks whose largest magnitude sits at or next to a power of two,
+    where glibc's log2f rounds up to the next integer for some (MXFP4's exponent), across
+    the float range (2^-126 and 2^127 included; sums of squares overflow there)."""
+    f = lambda b: struct.unpack("<f", struct.pack("<I", b))[0]
+    bits = lambda v: struct.unpack("<I", struct.pack("<f", v))[0]
+    below = lambda k, d: f(bits(2.0 ** k) - d)
+    tops = [below(-126, 1), below(-30, 2), below(-10, 1), below(-10, 2), below(3, 1), below(3, 2),
+            below(7, 2), below(7, 8), below(20, 8), below(60, 1), below(127, 8), below(0, 1),
+            8.0, 2.0 ** -20, f(bits(4.0) + 1), 1.0e-39]
+    rng = np.random.default_rng(3)
+    x = np.zeros((1, 512), dtype=np.float32)
+    for b, top in enumerate(tops):
+        block = (rng.uniform(-1.0, 1.0, 32) * top).astype(np.float32)
+        block[b % 32] = top if b % 2 == 0 else -top
+        x[0, 32 * b:32 * b + 32] = block
+    return x
+
+
 def specials():
     """1 x 64 values for F16/BF16: infinities, NaNs (payloads, signs), signed zeros,
     f16 overflow and its rounding boundary, f16 subnormals and ties, bf16 ties."""
@@ -75,7 +94,7 @@ def specials():
 
 def main(out_path):
     g = GGML()
-    mats = {"weights": weights(), "edges": edges(), "specials": specials()}
+    mats = {"weights": weights(), "edges": edges(), "binades": binades(), "specials": specials()}
     lines = {}
     put = lambda k, b: lines.__setitem__(k, base64.b64encode(bytes(b)).decode())
     imatrices = {}
@@ -90,7 +109,7 @@ def main(out_path):
         for name, x in mats.items():
             put(f"{t}/{name}", g.quantize_chunk(t, x))
     for t in BLOCK:
-        for name in ("weights", "edges"):
+        for name in ("weights", "edges", "binades"):
             x = mats[name]
             put(f"{t}/{name}", g.quantize_chunk(t, x))
             if t in WITH_IMATRIX:
