@@ -10,7 +10,11 @@ final class GgufEncoders {
     private GgufEncoders() {
     }
 
-    /** The row encoder of a block type, byte-identical with ggml's {@code ggml_quantize_chunk}. */
+    /**
+     * The row encoder of a block type, byte-identical with ggml's {@code ggml_quantize_chunk};
+     * for Q8_1 and Q8_K, which that function does not take (ggml's internal dot-product
+     * types), with their {@code quantize_row_*_ref}.
+     */
     static Optional<RowEncoder> forType(GgufBlockType type) {
         return Optional.ofNullable(switch (type) {
             case F32 -> FloatEncoders::f32;
@@ -21,11 +25,13 @@ final class GgufEncoders {
             case Q5_0 -> LegacyEncoders::q5_0;
             case Q5_1 -> LegacyEncoders::q5_1;
             case Q8_0 -> LegacyEncoders::q8_0;
+            case Q8_1 -> LegacyEncoders::q8_1;
             case Q2_K -> KQuantEncoders::q2_k;
             case Q3_K -> KQuantEncoders::q3_k;
             case Q4_K -> KQuantEncoders::q4_k;
             case Q5_K -> KQuantEncoders::q5_k;
             case Q6_K -> KQuantEncoders::q6_k;
+            case Q8_K -> KQuantEncoders::q8_k;
             case TQ1_0 -> TernaryEncoders::tq1_0;
             case TQ2_0 -> TernaryEncoders::tq2_0;
             case MXFP4 -> Fp4Encoders::mxfp4;

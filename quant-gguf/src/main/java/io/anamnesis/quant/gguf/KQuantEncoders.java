@@ -419,6 +419,45 @@ final class KQuantEncoders {
         }
     }
 
+    // ---------------------------------------------------------------- Q8_K {f32 d; i8 qs[256]; i16 bsums[16]}
+
+    /**
+     * quantize_row_q8_K_ref, the activation type of K-quant dot products (ggml's chunk path
+     * has no Q8_K case): q = min(127, nearest_int(-127/max x)) against the signed extreme,
+     * d = 1/iscale as an F32, bsums the sums of each 16 levels. An all-zero block is d = 0
+     * and zero levels; ggml leaves its bsums unwritten, here they are zero.
+     */
+    static void q8_k(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
+        int blocks = rows * (perRow / QK_K);
+        for (int b = 0; b < blocks; b++, s += QK_K, o += 292) {
+            float max = 0;
+            float amax = 0;
+            for (int j = 0; j < QK_K; j++) {
+                float ax = Math.abs(src[s + j]);
+                if (ax > amax) {
+                    amax = ax;
+                    max = src[s + j];
+                }
+            }
+            if (amax == 0) {
+                Arrays.fill(dst, o, o + 292, (byte) 0);
+                continue;
+            }
+            float iscale = -127.f / max;
+            for (int j = 0; j < QK_K; j += 16) {
+                int sum = 0;
+                for (int ii = 0; ii < 16; ii++) {
+                    byte q = (byte) Math.min(127, nearestInt(iscale * src[s + j + ii]));
+                    dst[o + 4 + j + ii] = q;
+                    sum += q;
+                }
+                dst[o + 260 + j / 8] = (byte) sum;
+                dst[o + 261 + j / 8] = (byte) (sum >> 8);
+            }
+            GgmlMath.putInt(dst, o, Float.floatToRawIntBits(1 / iscale));
+        }
+    }
+
     // ---------------------------------------------------------------- shared
 
     /** Four 2-bit levels per byte: byte j/4 + l of each 128 holds elements j + l, +32, +64, +96. */

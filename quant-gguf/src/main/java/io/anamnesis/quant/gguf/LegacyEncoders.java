@@ -37,6 +37,33 @@ final class LegacyEncoders {
         }
     }
 
+    // ---------------------------------------------------------------- Q8_1 {f16 d; f16 s; i8 qs[32]}
+
+    /**
+     * quantize_row_q8_1_ref, the activation type of Q4_1/Q5_1 dot products (ggml's chunk path
+     * has no Q8_1 case): Q8_0's levels plus s = f16(sum(q) * d) over the block's 32 levels.
+     */
+    static void q8_1(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
+        int blocks = rows * (perRow / QK);
+        for (int b = 0; b < blocks; b++, s += QK, o += 36) {
+            float amax = 0.0f;
+            for (int j = 0; j < QK; j++) {
+                float a = Math.abs(src[s + j]);
+                amax = amax > a ? amax : a;
+            }
+            float d = amax / 127;
+            float id = d != 0 ? 1.0f / d : 0.0f;
+            putFp16(dst, o, d);
+            int sum = 0;
+            for (int j = 0; j < QK; j++) {
+                byte q = (byte) roundHalfAway(src[s + j] * id);
+                dst[o + 4 + j] = q;
+                sum += q;
+            }
+            putFp16(dst, o + 2, sum * d);
+        }
+    }
+
     // ---------------------------------------------------------------- Q4_0 {f16 d; u8 qs[16]}
 
     static void q4_0(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {

@@ -27,7 +27,7 @@ class GgufEncoderOracleTest {
             if (key.startsWith("input/") || key.startsWith("shape/") || key.startsWith("imatrix/")) continue;
             tests.add(DynamicTest.dynamicTest(key, () -> check(key)));
         }
-        assertThat(tests).hasSize(86);
+        assertThat(tests).hasSize(92);
         return tests.stream();
     }
 

@@ -11,6 +11,7 @@ Keys:
   shape/<matrix>         two little-endian int32: rows, cols
   imatrix/<matrix>       float32 cols, the importance weights given with that matrix
   <type>/<matrix>        ggml_quantize_chunk(type, input, imatrix=NULL)
+                         (q8_1, q8_K: quantize_row_<type>_ref, which the chunk path lacks)
   <type>+imatrix/<matrix> ggml_quantize_chunk(type, input, imatrix)
 """
 import base64
@@ -26,6 +27,8 @@ from ggml_ref import GGML, synthetic_imatrix
 PLAIN = ["f16", "bf16"]
 BLOCK = ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K",
          "tq1_0", "tq2_0", "mxfp4", "nvfp4", "q1_0", "q2_0"]
+# ggml_quantize_chunk has no case for these internal dot-product types: quantize_row_*_ref
+REF_ONLY = ["q8_1", "q8_K"]
 # the chunk path reads the importance matrix for these (q1_0 reads it and ignores it)
 WITH_IMATRIX = ["q4_0", "q4_1", "q5_0", "q5_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "q1_0"]
 
@@ -114,6 +117,9 @@ def main(out_path):
             put(f"{t}/{name}", g.quantize_chunk(t, x))
             if t in WITH_IMATRIX:
                 put(f"{t}+imatrix/{name}", g.quantize_chunk(t, x, imatrices[name]))
+    for t in REF_ONLY:
+        for name in ("weights", "edges", "binades"):
+            put(f"{t}/{name}", g.quantize_ref(t, mats[name]))
     with gzip.GzipFile(out_path, "wb", mtime=0) as f:
         for k in sorted(lines):
             f.write(f"{k} {lines[k]}\n".encode())
