@@ -24,17 +24,19 @@ final class LegacyEncoders {
     /** d = amax/127, q = roundf(x/d); NaN never wins ggml's MAX(amax, |x|) unless last. */
     static void q8_0(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
         int blocks = rows * (perRow / QK);
-        for (int b = 0; b < blocks; b++, s += QK, o += 34) {
-            float amax = 0.0f;
-            for (int j = 0; j < QK; j++) {
-                float a = Math.abs(src[s + j]);
-                amax = amax > a ? amax : a;
-            }
-            float d = amax / 127;
-            float id = d != 0 ? 1.0f / d : 0.0f;
-            putFp16(dst, o, d);
-            for (int j = 0; j < QK; j++) dst[o + 2 + j] = (byte) roundHalfAway(src[s + j] * id);
+        for (int b = 0; b < blocks; b++, s += QK, o += 34) q8_0Block(src, s, dst, o);
+    }
+
+    static void q8_0Block(float[] src, int s, byte[] dst, int o) {
+        float amax = 0.0f;
+        for (int j = 0; j < QK; j++) {
+            float a = Math.abs(src[s + j]);
+            amax = amax > a ? amax : a;
         }
+        float d = amax / 127;
+        float id = d != 0 ? 1.0f / d : 0.0f;
+        putFp16(dst, o, d);
+        for (int j = 0; j < QK; j++) dst[o + 2 + j] = (byte) roundHalfAway(src[s + j] * id);
     }
 
     // ---------------------------------------------------------------- Q8_1 {f16 d; f16 s; i8 qs[32]}
@@ -88,24 +90,26 @@ final class LegacyEncoders {
 
     /** quantize_row_q4_0_ref: d = max/-8 (the signed extreme), q = min(15, (int8)(x/d + 8.5)). */
     private static void q4_0Ref(float[] src, int s, byte[] dst, int o, int blocks) {
-        for (int b = 0; b < blocks; b++, s += QK, o += 18) {
-            float amax = 0.0f;
-            float max = 0.0f;
-            for (int j = 0; j < QK; j++) {
-                float v = src[s + j];
-                if (amax < Math.abs(v)) {
-                    amax = Math.abs(v);
-                    max = v;
-                }
+        for (int b = 0; b < blocks; b++, s += QK, o += 18) q4_0RefBlock(src, s, dst, o);
+    }
+
+    static void q4_0RefBlock(float[] src, int s, byte[] dst, int o) {
+        float amax = 0.0f;
+        float max = 0.0f;
+        for (int j = 0; j < QK; j++) {
+            float v = src[s + j];
+            if (amax < Math.abs(v)) {
+                amax = Math.abs(v);
+                max = v;
             }
-            float d = max / -8;
-            float id = d != 0 ? 1.0f / d : 0.0f;
-            putFp16(dst, o, d);
-            for (int j = 0; j < 16; j++) {
-                int lo = Math.min(15, (byte) truncate(src[s + j] * id + 8.5f)) & 0xFF;
-                int hi = Math.min(15, (byte) truncate(src[s + 16 + j] * id + 8.5f)) & 0xFF;
-                dst[o + 2 + j] = (byte) (lo | hi << 4);
-            }
+        }
+        float d = max / -8;
+        float id = d != 0 ? 1.0f / d : 0.0f;
+        putFp16(dst, o, d);
+        for (int j = 0; j < 16; j++) {
+            int lo = Math.min(15, (byte) truncate(src[s + j] * id + 8.5f)) & 0xFF;
+            int hi = Math.min(15, (byte) truncate(src[s + 16 + j] * id + 8.5f)) & 0xFF;
+            dst[o + 2 + j] = (byte) (lo | hi << 4);
         }
     }
 
@@ -125,7 +129,7 @@ final class LegacyEncoders {
             for (int ib = 0; ib < perRow / QK; ib++, o += 20) {
                 int xb = s + QK * ib;
                 blockWeights(src, xb, importance, QK * ib, sigma2, weight);
-                float d = ScaleSearch.affine(QK, 15, src, xb, weight, levels, 0, aux, -0.9f, 0.05f, 36, false, min, 0);
+                float d = ScaleSearch.affine(QK, 15, src, xb, weight, 0, levels, 0, aux, -0.9f, 0.05f, 36, false, min, 0);
                 putFp16(dst, o, d);
                 putFp16(dst, o + 2, -min[0]);
                 for (int j = 0; j < 16; j++) dst[o + 4 + j] = (byte) (levels[j] | levels[j + 16] << 4);
@@ -135,23 +139,25 @@ final class LegacyEncoders {
 
     /** quantize_row_q4_1_ref: d = (max - min)/15, m = min, q = min(15, (int8)((x - min)/d + 0.5)). */
     private static void q4_1Ref(float[] src, int s, byte[] dst, int o, int blocks) {
-        for (int b = 0; b < blocks; b++, s += QK, o += 20) {
-            float min = Float.MAX_VALUE;
-            float max = -Float.MAX_VALUE;
-            for (int j = 0; j < QK; j++) {
-                float v = src[s + j];
-                if (v < min) min = v;
-                if (v > max) max = v;
-            }
-            float d = (max - min) / 15;
-            float id = d != 0 ? 1.0f / d : 0.0f;
-            putFp16(dst, o, d);
-            putFp16(dst, o + 2, min);
-            for (int j = 0; j < 16; j++) {
-                int lo = Math.min(15, (byte) truncate((src[s + j] - min) * id + 0.5f)) & 0xFF;
-                int hi = Math.min(15, (byte) truncate((src[s + 16 + j] - min) * id + 0.5f)) & 0xFF;
-                dst[o + 4 + j] = (byte) (lo | hi << 4);
-            }
+        for (int b = 0; b < blocks; b++, s += QK, o += 20) q4_1RefBlock(src, s, dst, o);
+    }
+
+    static void q4_1RefBlock(float[] src, int s, byte[] dst, int o) {
+        float min = Float.MAX_VALUE;
+        float max = -Float.MAX_VALUE;
+        for (int j = 0; j < QK; j++) {
+            float v = src[s + j];
+            if (v < min) min = v;
+            if (v > max) max = v;
+        }
+        float d = (max - min) / 15;
+        float id = d != 0 ? 1.0f / d : 0.0f;
+        putFp16(dst, o, d);
+        putFp16(dst, o + 2, min);
+        for (int j = 0; j < 16; j++) {
+            int lo = Math.min(15, (byte) truncate((src[s + j] - min) * id + 0.5f)) & 0xFF;
+            int hi = Math.min(15, (byte) truncate((src[s + 16 + j] - min) * id + 0.5f)) & 0xFF;
+            dst[o + 4 + j] = (byte) (lo | hi << 4);
         }
     }
 
@@ -180,22 +186,24 @@ final class LegacyEncoders {
     /** quantize_row_q5_0_ref: d = max/-16, q = min(31, (int8)(x/d + 16.5)). */
     private static void q5_0Ref(float[] src, int s, byte[] dst, int o, int blocks) {
         int[] levels = new int[QK];
-        for (int b = 0; b < blocks; b++, s += QK, o += 22) {
-            float amax = 0.0f;
-            float max = 0.0f;
-            for (int j = 0; j < QK; j++) {
-                float v = src[s + j];
-                if (amax < Math.abs(v)) {
-                    amax = Math.abs(v);
-                    max = v;
-                }
+        for (int b = 0; b < blocks; b++, s += QK, o += 22) q5_0RefBlock(src, s, dst, o, levels);
+    }
+
+    static void q5_0RefBlock(float[] src, int s, byte[] dst, int o, int[] levels) {
+        float amax = 0.0f;
+        float max = 0.0f;
+        for (int j = 0; j < QK; j++) {
+            float v = src[s + j];
+            if (amax < Math.abs(v)) {
+                amax = Math.abs(v);
+                max = v;
             }
-            float d = max / -16;
-            float id = d != 0 ? 1.0f / d : 0.0f;
-            putFp16(dst, o, d);
-            for (int j = 0; j < QK; j++) levels[j] = Math.min(31, (byte) truncate(src[s + j] * id + 16.5f)) & 0xFF;
-            packFiveBits(levels, dst, o + 2);
         }
+        float d = max / -16;
+        float id = d != 0 ? 1.0f / d : 0.0f;
+        putFp16(dst, o, d);
+        for (int j = 0; j < QK; j++) levels[j] = Math.min(31, (byte) truncate(src[s + j] * id + 16.5f)) & 0xFF;
+        packFiveBits(levels, dst, o + 2);
     }
 
     // ---------------------------------------------------------------- Q5_1 {f16 d; f16 m; u32 qh; u8 qs[16]}
@@ -214,7 +222,7 @@ final class LegacyEncoders {
             for (int ib = 0; ib < perRow / QK; ib++, o += 24) {
                 int xb = s + QK * ib;
                 blockWeights(src, xb, importance, QK * ib, sigma2, weight);
-                float d = ScaleSearch.affine(QK, 31, src, xb, weight, levels, 0, aux, -0.9f, 0.05f, 36, false, min, 0);
+                float d = ScaleSearch.affine(QK, 31, src, xb, weight, 0, levels, 0, aux, -0.9f, 0.05f, 36, false, min, 0);
                 putFp16(dst, o, d);
                 putFp16(dst, o + 2, -min[0]);
                 packFiveBits(levels, dst, o + 4);
@@ -225,21 +233,23 @@ final class LegacyEncoders {
     /** quantize_row_q5_1_ref: d = (max - min)/31, m = min, q = (uint8)((x - min)/d + 0.5). */
     private static void q5_1Ref(float[] src, int s, byte[] dst, int o, int blocks) {
         int[] levels = new int[QK];
-        for (int b = 0; b < blocks; b++, s += QK, o += 24) {
-            float min = Float.MAX_VALUE;
-            float max = -Float.MAX_VALUE;
-            for (int j = 0; j < QK; j++) {
-                float v = src[s + j];
-                if (v < min) min = v;
-                if (v > max) max = v;
-            }
-            float d = (max - min) / 31;
-            float id = d != 0 ? 1.0f / d : 0.0f;
-            putFp16(dst, o, d);
-            putFp16(dst, o + 2, min);
-            for (int j = 0; j < QK; j++) levels[j] = truncate((src[s + j] - min) * id + 0.5f) & 0xFF;
-            packFiveBits(levels, dst, o + 4);
+        for (int b = 0; b < blocks; b++, s += QK, o += 24) q5_1RefBlock(src, s, dst, o, levels);
+    }
+
+    static void q5_1RefBlock(float[] src, int s, byte[] dst, int o, int[] levels) {
+        float min = Float.MAX_VALUE;
+        float max = -Float.MAX_VALUE;
+        for (int j = 0; j < QK; j++) {
+            float v = src[s + j];
+            if (v < min) min = v;
+            if (v > max) max = v;
         }
+        float d = (max - min) / 31;
+        float id = d != 0 ? 1.0f / d : 0.0f;
+        putFp16(dst, o, d);
+        putFp16(dst, o + 2, min);
+        for (int j = 0; j < QK; j++) levels[j] = truncate((src[s + j] - min) * id + 0.5f) & 0xFF;
+        packFiveBits(levels, dst, o + 4);
     }
 
     // ---------------------------------------------------------------- shared

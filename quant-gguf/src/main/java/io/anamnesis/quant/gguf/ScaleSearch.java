@@ -135,19 +135,20 @@ final class ScaleSearch {
      * over [min, max] with min clamped to at most 0, then nstep + 1 trial scales
      * (rmin + rdelta is + nmax)/(max - min), each refit by weighted least squares for scale
      * and min, kept when the weighted error (absolute when {@code useMad}, else squared)
-     * drops. Returns the scale; {@code mins[mi]} receives -min, as ggml's {@code the_min}.
+     * drops. Weights are {@code weights[wo..]}. Returns the scale; {@code mins[mi]} receives
+     * -min, as ggml's {@code the_min}.
      */
-    static float affine(int n, int nmax, float[] x, int xo, float[] weights, int[] L, int lo, int[] aux,
+    static float affine(int n, int nmax, float[] x, int xo, float[] weights, int wo, int[] L, int lo, int[] aux,
                         float rmin, float rdelta, int nstep, boolean useMad, float[] mins, int mi) {
         float min = x[xo];
         float max = x[xo];
-        float sumW = weights[0];
+        float sumW = weights[wo];
         float sumX = sumW * x[xo];
         for (int i = 1; i < n; i++) {
             float xi = x[xo + i];
             if (xi < min) min = xi;
             if (xi > max) max = xi;
-            float w = weights[i];
+            float w = weights[wo + i];
             sumW += w;
             sumX += w * xi;
         }
@@ -166,7 +167,7 @@ final class ScaleSearch {
             L[lo + i] = l;
             float diff = scale * l + min - xi;
             diff = useMad ? Math.abs(diff) : diff * diff;
-            bestError += weights[i] * diff;
+            bestError += weights[wo + i] * diff;
         }
         if (nstep < 1) {
             mins[mi] = -min;
@@ -181,7 +182,7 @@ final class ScaleSearch {
                 float xi = x[xo + i];
                 int l = Math.max(0, Math.min(nmax, nearestInt(iscale * (xi - min))));
                 aux[i] = l;
-                float w = weights[i];
+                float w = weights[wo + i];
                 sumL += w * l;
                 sumL2 += w * l * l;
                 sumXL += w * l * xi;
@@ -198,7 +199,7 @@ final class ScaleSearch {
                 for (int i = 0; i < n; i++) {
                     float diff = thisScale * aux[i] + thisMin - x[xo + i];
                     diff = useMad ? Math.abs(diff) : diff * diff;
-                    error += weights[i] * diff;
+                    error += weights[wo + i] * diff;
                 }
                 if (error < bestError) {
                     System.arraycopy(aux, 0, L, lo, n);
@@ -216,22 +217,23 @@ final class ScaleSearch {
      * {@code make_qp_quants}: levels in [0, nmax] for non-negative values (the sub-block
      * scales or mins of a K-quant super-block) weighted by {@code qw}: the best of nine
      * trial scales (nmax + 0.1 is)/max by weighted squared error, then up to five passes
-     * moving single levels. Levels are ggml's uint8, so a negative one wraps as it does there.
+     * moving single levels. Values and weights are {@code x[xo..]}, {@code qw[xo..]}; levels
+     * go to {@code L[0..n)} as ggml's uint8, so a negative one wraps as it does there.
      */
-    static float positive(int n, int nmax, float[] x, int[] L, float[] qw) {
+    static float positive(int n, int nmax, float[] x, float[] qw, int xo, int[] L) {
         float max = 0;
-        for (int i = 0; i < n; i++) max = max > x[i] ? max : x[i];
+        for (int i = 0; i < n; i++) max = max > x[xo + i] ? max : x[xo + i];
         if (max < GROUP_MAX_EPS) {
             for (int i = 0; i < n; i++) L[i] = 0;
             return 0.f;
         }
         float iscale = nmax / max;
-        for (int i = 0; i < n; i++) L[i] = nearestInt(iscale * x[i]) & 0xFF;
+        for (int i = 0; i < n; i++) L[i] = nearestInt(iscale * x[xo + i]) & 0xFF;
         float scale = 1 / iscale;
         float bestMse = 0;
         for (int i = 0; i < n; i++) {
-            float diff = x[i] - scale * L[i];
-            bestMse += qw[i] * diff * diff;
+            float diff = x[xo + i] - scale * L[i];
+            bestMse += qw[xo + i] * diff * diff;
         }
         for (int is = -4; is <= 4; is++) {
             if (is == 0) continue;
@@ -239,9 +241,9 @@ final class ScaleSearch {
             float scaleIs = 1 / iscaleIs;
             float mse = 0;
             for (int i = 0; i < n; i++) {
-                int l = Math.min(nmax, nearestInt(iscaleIs * x[i]));
-                float diff = x[i] - scaleIs * l;
-                mse += qw[i] * diff * diff;
+                int l = Math.min(nmax, nearestInt(iscaleIs * x[xo + i]));
+                float diff = x[xo + i] - scaleIs * l;
+                mse += qw[xo + i] * diff * diff;
             }
             if (mse < bestMse) {
                 bestMse = mse;
@@ -251,23 +253,23 @@ final class ScaleSearch {
         float sumlx = 0;
         float suml2 = 0;
         for (int i = 0; i < n; i++) {
-            int l = Math.min(nmax, nearestInt(iscale * x[i]));
+            int l = Math.min(nmax, nearestInt(iscale * x[xo + i]));
             L[i] = l & 0xFF;
-            float w = qw[i];
-            sumlx += w * x[i] * l;
+            float w = qw[xo + i];
+            sumlx += w * x[xo + i] * l;
             suml2 += w * l * l;
         }
         for (int itry = 0; itry < 5; itry++) {
             int changed = 0;
             for (int i = 0; i < n; i++) {
-                float w = qw[i];
+                float w = qw[xo + i];
                 int li = L[i];
-                float slx = sumlx - w * x[i] * li;
+                float slx = sumlx - w * x[xo + i] * li;
                 float sl2 = suml2 - w * li * li;
                 if (slx > 0 && sl2 > 0) {
-                    int newL = Math.min(nmax, nearestInt(x[i] * sl2 / slx));
+                    int newL = Math.min(nmax, nearestInt(x[xo + i] * sl2 / slx));
                     if (newL != li) {
-                        slx += w * x[i] * newL;
+                        slx += w * x[xo + i] * newL;
                         sl2 += w * newL * newL;
                         if (slx * slx * suml2 > sumlx * sumlx * sl2) {
                             L[i] = newL & 0xFF;

@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Every encoder against ggml itself: each oracle vector ({@code <type>[+imatrix]/<matrix>})
  * is what ggml's {@code ggml_quantize_chunk} wrote for that input, and the encoder must
- * give the same bytes; the rows also go through in two calls (first row, then the rest) at
+ * give the same bytes, on the scalar and the Vector API path; the rows also go through in two calls (first row, then the rest) at
  * nonzero offsets, which must not change a byte. Types another change adds are skipped.
  */
 class GgufEncoderOracleTest {
@@ -25,26 +25,29 @@ class GgufEncoderOracleTest {
         List<DynamicTest> tests = new ArrayList<>();
         for (String key : OracleVectors.keys()) {
             if (key.startsWith("input/") || key.startsWith("shape/") || key.startsWith("imatrix/")) continue;
-            tests.add(DynamicTest.dynamicTest(key, () -> check(key)));
+            tests.add(DynamicTest.dynamicTest(key, () -> check(key, false)));
+            tests.add(DynamicTest.dynamicTest(key + " (vector)", () -> check(key, true)));
         }
-        assertThat(tests).hasSize(92);
+        assertThat(tests).hasSize(2 * 92);
         return tests.stream();
     }
 
-    private static void check(String key) {
+    private static void check(String key, boolean vector) {
+        Assumptions.assumeTrue(!vector || GgufEncoders.VECTOR, "Vector API not available on this JVM/CPU");
         String[] parts = key.split("/");
         boolean withImatrix = parts[0].endsWith("+imatrix");
         String typeName = parts[0].replace("+imatrix", "");
         String matrix = parts[1];
         GgufBlockType type = GgufBlockType.byName(typeName.toUpperCase(Locale.ROOT)).orElseThrow();
-        RowEncoder encoder = GgufEncoders.forType(type).orElse(null);
+        RowEncoder encoder = GgufEncoders.forType(type, vector).orElse(null);
         Assumptions.assumeTrue(encoder != null, () -> typeName + " has no encoder yet");
         float[] x = OracleVectors.floats("input/" + matrix);
         int[] shape = OracleVectors.shape(matrix);
         float[] importance = withImatrix ? OracleVectors.floats("imatrix/" + matrix) : null;
         byte[] expected = OracleVectors.bytes(key);
 
-        byte[] actual = GgufEncoding.encode(typeName, x, shape[0], shape[1], importance);
+        byte[] actual = new byte[expected.length];
+        encoder.encode(x, 0, actual, 0, shape[0], shape[1], importance);
         assertSameBytes(key, actual, expected, type);
 
         // Split in two calls, at offsets: the encoder is a pure function of each row.
