@@ -29,16 +29,20 @@ final class Fp4Encoders {
                 float a = Math.abs(src[s + j]);
                 if (amax < a) amax = a;
             }
-            int e;
-            if (!(amax > 0.0f)) e = 0;
-            else if (amax == Float.POSITIVE_INFINITY) e = truncate(amax) & 0xFF; // floorf(log2f(inf)) = inf
-            else e = (floorLog2(amax) - 2 + 127) & 0xFF;
+            int e = mxfp4Exponent(amax);
             float d = GgufKernels.e8m0Half(e);
             dst[o] = (byte) e;
             for (int j = 0; j < 16; j++) {
                 dst[o + 1 + j] = (byte) (nearestCode(src[s + j], d) | nearestCode(src[s + 16 + j], d) << 4);
             }
         }
+    }
+
+    /** The E8M0 byte of a block whose largest magnitude is {@code amax} (never NaN: ggml's scan skips NaN). */
+    static int mxfp4Exponent(float amax) {
+        if (!(amax > 0.0f)) return 0;
+        if (amax == Float.POSITIVE_INFINITY) return truncate(amax) & 0xFF; // floorf(log2f(inf)) = inf
+        return (floorLog2(amax) - 2 + 127) & 0xFF;
     }
 
     /**
@@ -48,20 +52,23 @@ final class Fp4Encoders {
     static void nvfp4(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
         int blocks = rows * (perRow / 64);
         for (int b = 0; b < blocks; b++, o += 36) {
-            for (int sub = 0; sub < 4; sub++, s += 16) {
-                float amax = 0.0f;
-                for (int j = 0; j < 16; j++) {
-                    float a = Math.abs(src[s + j]);
-                    if (amax < a) amax = a;
-                }
-                int ue = ue4m3(amax / 6.0f);
-                dst[o + sub] = (byte) ue;
-                float d = GgufKernels.UE4M3_HALF[ue];
-                int qs = o + 4 + 8 * sub;
-                for (int j = 0; j < 8; j++) {
-                    dst[qs + j] = (byte) (nearestCode(src[s + j], d) | nearestCode(src[s + 8 + j], d) << 4);
-                }
-            }
+            for (int sub = 0; sub < 4; sub++, s += 16) nvfp4Sub(src, s, dst, o, sub);
+        }
+    }
+
+    /** One 16-value sub-block of an NVFP4 block at {@code dst[o]}: its scale byte and 8 code bytes. */
+    static void nvfp4Sub(float[] src, int s, byte[] dst, int o, int sub) {
+        float amax = 0.0f;
+        for (int j = 0; j < 16; j++) {
+            float a = Math.abs(src[s + j]);
+            if (amax < a) amax = a;
+        }
+        int ue = ue4m3(amax / 6.0f);
+        dst[o + sub] = (byte) ue;
+        float d = GgufKernels.UE4M3_HALF[ue];
+        int qs = o + 4 + 8 * sub;
+        for (int j = 0; j < 8; j++) {
+            dst[qs + j] = (byte) (nearestCode(src[s + j], d) | nearestCode(src[s + 8 + j], d) << 4);
         }
     }
 

@@ -74,7 +74,7 @@ final class KQuantVectorEncoders {
             int subs = count * spec.perSuper();
             for (int g = 0; g < subs; g += L) {
                 int lanes = Math.min(L, subs - g);
-                transpose(src, xs + g * n, n, lanes, t.x);
+                LaneSearch.load(src, xs + g * n, n, lanes, t.x);
                 if (fromImportance) {
                     for (int lane = 0; lane < lanes; lane++) {
                         int sub = g + lane;
@@ -106,17 +106,6 @@ final class KQuantVectorEncoders {
             for (int k = 0; k < count; k++) {
                 finish.finish(src, xs + QK_K * k, dst, o + (first + k) * type.blockBytes(), w, k);
             }
-        }
-    }
-
-    /** Sub-block {@code lane} of {@code src[from...]} to lane {@code lane} of {@code out}; lanes past {@code lanes} zero. */
-    private static void transpose(float[] src, int from, int n, int lanes, float[] out) {
-        for (int lane = 0; lane < lanes; lane++) {
-            int e = from + lane * n;
-            for (int i = 0; i < n; i++) out[i * L + lane] = src[e + i];
-        }
-        for (int lane = lanes; lane < L; lane++) {
-            for (int i = 0; i < n; i++) out[i * L + lane] = 0f;
         }
     }
 
@@ -166,17 +155,7 @@ final class KQuantVectorEncoders {
                     avX.add(FloatVector.fromArray(F, t.x, i * L).abs()).intoArray(t.w, i * L);
                 }
             }
-            case IMPORTANCE -> {
-                FloatVector sigma2 = FloatVector.fromArray(F, laneSigma2, 0);
-                FloatVector sum = FloatVector.zero(F);
-                for (int i = 0; i < n; i++) {
-                    FloatVector xi = FloatVector.fromArray(F, t.x, i * L);
-                    FloatVector wi = FloatVector.fromArray(F, t.w, i * L).mul(sigma2.add(xi.mul(xi)).sqrt());
-                    wi.intoArray(t.w, i * L);
-                    sum = sum.add(wi);
-                }
-                sum.intoArray(t.s3, 0);
-            }
+            case IMPORTANCE -> LaneSearch.importanceWeights(n, t, laneSigma2);
         }
     }
 

@@ -66,6 +66,37 @@ final class LaneSearch {
         boolean finite;
     }
 
+    /**
+     * Transposes {@code lanes} consecutive sub-blocks of {@code n} values at {@code src[from]}
+     * into lanes 0.. of {@code out}; the remaining lanes get zeros (an all-zero sub-block, whose
+     * result is ignored).
+     */
+    static void load(float[] src, int from, int n, int lanes, float[] out) {
+        for (int lane = 0; lane < lanes; lane++) {
+            int e = from + lane * n;
+            for (int i = 0; i < n; i++) out[i * L + lane] = src[e + i];
+        }
+        for (int lane = lanes; lane < L; lane++) {
+            for (int i = 0; i < n; i++) out[i * L + lane] = 0f;
+        }
+    }
+
+    /**
+     * t.w = qw sqrt(sigma2 + x^2) lane by lane, with t.w holding the transposed importance on
+     * entry and {@code sigma2} one value per lane; each lane's sum of them, in order, to t.s3.
+     */
+    static void importanceWeights(int n, Lanes t, float[] sigma2) {
+        FloatVector s2 = FloatVector.fromArray(F, sigma2, 0);
+        FloatVector sum = FloatVector.zero(F);
+        for (int i = 0; i < n; i++) {
+            FloatVector xi = at(t.x, i);
+            FloatVector wi = at(t.w, i).mul(s2.add(xi.mul(xi)).sqrt());
+            wi.intoArray(t.w, i * L);
+            sum = sum.add(wi);
+        }
+        sum.intoArray(t.s3, 0);
+    }
+
     private static FloatVector at(float[] a, int i) {
         return FloatVector.fromArray(F, a, i * L);
     }

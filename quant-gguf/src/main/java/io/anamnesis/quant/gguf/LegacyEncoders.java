@@ -255,7 +255,7 @@ final class LegacyEncoders {
     // ---------------------------------------------------------------- shared
 
     /** Q5 layout: bit 4 of element j goes to bit j of the u32 qh, the low nibbles pair j with j + 16. */
-    private static void packFiveBits(int[] levels, byte[] dst, int at) {
+    static void packFiveBits(int[] levels, byte[] dst, int at) {
         int qh = 0;
         for (int j = 0; j < 16; j++) {
             int lo = levels[j];

@@ -88,7 +88,7 @@ final class LegacyVectorEncoders {
 
     static void q4_0(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
         if (importance != null) {
-            LegacyEncoders.q4_0(src, s, dst, o, rows, perRow, importance);
+            weighted(GgufBlockType.Q4_0, src, s, dst, o, rows, perRow, importance);
             return;
         }
         int blocks = rows * (perRow / QK);
@@ -116,7 +116,7 @@ final class LegacyVectorEncoders {
 
     static void q5_0(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
         if (importance != null) {
-            LegacyEncoders.q5_0(src, s, dst, o, rows, perRow, importance);
+            weighted(GgufBlockType.Q5_0, src, s, dst, o, rows, perRow, importance);
             return;
         }
         int[] levels = new int[QK];
@@ -150,11 +150,65 @@ final class LegacyVectorEncoders {
         return (int) levels.and(0x10).compare(VectorOperators.NE, 0).toLong();
     }
 
+    // ---------------------------------------------------------------- with an importance matrix
+
+    /**
+     * quantize_row_q4_0_impl ... q5_1_impl: per row sigma2 = mean x^2, per block the weights
+     * qw sqrt(sigma2 + x^2) and ggml's fit (make_qx_quants for Q4_0/Q5_0, make_qkx3_quants
+     * for Q4_1/Q5_1), {@link LaneSearch#L} blocks of the row at a time.
+     */
+    private static void weighted(GgufBlockType type, float[] src, int s, byte[] dst, int o, int rows, int perRow,
+                                 float[] importance) {
+        boolean affine = type == GgufBlockType.Q4_1 || type == GgufBlockType.Q5_1;
+        int nmax = switch (type) {
+            case Q4_0 -> 8;
+            case Q5_0 -> 16;
+            case Q4_1 -> 15;
+            default -> 31;
+        };
+        LaneSearch.Lanes t = new LaneSearch.Lanes();
+        int[] levels = new int[QK];
+        float[] sigma2 = new float[L];
+        int blocksPerRow = perRow / QK;
+        for (int r = 0; r < rows; r++, s += perRow, o += blocksPerRow * type.blockBytes()) {
+            java.util.Arrays.fill(sigma2, LegacyEncoders.meanSquare(src, s, perRow));
+            for (int g = 0; g < blocksPerRow; g += L) {
+                int lanes = Math.min(L, blocksPerRow - g);
+                LaneSearch.load(src, s + g * QK, QK, lanes, t.x);
+                LaneSearch.load(importance, g * QK, QK, lanes, t.w);
+                LaneSearch.importanceWeights(QK, t, sigma2);
+                if (affine) LaneSearch.affine(QK, nmax, t, -0.9f, 0.05f, 36, false);
+                else LaneSearch.symmetric(QK, nmax, t, false);
+                for (int lane = 0; lane < lanes; lane++) {
+                    for (int i = 0; i < QK; i++) levels[i] = (int) t.levels[i * L + lane];
+                    int at = o + (g + lane) * type.blockBytes();
+                    putFp16(dst, at, t.scale[lane]);
+                    switch (type) {
+                        case Q4_0 -> packNibbles(levels, dst, at + 2);
+                        case Q5_0 -> LegacyEncoders.packFiveBits(levels, dst, at + 2);
+                        case Q4_1 -> {
+                            putFp16(dst, at + 2, -t.theMin[lane]);
+                            packNibbles(levels, dst, at + 4);
+                        }
+                        default -> {
+                            putFp16(dst, at + 2, -t.theMin[lane]);
+                            LegacyEncoders.packFiveBits(levels, dst, at + 4);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private static void packNibbles(int[] levels, byte[] dst, int at) {
+        for (int j = 0; j < 16; j++) dst[at + j] = (byte) (levels[j] | levels[j + 16] << 4);
+    }
+
     // ---------------------------------------------------------------- Q4_1 / Q5_1
 
     static void q4_1(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
         if (importance != null) {
-            LegacyEncoders.q4_1(src, s, dst, o, rows, perRow, importance);
+            weighted(GgufBlockType.Q4_1, src, s, dst, o, rows, perRow, importance);
             return;
         }
         int blocks = rows * (perRow / QK);
@@ -180,7 +234,7 @@ final class LegacyVectorEncoders {
 
     static void q5_1(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
         if (importance != null) {
-            LegacyEncoders.q5_1(src, s, dst, o, rows, perRow, importance);
+            weighted(GgufBlockType.Q5_1, src, s, dst, o, rows, perRow, importance);
             return;
         }
         int[] levels = new int[QK];
