@@ -43,6 +43,26 @@ final class LegacyVectorEncoders {
         return m.reduceLanes(VectorOperators.MAX);
     }
 
+    /**
+     * The value of largest magnitude, the first of them on a tie (what ggml's strict
+     * {@code amax < |v|} scan keeps); NaN when the block holds a NaN. From the block's maximum
+     * and minimum, scanning only when they tie in magnitude.
+     */
+    private static float signedExtreme(float[] src, int s) {
+        FloatVector hiV = FloatVector.fromArray(F, src, s);
+        FloatVector loV = hiV;
+        for (int k = L; k < QK; k += L) {
+            FloatVector v = FloatVector.fromArray(F, src, s + k);
+            hiV = hiV.max(v);
+            loV = loV.min(v);
+        }
+        float hi = hiV.reduceLanes(VectorOperators.MAX);
+        float lo = loV.reduceLanes(VectorOperators.MIN);
+        if (hi > -lo) return hi;
+        if (-lo > hi) return lo;
+        return hi != hi || lo != lo ? Float.NaN : firstWithMagnitude(src, s, hi);
+    }
+
     /** The first value whose magnitude is amax: what ggml's strict {@code amax < |v|} scan keeps. */
     private static float firstWithMagnitude(float[] src, int s, float amax) {
         for (int k = 0; k < QK; k += L) {
@@ -93,12 +113,12 @@ final class LegacyVectorEncoders {
         }
         int blocks = rows * (perRow / QK);
         for (int b = 0; b < blocks; b++, s += QK, o += 18) {
-            float amax = absMax(src, s);
-            if (!(amax > 0) || !finite(amax)) {
+            float max = signedExtreme(src, s);
+            if (!(max != 0) || !finite(max)) {
                 LegacyEncoders.q4_0RefBlock(src, s, dst, o);
                 continue;
             }
-            float d = firstWithMagnitude(src, s, amax) / -8;
+            float d = max / -8;
             float id = d != 0 ? 1.0f / d : 0.0f;
             if (!finite(id)) {
                 LegacyEncoders.q4_0RefBlock(src, s, dst, o);
@@ -122,12 +142,12 @@ final class LegacyVectorEncoders {
         int[] levels = new int[QK];
         int blocks = rows * (perRow / QK);
         for (int b = 0; b < blocks; b++, s += QK, o += 22) {
-            float amax = absMax(src, s);
-            if (!(amax > 0) || !finite(amax)) {
+            float max = signedExtreme(src, s);
+            if (!(max != 0) || !finite(max)) {
                 LegacyEncoders.q5_0RefBlock(src, s, dst, o, levels);
                 continue;
             }
-            float d = firstWithMagnitude(src, s, amax) / -16;
+            float d = max / -16;
             float id = d != 0 ? 1.0f / d : 0.0f;
             if (!finite(id)) {
                 LegacyEncoders.q5_0RefBlock(src, s, dst, o, levels);
