@@ -44,12 +44,12 @@ final class GgufEncoders {
             case Q5_K -> vector ? KQuantVectorEncoders::q5_k : KQuantEncoders::q5_k;
             case Q6_K -> vector ? KQuantVectorEncoders::q6_k : KQuantEncoders::q6_k;
             case Q8_K -> KQuantEncoders::q8_k;
-            case TQ1_0 -> TernaryEncoders::tq1_0;
-            case TQ2_0 -> TernaryEncoders::tq2_0;
+            case TQ1_0 -> vector ? TritVectorEncoders::tq1_0 : TernaryEncoders::tq1_0;
+            case TQ2_0 -> vector ? TritVectorEncoders::tq2_0 : TernaryEncoders::tq2_0;
             case MXFP4 -> vector ? Fp4VectorEncoders::mxfp4 : Fp4Encoders::mxfp4;
             case NVFP4 -> vector ? Fp4VectorEncoders::nvfp4 : Fp4Encoders::nvfp4;
             case Q1_0 -> BitEncoders::q1_0;
-            case Q2_0 -> BitEncoders::q2_0;
+            case Q2_0 -> vector ? TritVectorEncoders::q2_0 : BitEncoders::q2_0;
             default -> null;
         };
         return Optional.ofNullable(encoder);
