@@ -19,15 +19,17 @@ import java.util.concurrent.Callable;
 @Command(name = "inspect", aliases = "info", sortOptions = false,
         header = "Summarize a file from its header: format, scheme, sizes, properties, metadata.",
         description = "Reads the header only, so it is quick on any size of model and safe on hostile files: "
-                + "a malformed or hostile file is refused here as a full read would refuse it. Modules missing "
-                + "for a scheme are reported as warnings on stderr.",
+                + "a malformed or hostile file is refused here as a full read would refuse it. Tensors that "
+                + "would stay quantized (a scheme's module missing, a companion missing) are reported as warnings on "
+                + "stderr, naming the tensor and the scheme.",
         mixinStandardHelpOptions = true,
         footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
 final class InspectCommand implements Callable<Integer> {
     @ParentCommand
     Amn parent;
 
-    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, or ollama:<model>[:<tag>].")
+    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, ollama:<model>[:<tag>], or - for a "
+            + "safetensors or GGUF header on standard input (read up to the end of the header, no further).")
     String input;
 
     @Option(names = "--to", paramLabel = "<dtype>", defaultValue = "bf16", converter = TargetConverter.class,
@@ -44,10 +46,9 @@ final class InspectCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Amn.Context ctx = parent.context();
-        Path file = ctx.resolve(input);
         Anamnesis amn = ctx.amn();
-        try (TensorArchive archive = amn.open(file)) {
-            Log.debug("{}: {} archive, {} tensors", file, archive.format(), archive.tensors().size());
+        try (TensorArchive archive = InputRef.open(input, ctx)) {
+            Log.debug("{}: {} archive, {} tensors", input, archive.format(), archive.tensors().size());
             RecoveryPlan plan = amn.plan(archive, target);
             Report report = new Report(input, archive, plan);
             if (json) {

@@ -13,6 +13,10 @@ import java.util.stream.Collectors;
  * and BF16 close the list as blocks of one element, so that the forget path finds every type
  * ggml's {@code ggml_quantize_chunk} writes in one place; recovery leaves them to the
  * readers (they are not {@link io.anamnesis.api.DType.Kind#QUANTIZED}).
+ *
+ * <p>format-gguf's {@code GgufType} writes the same table the same way (name, id, elements,
+ * bytes), scalar types included; neither module may depend on the other, so test-corpus
+ * checks that the two agree on every id either knows.
  */
 public enum GgufBlockType {
     Q4_0(2, 32, 18, GgufKernels::q4_0),

@@ -1,0 +1,160 @@
+package io.anamnesis.api.write;
+
+import io.anamnesis.api.AnamnesisException;
+import io.anamnesis.api.TensorIOException;
+import io.anamnesis.api.spi.ChunkFiller;
+import io.anamnesis.api.spi.PlannedTensor;
+import io.anamnesis.api.spi.ProgressListener;
+import io.anamnesis.api.spi.WriteOptions;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Fills the data regions of a pre-laid-out output file, the shared engine of every writer.
+ *
+ * <p>Each tensor is cut into slabs (at most {@value #SLAB_BYTES} bytes of output, whole
+ * granules), and worker threads take slabs in file order. A slab opens its tensor's
+ * producer in a confined arena (mapping the inputs it needs), fills a reusable native
+ * buffer of {@value #CHUNK_BYTES} bytes at a time, and writes it with a positional write.
+ * Peak memory is one buffer per thread plus the input pages of the slabs in flight,
+ * whatever the model's size. Producers are pure functions of their range, so the file's
+ * bytes do not depend on the thread count.
+ */
+public final class TensorDataWriter {
+    static final long CHUNK_BYTES = 4L << 20;
+    static final long SLAB_BYTES = 64L << 20;
+
+    /** One tensor's place in the output file. */
+    public record Region(long fileOffset, PlannedTensor tensor) {
+    }
+
+    private record Slab(Region region, long firstElement, long count) {
+    }
+
+    private TensorDataWriter() {
+    }
+
+    /**
+     * Produces every region's bytes into {@code channel}.
+     *
+     * @throws AnamnesisException what a producer threw, or a {@link TensorIOException}
+     */
+    public static void write(FileChannel channel, List<Region> regions, WriteOptions options) {
+        List<Slab> slabs = slabs(regions);
+        long total = 0;
+        for (Region r : regions) total += r.tensor().byteSize();
+        options.progress().started(total);
+
+        int threads = Math.max(1, Math.min(options.threads(), slabs.size()));
+        AtomicInteger next = new AtomicInteger();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Runnable worker = () -> {
+            try (Arena bufferArena = Arena.ofConfined()) {
+                MemorySegment buffer = null;
+                int i;
+                while (failure.get() == null && (i = next.getAndIncrement()) < slabs.size()) {
+                    Slab slab = slabs.get(i);
+                    long need = chunkBytes(slab.region().tensor());
+                    if (buffer == null || buffer.byteSize() < need) {
+                        buffer = bufferArena.allocate(Math.max(need, CHUNK_BYTES), 64);
+                    }
+                    fillSlab(channel, slab, buffer, options.progress());
+                }
+            } catch (Throwable t) {
+                failure.compareAndSet(null, t);
+            }
+        };
+        if (threads == 1) {
+            worker.run();
+        } else {
+            List<Thread> pool = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                pool.add(Thread.ofPlatform().name("anamnesis-writer-" + t).start(worker));
+            }
+            for (Thread t : pool) {
+                try {
+                    t.join();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    failure.compareAndSet(null, e);
+                }
+            }
+        }
+        Throwable t = failure.get();
+        if (t == null) return;
+        if (t instanceof AnamnesisException ae) throw ae;
+        // a page of an input mapping vanished under a producer: every reader's data is mapped
+        // and every producer runs here, so this is the one place such a fault surfaces
+        if (TensorIOException.isMappingFault(t)) throw TensorIOException.inputChanged(t);
+        if (t instanceof IOException io) throw new TensorIOException("writing tensor data failed: " + AtomicOutput.describe(io), io);
+        if (t instanceof InterruptedException ie) throw new TensorIOException("interrupted while writing", ie);
+        if (t instanceof RuntimeException re) throw re;
+        if (t instanceof Error err) throw err;
+        throw new IllegalStateException(t);
+    }
+
+    /** Elements per chunk: as many whole granules as fit {@link #CHUNK_BYTES}, at least one. */
+    static long chunkElements(PlannedTensor t) {
+        long n = t.elementCount();
+        if (n == 0) return 0;
+        long g = Math.min(t.granule(), n);
+        long bytesPerGranule = t.dtype().byteSize(g);
+        long granules = Math.max(1, CHUNK_BYTES / Math.max(1, bytesPerGranule));
+        return Math.min(n, granules * g);
+    }
+
+    private static long chunkBytes(PlannedTensor t) {
+        long e = chunkElements(t);
+        return e == 0 ? 0 : t.dtype().byteSize(e);
+    }
+
+    private static List<Slab> slabs(List<Region> regions) {
+        List<Slab> out = new ArrayList<>();
+        for (Region r : regions) {
+            PlannedTensor t = r.tensor();
+            long n = t.elementCount();
+            if (n == 0) continue;
+            long chunk = chunkElements(t);
+            long chunksPerSlab = Math.max(1, SLAB_BYTES / Math.max(1, t.dtype().byteSize(chunk)));
+            long slab = chunk * chunksPerSlab;
+            for (long first = 0; first < n; first += slab) {
+                out.add(new Slab(r, first, Math.min(slab, n - first)));
+            }
+        }
+        return out;
+    }
+
+    private static void fillSlab(FileChannel channel, Slab slab, MemorySegment buffer, ProgressListener progress)
+            throws IOException {
+        PlannedTensor t = slab.region().tensor();
+        long chunk = chunkElements(t);
+        try (Arena arena = Arena.ofConfined()) {
+            ChunkFiller filler = t.producer().open(arena);
+            long end = slab.firstElement() + slab.count();
+            for (long first = slab.firstElement(); first < end; first += chunk) {
+                long count = Math.min(chunk, end - first);
+                long bytes = t.dtype().byteSize(count);
+                MemorySegment dest = buffer.asSlice(0, bytes);
+                filler.fill(first, count, dest);
+                long position = slab.region().fileOffset() + t.dtype().byteSize(first);
+                writeFully(channel, dest.asByteBuffer(), position);
+                progress.advanced(bytes);
+            }
+        }
+    }
+
+    /** A positional write that loops until every byte is written. */
+    public static void writeFully(FileChannel channel, ByteBuffer src, long position) throws IOException {
+        while (src.hasRemaining()) {
+            position += channel.write(src, position);
+        }
+    }
+}
