@@ -85,13 +85,9 @@ final class Iq1Encoder implements RowEncoder {
         final float[] sumw;
         final byte[] levels;
         final int[] index = new int[4];
-        /** IQ1_M: prefix sums of w*x and w per half, [half * 17 + j]; per-half split sums. */
+        /** IQ1_M: prefix sums of w*x and w per half, [half * 17 + j]. */
         final float[] halfSumX = new float[34];
         final float[] halfSumW = new float[34];
-        final float[] qxp = new float[2];
-        final float[] qxm = new float[2];
-        final float[] q2p = new float[2];
-        final float[] q2m = new float[2];
         /** IQ1_M: the four shift combinations' sums of one split. */
         final float[] sumqx = new float[4];
         final float[] sumq2 = new float[4];
@@ -356,34 +352,41 @@ final class Iq1Encoder implements RowEncoder {
                 pw[h + j + 1] = pw[h + j] + weight[i];
                 pw[other + j + 1] = pw[other + j];
             }
-            float[] qxp = s.qxp;
-            float[] qxm = s.qxm;
-            float[] q2p = s.q2p;
-            float[] q2m = s.q2m;
             float bestScore = -Float.MAX_VALUE;
             float scale = max;
             int besti1 = -1;
             int besti2 = -1;
             int bestK = -1;
+            // Per half h: T*v2 for either shift, and T_w*v2*v2 (the products ggml forms first).
+            float tp0 = px[16] * PLUS[2];
+            float tm0 = px[16] * MINUS[2];
+            float tp1 = px[33] * PLUS[2];
+            float tm1 = px[33] * MINUS[2];
+            float wp0 = pw[16] * PLUS[2] * PLUS[2];
+            float wm0 = pw[16] * MINUS[2] * MINUS[2];
+            float wp1 = pw[33] * PLUS[2] * PLUS[2];
+            float wm1 = pw[33] * MINUS[2] * MINUS[2];
             // k: shift of group 0 in bit 1, of group 1 in bit 0 (0 = +delta, 1 = -delta).
             for (int i1 = 0; i1 <= 16; i1++) {
                 for (int i2 = i1; i2 <= 16; i2++) {
-                    for (int h = 0; h < 2; h++) {
-                        int o = 17 * h;
-                        float sx = px[o + i1] + px[o + i2];
-                        qxp[h] = px[o + 16] * PLUS[2] - sx;
-                        qxm[h] = px[o + 16] * MINUS[2] - sx;
-                        q2p[h] = pw[o + 16] * PLUS[2] * PLUS[2] + pw[o + i1] * PLUS_STEP1 + pw[o + i2] * PLUS_STEP2;
-                        q2m[h] = pw[o + 16] * MINUS[2] * MINUS[2] + pw[o + i1] * MINUS_STEP1 + pw[o + i2] * MINUS_STEP2;
-                    }
-                    sumqx[0] = qxp[0] + qxp[1];
-                    sumqx[1] = qxp[0] + qxm[1];
-                    sumqx[2] = qxm[0] + qxp[1];
-                    sumqx[3] = qxm[0] + qxm[1];
-                    sumq2[0] = q2p[0] + q2p[1];
-                    sumq2[1] = q2p[0] + q2m[1];
-                    sumq2[2] = q2m[0] + q2p[1];
-                    sumq2[3] = q2m[0] + q2m[1];
+                    float sx0 = px[i1] + px[i2];
+                    float sx1 = px[17 + i1] + px[17 + i2];
+                    float qxp0 = tp0 - sx0;
+                    float qxm0 = tm0 - sx0;
+                    float qxp1 = tp1 - sx1;
+                    float qxm1 = tm1 - sx1;
+                    float q2p0 = wp0 + pw[i1] * PLUS_STEP1 + pw[i2] * PLUS_STEP2;
+                    float q2m0 = wm0 + pw[i1] * MINUS_STEP1 + pw[i2] * MINUS_STEP2;
+                    float q2p1 = wp1 + pw[17 + i1] * PLUS_STEP1 + pw[17 + i2] * PLUS_STEP2;
+                    float q2m1 = wm1 + pw[17 + i1] * MINUS_STEP1 + pw[17 + i2] * MINUS_STEP2;
+                    sumqx[0] = qxp0 + qxp1;
+                    sumqx[1] = qxp0 + qxm1;
+                    sumqx[2] = qxm0 + qxp1;
+                    sumqx[3] = qxm0 + qxm1;
+                    sumq2[0] = q2p0 + q2p1;
+                    sumq2[1] = q2p0 + q2m1;
+                    sumq2[2] = q2m0 + q2p1;
+                    sumq2[3] = q2m0 + q2m1;
                     for (int k = 0; k < 4; k++) {
                         if (sumq2[k] > 0 && sumqx[k] * sumqx[k] > bestScore * sumq2[k]) {
                             scale = sumqx[k] / sumq2[k];

@@ -34,6 +34,8 @@ final class IqGridSearch {
     final int size;
     /** {@code points[g * dims + i]}: level of element i of grid point g. */
     final byte[] points;
+    /** {@code odd[g * dims + i]}: the same as the float 2 * level + 1, the unit of ggml's searches. */
+    final float[] odd;
     /**
      * {@code map[key]}: the grid index of that tuple, or, for a tuple off the grid,
      * {@code -1 - offset} of its list in {@link #neighbours}.
@@ -56,6 +58,8 @@ final class IqGridSearch {
         this.levels = distinct.length;
         this.points = new byte[bytes.length];
         for (int k = 0; k < bytes.length; k++) points[k] = (byte) Arrays.binarySearch(distinct, bytes[k]);
+        this.odd = new float[points.length];
+        for (int k = 0; k < points.length; k++) odd[k] = 2 * points[k] + 1;
 
         this.map = new int[1 << (bits * dims)];
         Arrays.fill(map, Integer.MIN_VALUE);
@@ -126,27 +130,82 @@ final class IqGridSearch {
      * The neighbour nearest to {@code scale * (2 level + 1)} in weighted squared distance
      * (ggml's {@code iq2_find_best_neighbour} / {@code iq3_find_best_neighbour}; the first
      * of equals wins), its levels written to {@code out[outAt...]}; -1 when no distance is
-     * below FLT_MAX, where ggml aborts.
+     * below FLT_MAX, where ggml aborts. The distance is summed element by element in ggml's
+     * order; the loop is unrolled by hand for the two group sizes, as this is the encoders'
+     * innermost loop.
      */
     int bestNeighbour(int key, float[] xval, int xAt, float[] weight, int wAt, float scale, byte[] out, int outAt) {
         int list = -1 - map[key];
+        int bestIndex = dims == 8
+                ? nearest8(list, xval, xAt, weight, wAt, scale)
+                : nearest4(list, xval, xAt, weight, wAt, scale);
+        if (bestIndex >= 0) levelsOf(bestIndex, out, outAt);
+        return bestIndex;
+    }
+
+    private int nearest8(int list, float[] xval, int xAt, float[] weight, int wAt, float scale) {
+        float x0 = xval[xAt], x1 = xval[xAt + 1], x2 = xval[xAt + 2], x3 = xval[xAt + 3];
+        float x4 = xval[xAt + 4], x5 = xval[xAt + 5], x6 = xval[xAt + 6], x7 = xval[xAt + 7];
+        float w0 = weight[wAt], w1 = weight[wAt + 1], w2 = weight[wAt + 2], w3 = weight[wAt + 3];
+        float w4 = weight[wAt + 4], w5 = weight[wAt + 5], w6 = weight[wAt + 6], w7 = weight[wAt + 7];
+        float[] v = odd;
         int count = neighbours[list];
         float best = Float.MAX_VALUE;
         int bestIndex = -1;
         for (int j = 1; j <= count; j++) {
             int g = neighbours[list + j] & 0xFFFF;
-            int p = g * dims;
+            int p = 8 * g;
+            float d;
             float d2 = 0;
-            for (int i = 0; i < dims; i++) {
-                float diff = scale * (2 * points[p + i] + 1) - xval[xAt + i];
-                d2 += weight[wAt + i] * diff * diff;
-            }
+            d = scale * v[p] - x0;
+            d2 += w0 * d * d;
+            d = scale * v[p + 1] - x1;
+            d2 += w1 * d * d;
+            d = scale * v[p + 2] - x2;
+            d2 += w2 * d * d;
+            d = scale * v[p + 3] - x3;
+            d2 += w3 * d * d;
+            d = scale * v[p + 4] - x4;
+            d2 += w4 * d * d;
+            d = scale * v[p + 5] - x5;
+            d2 += w5 * d * d;
+            d = scale * v[p + 6] - x6;
+            d2 += w6 * d * d;
+            d = scale * v[p + 7] - x7;
+            d2 += w7 * d * d;
             if (d2 < best) {
                 best = d2;
                 bestIndex = g;
             }
         }
-        if (bestIndex >= 0) levelsOf(bestIndex, out, outAt);
+        return bestIndex;
+    }
+
+    private int nearest4(int list, float[] xval, int xAt, float[] weight, int wAt, float scale) {
+        float x0 = xval[xAt], x1 = xval[xAt + 1], x2 = xval[xAt + 2], x3 = xval[xAt + 3];
+        float w0 = weight[wAt], w1 = weight[wAt + 1], w2 = weight[wAt + 2], w3 = weight[wAt + 3];
+        float[] v = odd;
+        int count = neighbours[list];
+        float best = Float.MAX_VALUE;
+        int bestIndex = -1;
+        for (int j = 1; j <= count; j++) {
+            int g = neighbours[list + j] & 0xFFFF;
+            int p = 4 * g;
+            float d;
+            float d2 = 0;
+            d = scale * v[p] - x0;
+            d2 += w0 * d * d;
+            d = scale * v[p + 1] - x1;
+            d2 += w1 * d * d;
+            d = scale * v[p + 2] - x2;
+            d2 += w2 * d * d;
+            d = scale * v[p + 3] - x3;
+            d2 += w3 * d * d;
+            if (d2 < best) {
+                best = d2;
+                bestIndex = g;
+            }
+        }
         return bestIndex;
     }
 
