@@ -62,7 +62,7 @@ final class IqGridSearch {
         for (int k = 0; k < points.length; k++) odd[k] = 2 * points[k] + 1;
 
         this.map = new int[1 << (bits * dims)];
-        Arrays.fill(map, Integer.MIN_VALUE);
+        Arrays.fill(map, Integer.MIN_VALUE);   // left only at keys with a level no encoder produces
         boolean[] onGrid = new boolean[map.length];
         for (int g = 0; g < size; g++) {
             int key = key(points, g * dims);
@@ -78,17 +78,35 @@ final class IqGridSearch {
         int used = 0;
         int tuples = 1;
         for (int i = 0; i < dims; i++) tuples *= levels;
+        // A point's squared distance to a tuple, split into the halves of its key: each half
+        // table holds, for every half key, the sum of (2 * level difference)^2 over its elements.
+        int half = dims / 2;
+        int halfBits = bits * half;
+        int halfMask = (1 << halfBits) - 1;
+        int[] low = new int[1 << halfBits];
+        int[] high = new int[1 << halfBits];
+        int[] pointKeys = new int[size];
+        for (int g = 0; g < size; g++) pointKeys[g] = key(points, g * dims);
         for (int t = 0; t < tuples; t++) {
             for (int i = 0, rest = t; i < dims; i++, rest /= levels) tuple[i] = (byte) (rest % levels);
             int key = key(tuple, 0);
             if (onGrid[key]) continue;
+            for (int k = 0; k < low.length; k++) {
+                int lo = 0;
+                int hi = 0;
+                for (int i = 0; i < half; i++) {
+                    int level = (k >>> (bits * i)) & ((1 << bits) - 1);
+                    int dl = 2 * (level - tuple[i]);
+                    int dh = 2 * (level - tuple[half + i]);
+                    lo += dl * dl;
+                    hi += dh * dh;
+                }
+                low[k] = lo;
+                high[k] = hi;
+            }
             Arrays.fill(bucketCount, 0);
             for (int g = 0; g < size; g++) {
-                int d2 = 0;
-                for (int i = 0; i < dims; i++) {
-                    int diff = 2 * (points[g * dims + i] - tuple[i]);
-                    d2 += diff * diff;
-                }
+                int d2 = low[pointKeys[g] & halfMask] + high[pointKeys[g] >>> halfBits];
                 buckets[d2][bucketCount[d2]++] = g;
             }
             int count = 0;
