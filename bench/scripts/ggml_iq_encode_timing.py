@@ -50,7 +50,9 @@ for t in types:
         w = imp if use or gg.requires_imatrix(t) else None
         if not use and w is not None:
             continue
-        gg.quantize_chunk(t, x, w)  # ggml_quantize_init outside the timing
+        c = time.thread_time()
+        gg.quantize_chunk(t, x, w)  # the first call runs ggml_quantize_init: timed apart
+        first = time.thread_time() - c
         times, cpu = [], []
         for _ in range(calls):
             s, c = time.perf_counter(), time.thread_time()
@@ -59,4 +61,5 @@ for t in types:
             cpu.append(time.thread_time() - c)
         med = statistics.median(times)
         print(f"{t:8s} imatrix={str(w is not None):5s} {med * 1e3:9.2f} ms  {x.size / med / 1e6:7.2f} Melem/s"
-              f"  (min {min(times) * 1e3:.2f} ms; thread CPU median {statistics.median(cpu) * 1e3:.2f} ms)")
+              f"  (min {min(times) * 1e3:.2f} ms; thread CPU median {statistics.median(cpu) * 1e3:.2f} ms;"
+              f" first call {first * 1e3:.0f} ms CPU)")

@@ -14,6 +14,9 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -56,6 +59,43 @@ public class GgufIqEncodeBench {
     @Benchmark
     public byte[] encode() {
         return GgufIqEncoding.encode(type, rows, ROWS, COLS, importance);
+    }
+
+    /**
+     * Thread CPU time per op, the figure that holds up on a loaded machine (JMH measures wall
+     * time): per type and importance setting, the first call (which builds the type's grid
+     * tables, in a JVM not yet warm), 40 warm-up calls, then the median CPU time of
+     * {@code calls} (default 15). Run: {@code java -cp bench/target/benchmarks.jar
+     * io.anamnesis.bench.GgufIqEncodeBench [calls [TYPE,...]]}.
+     */
+    public static void main(String[] args) {
+        int calls = args.length > 0 ? Integer.parseInt(args[0]) : 15;
+        String[] types = args.length > 1 ? args[1].split(",")
+                : new String[]{"IQ4_NL", "IQ4_XS", "IQ3_XXS", "IQ3_S", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_S", "IQ1_M"};
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        float[] x = matrix();
+        float[] w = importance();
+        for (String t : types) {
+            boolean required = t.equals("IQ2_XXS") || t.equals("IQ2_XS") || t.equals("IQ1_S");
+            for (boolean imp : new boolean[]{false, true}) {
+                if (required && !imp) continue;
+                float[] importance = imp ? w : null;
+                long first = mx.getCurrentThreadCpuTime();
+                GgufIqEncoding.encode(t, x, ROWS, COLS, importance);
+                first = mx.getCurrentThreadCpuTime() - first;
+                for (int i = 0; i < 40; i++) GgufIqEncoding.encode(t, x, ROWS, COLS, importance);
+                long[] cpu = new long[calls];
+                for (int i = 0; i < calls; i++) {
+                    long c = mx.getCurrentThreadCpuTime();
+                    GgufIqEncoding.encode(t, x, ROWS, COLS, importance);
+                    cpu[i] = mx.getCurrentThreadCpuTime() - c;
+                }
+                Arrays.sort(cpu);
+                double ms = cpu[calls / 2] / 1e6;
+                System.out.printf("%-8s imatrix=%-5s thread CPU median %.2f ms  %.2f Melem/s  (first call %.0f ms)%n",
+                        t, imp, ms, ROWS * COLS / ms / 1e3, first / 1e6);
+            }
+        }
     }
 
     /** Draw k of splitmix64 seeded with {@code seed}, as a double in [0, 1). */
