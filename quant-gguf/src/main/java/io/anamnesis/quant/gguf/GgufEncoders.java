@@ -3,8 +3,27 @@ package io.anamnesis.quant.gguf;
 import java.util.Optional;
 
 /**
- * The encoder of each ggml type this module can write: the one place the forget path looks
- * encoders up. Types without an entry are refused by the quantizer as not yet encodable.
+ * The encoder of each ggml type this module can write: the one place the forget path and
+ * {@link GgufEncoding} look encoders up. Types without an entry are refused by the quantizer
+ * as not encodable.
+ *
+ * <ul>
+ * <li>{@link FloatEncoders}: F32, F16, BF16.</li>
+ * <li>{@link LegacyEncoders}: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 (and Q8_1).</li>
+ * <li>{@link KQuantEncoders}: Q2_K..Q6_K (and Q8_K).</li>
+ * <li>{@link Iq4Encoder}: IQ4_NL, IQ4_XS (non-linear 4-bit codebook, trial scales).</li>
+ * <li>{@link Iq3Encoder}: IQ3_XXS, IQ3_S (4-value grid points, D4-lattice style search).</li>
+ * <li>{@link Iq2Encoder}: IQ2_XXS, IQ2_XS, IQ2_S (8-value grid points).</li>
+ * <li>{@link Iq1Encoder}: IQ1_S, IQ1_M (ternary 8-value grid points, exact split search);
+ *     {@link IqGridSearch} holds the grid maps and neighbour lists ggml builds at init.</li>
+ * <li>{@link TernaryEncoders}: TQ1_0, TQ2_0; {@link Fp4Encoders}: MXFP4, NVFP4;
+ *     {@link BitEncoders}: Q1_0, Q2_0.</li>
+ * </ul>
+ *
+ * <p>Without an importance matrix, IQ2_XXS, IQ2_XS and IQ1_S are refused with an
+ * {@link IllegalArgumentException}, as ggml asserts ({@link #requiresImportance}); so is a
+ * row on which ggml's i-quant search would abort (a non-finite value or weight reaching a
+ * grid search). Everywhere else NaN and infinities give ggml's bytes.
  */
 final class GgufEncoders {
     private GgufEncoders() {
@@ -50,8 +69,22 @@ final class GgufEncoders {
             case NVFP4 -> vector ? Fp4VectorEncoders::nvfp4 : Fp4Encoders::nvfp4;
             case Q1_0 -> BitEncoders::q1_0;
             case Q2_0 -> vector ? TritVectorEncoders::q2_0 : BitEncoders::q2_0;
+            case IQ4_NL -> Iq4Encoder.NL;
+            case IQ4_XS -> Iq4Encoder.XS;
+            case IQ3_XXS -> Iq3Encoder.XXS;
+            case IQ3_S -> Iq3Encoder.S;
+            case IQ2_XXS -> Iq2Encoder.XXS;
+            case IQ2_XS -> Iq2Encoder.XS;
+            case IQ2_S -> Iq2Encoder.S;
+            case IQ1_S -> Iq1Encoder.S;
+            case IQ1_M -> Iq1Encoder.M;
             default -> null;
         };
         return Optional.ofNullable(encoder);
+    }
+
+    /** ggml's {@code ggml_quantize_requires_imatrix}: the types it will not encode without importance weights. */
+    static boolean requiresImportance(GgufBlockType type) {
+        return type == GgufBlockType.IQ2_XXS || type == GgufBlockType.IQ2_XS || type == GgufBlockType.IQ1_S;
     }
 }

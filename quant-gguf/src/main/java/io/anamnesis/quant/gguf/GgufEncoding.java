@@ -32,7 +32,9 @@ public final class GgufEncoding {
      * @return {@code nRows * perRow / blockElements * blockBytes} bytes
      * @throws UnsupportedFeatureException when the type is unknown or has no encoder here
      * @throws IllegalArgumentException    when the lengths disagree, {@code perRow} is not whole
-     *                                     blocks, or the output would exceed 2 GiB
+     *                                     blocks, or the output would exceed 2 GiB; when IQ2_XXS,
+     *                                     IQ2_XS or IQ1_S get no importance, or a row holds what
+     *                                     ggml's i-quant search aborts on (see {@link GgufEncoders})
      */
     public static byte[] encode(String ggmlTypeName, float[] rows, int nRows, int perRow, float[] importanceOrNull) {
         GgufBlockType type = GgufBlockType.byName(ggmlTypeName.toUpperCase(Locale.ROOT)).orElseThrow(() ->
