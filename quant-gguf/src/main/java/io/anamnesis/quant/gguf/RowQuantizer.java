@@ -74,7 +74,13 @@ final class RowQuantizer {
                     }
                     int values = n * perRow;
                     reader.read(row * perRow, values, src, 0);
-                    enc.encode(src, 0, bytes, 0, n, perRow, w);
+                    try {
+                        enc.encode(src, 0, bytes, 0, n, perRow, w);
+                    } catch (IllegalArgumentException refused) {
+                        // an input ggml's encoder aborts on (a non-finite value in an i-quant grid search)
+                        throw UnsupportedFeatureException.inTensor(name, "rows " + row + ".." + (row + n - 1)
+                                + " cannot be quantized to " + type.ggmlName() + ": " + refused.getMessage());
+                    }
                     MemorySegment.copy(bytes, 0, dest, ValueLayout.JAVA_BYTE, r * rowBytes, n * rowBytes);
                     codec.decode(bytes, 0, back, 0, n * blocksPerRow);
                     lost = lost.plus(LossMeter.measure(src, 0, back, 0, values));

@@ -260,6 +260,20 @@ class GgufQuantizerTest {
         assertThat(kept.tensors().getFirst().dtype()).isEqualTo(DType.I32);
     }
 
+    /** ggml aborts (GGML_ASSERT in its grid search) on a NaN in an IQ2_S row; the forget path names the tensor instead. */
+    @Test
+    void aRowGgmlAbortsOnIsUnsupportedNamingTheTensor() {
+        float[] v = ramp(512, -1, 1f / 256);
+        v[300] = Float.NaN;
+        TestArchive model = new TestArchive("gguf").meta("general.architecture", "llama")
+                .f32("blk.0.attn_q.weight", Shape.of(2, 256), v);
+        Anamnesis real = Anamnesis.of(List.of(), List.of(), List.of(new GgufDequantizer()), List.of(new GgufQuantizer()));
+        ForgetPlan p = real.planForget(model, "ggml:iq2_s", ForgetOptions.defaults(), new LossMeter());
+        assertThatThrownBy(() -> produce(tensor(p, "blk.0.attn_q.weight"), 256))
+                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("'blk.0.attn_q.weight'")
+                .hasMessageContaining("rows 1..1").hasMessageContaining("iq2_s").hasMessageContaining("ggml aborts");
+    }
+
     @Test
     void schemeSettingsAreAUsageError() {
         assertThatThrownBy(() -> amn().planForget(tinyGguf(), "q8_0",
