@@ -33,7 +33,7 @@ import java.util.stream.Stream;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The quantize cases with headers only, so they run before ggml's encoders exist: for every
+ * The quantize cases with headers only, independent of the encoders: for every
  * llama-quantize case, the type llama.cpp chose for each tensor ({@code params.tensor_types}),
  * the output order, the shapes and the key/values must be what the plan says; then the plan
  * is written with the encoded tensors' bytes taken from {@code expected.gguf} (the tensors
