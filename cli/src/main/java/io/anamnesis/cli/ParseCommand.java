@@ -28,7 +28,8 @@ final class ParseCommand implements Callable<Integer> {
     @ParentCommand
     Amn parent;
 
-    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, ollama:<model>[:<tag>], or - for a "
+    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file; a model folder, its index JSON or any "
+            + "one shard (the whole model: every shard, listed); ollama:<model>[:<tag>]; or - for a "
             + "safetensors or GGUF header on standard input (read up to the end of the header, no further).")
     String input;
 
@@ -80,6 +81,10 @@ final class ParseCommand implements Callable<Integer> {
         out.println("  tensors  " + Text.count(r.archive().tensors().size())
                 + (r.archive().tensors().isEmpty() ? "" : " (" + r.roleSummary() + ")"));
         out.println("  stored   " + Text.sizeAndBytes(r.storedBytes()));
+        if (!r.shards().isEmpty()) {
+            out.println("  shards   " + r.shards().size() + " (" + r.shardSource() + ")");
+            r.shardLines("    ").forEach(out::println);
+        }
         if (r.archive().tensors().isEmpty()) return;
         out.println();
         Text.Table table = new Text.Table(new boolean[]{false, false, false, true, false},

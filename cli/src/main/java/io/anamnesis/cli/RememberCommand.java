@@ -23,7 +23,8 @@ final class RememberCommand implements Callable<Integer> {
     @ParentCommand
     Amn parent;
 
-    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, or ollama:<model>[:<tag>].")
+    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file; a model folder, its index JSON or any "
+            + "one shard (the whole model); or ollama:<model>[:<tag>].")
     String input;
 
     @Option(names = "--to", paramLabel = "<dtype>", defaultValue = "bf16", converter = TargetConverter.class,
