@@ -11,11 +11,13 @@ import java.util.concurrent.Callable;
 
 /** {@code amn remember}: recover every quantized tensor and write safetensors. */
 @Command(name = "remember", aliases = "dequantize", sortOptions = false,
-        header = "Recover every quantized tensor to bf16, f16 or f32 and write a .safetensors file.",
+        header = "Recover every quantized tensor to bf16, f16 or f32 and write a .safetensors file or a model folder.",
         description = "Quantized groups (FP8 + scales, GPTQ/AWQ qweight + qzeros + scales, bitsandbytes, "
                 + "compressed-tensors, gpt-oss MXFP4 blocks, GGUF blocks) become one dense tensor each; plain tensors "
                 + "pass through unchanged; the metadata is kept. A tensor that still looks quantized (its scheme's "
-                + "module missing, a companion missing) is refused (exit 6), never copied as if recovered. The "
+                + "module missing, a companion missing) is refused (exit 6), never copied as if recovered. A model "
+                + "folder in (a folder, its index or any shard) gives a model folder out, as transformers writes one: "
+                + "shards, index, config.json without its quantization_config, the other files copied. The "
                 + "output appears complete or not at all.",
         mixinStandardHelpOptions = true,
         footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
