@@ -1,5 +1,10 @@
 package io.anamnesis.api;
 
+import io.anamnesis.api.model.ModelLayout;
+import io.anamnesis.api.model.ModelFolderWriter;
+import io.anamnesis.api.model.ModelLocator;
+import io.anamnesis.api.model.ModelOutput;
+import io.anamnesis.api.model.ShardedArchive;
 import io.anamnesis.api.spi.ClaimContext;
 import io.anamnesis.api.spi.Dequantizer;
 import io.anamnesis.api.spi.FileProbe;
@@ -211,12 +216,53 @@ public final class Anamnesis {
     }
 
     /**
-     * Detects the format and parses the header; tensor bytes are not read.
+     * Opens a model, not only a file: a folder, an index JSON or any one shard opens the whole
+     * model as one {@link ShardedArchive} (see {@link ModelLocator} for what is found where);
+     * a plain file opens as its reader's archive. Headers only; tensor bytes are not read.
      *
      * @throws AnamnesisException typed, also when the file shrinks under the reader's mapping
      */
     public TensorArchive open(Path path, ParseLimits limits) {
-        FormatReader reader = detect(path);
+        return open(locate(path, limits), limits);
+    }
+
+    /**
+     * The files of the model at {@code path}, found from directory listings and the index
+     * alone; no tensor file is opened.
+     *
+     * @throws AnamnesisException typed: a missing path or shard (I/O), a malformed index
+     */
+    public ModelLayout locate(Path path, ParseLimits limits) {
+        return ModelLocator.locate(path, tensorExtensions(), limits);
+    }
+
+    /** Every file extension an installed reader claims, lower case. */
+    public java.util.Set<String> tensorExtensions() {
+        var out = new java.util.TreeSet<String>();
+        for (FormatReader r : readers) out.addAll(r.fileExtensions());
+        return out;
+    }
+
+    /** Opens the files of a layout: one file as its reader's archive, several as one {@link ShardedArchive}. */
+    public TensorArchive open(ModelLayout layout, ParseLimits limits) {
+        if (layout.isSingleFile()) return openFile(layout.shards().getFirst(), limits);
+        return ShardedArchive.open(layout, file -> {
+            FormatReader reader = detect(file);
+            TensorArchive a = openFile(reader, file, limits);
+            try {
+                return new ShardedArchive.Shard(file, a, reader.shardPosition(a));
+            } catch (RuntimeException e) {
+                a.close();
+                throw e;
+            }
+        });
+    }
+
+    private TensorArchive openFile(Path path, ParseLimits limits) {
+        return openFile(detect(path), path, limits);
+    }
+
+    private TensorArchive openFile(FormatReader reader, Path path, ParseLimits limits) {
         try {
             return reader.open(path, limits);
         } catch (InternalError e) {
@@ -384,8 +430,8 @@ public final class Anamnesis {
         var installed = new java.util.HashSet<String>();
         for (Dequantizer d : dequantizers) installed.add(d.scheme());
         return new RecoveryPlan(archive, target, recoveries, roles, schemes, outputs,
-                RecoveryPlan.describeUnclaimed(unclaimed, byName, installed, memoized(() -> declaredMethod(context)),
-                        !recoveries.isEmpty(), archive.metadata()));
+                RecoveryPlan.inShards(archive, RecoveryPlan.describeUnclaimed(unclaimed, byName, installed,
+                        memoized(() -> declaredMethod(context)), !recoveries.isEmpty(), archive.metadata())));
     }
 
     private static java.util.function.Supplier<String> memoized(java.util.function.Supplier<String> s) {
@@ -451,7 +497,7 @@ public final class Anamnesis {
      *         complete, a dtype the format cannot store, a malformed input, an I/O failure
      */
     public Conversion convert(Path input, String format, DType target, Path output, WriteOptions options) {
-        return convert(input, format, target, output, options, Map.of());
+        return convert(input, format, target, output, ModelOutput.FILE, options, Map.of());
     }
 
     /**
@@ -460,7 +506,24 @@ public final class Anamnesis {
      */
     public Conversion convert(Path input, String format, DType target, Path output, WriteOptions options,
                               Map<String, MetaValue> keyValues) {
-        return write(input, format, target, output, options, false, keyValues);
+        return convert(input, format, target, output, ModelOutput.FILE, options, keyValues);
+    }
+
+    /**
+     * {@link #convert(Path, String, DType, Path, WriteOptions)} laid out as {@code shape}
+     * says: one file, a model folder of shards with an index (the input's model folder's
+     * other files copied along, {@code config.json} rewritten, see {@link ModelFolderWriter}),
+     * or the format's own splits.
+     */
+    public Conversion convert(Path input, String format, DType target, Path output, ModelOutput shape,
+                              WriteOptions options) {
+        return convert(input, format, target, output, shape, options, Map.of());
+    }
+
+    /** {@link #convert(Path, String, DType, Path, ModelOutput, WriteOptions)} with typed key/values set over the input's. */
+    public Conversion convert(Path input, String format, DType target, Path output, ModelOutput shape,
+                              WriteOptions options, Map<String, MetaValue> keyValues) {
+        return write(input, format, target, output, shape, options, false, keyValues);
     }
 
     /**
@@ -468,21 +531,37 @@ public final class Anamnesis {
      * their companions included) and nothing is recovered.
      */
     public Conversion copy(Path input, String format, Path output, WriteOptions options) {
-        return copy(input, format, output, options, Map.of());
+        return copy(input, format, output, ModelOutput.FILE, options, Map.of());
     }
 
     /** {@link #copy(Path, String, Path, WriteOptions)} with typed key/values set over the input's. */
     public Conversion copy(Path input, String format, Path output, WriteOptions options, Map<String, MetaValue> keyValues) {
-        return write(input, format, DType.BF16, output, options, true, keyValues);
+        return copy(input, format, output, ModelOutput.FILE, options, keyValues);
     }
 
-    private Conversion write(Path input, String format, DType target, Path output, WriteOptions options,
-                             boolean asStored, Map<String, MetaValue> keyValues) {
+    /** {@link #copy(Path, String, Path, WriteOptions)} laid out as {@code shape} says. */
+    public Conversion copy(Path input, String format, Path output, ModelOutput shape, WriteOptions options) {
+        return copy(input, format, output, shape, options, Map.of());
+    }
+
+    /** {@link #copy(Path, String, Path, ModelOutput, WriteOptions)} with typed key/values set over the input's. */
+    public Conversion copy(Path input, String format, Path output, ModelOutput shape, WriteOptions options,
+                           Map<String, MetaValue> keyValues) {
+        return write(input, format, DType.BF16, output, shape, options, true, keyValues);
+    }
+
+    private Conversion write(Path input, String format, DType target, Path output, ModelOutput shape,
+                             WriteOptions options, boolean asStored, Map<String, MetaValue> keyValues) {
         Objects.requireNonNull(output, "output");
         Objects.requireNonNull(keyValues, "keyValues");
         FormatWriter writer = writer(format);
+        if (shape instanceof ModelOutput.Splits && !writer.writesSplits()) {
+            throw new UnsupportedFeatureException(writer.format() + " has no split layout of its own;"
+                    + " write a model folder of shards instead");
+        }
         Anamnesis amn = asStored ? of(readers, writers, List.of()) : this;
-        try (TensorArchive archive = open(input)) {
+        ModelLayout layout = locate(input, ParseLimits.defaults());
+        try (TensorArchive archive = open(layout, ParseLimits.defaults())) {
             RecoveryPlan plan = amn.plan(archive, target);
             // as stored, "looks quantized" is what the caller asked to keep, not a problem
             OutputPlan outputPlan = (asStored ? plan.toOutputPlanAsStored() : plan.requireComplete().toOutputPlan())
@@ -496,13 +575,27 @@ public final class Anamnesis {
             SequencedMap<String, String> dropped = new LinkedHashMap<>(plan.droppedMetadata());
             SequencedMap<String, String> unstored = writer.metadataLoss(outputPlan);
             dropped.putAll(unstored);
+            List<Path> files;
             try {
-                writer.write(outputPlan, output, options);
+                files = switch (shape) {
+                    case ModelOutput.File f -> {
+                        writer.write(outputPlan, output, options);
+                        yield List.of(output);
+                    }
+                    case ModelOutput.Splits s -> writer.writeSplits(outputPlan, output, s.maxBytes(), options);
+                    case ModelOutput.Folder f -> {
+                        Optional<DType> recovered = plan.recoveries().isEmpty() ? Optional.empty() : Optional.of(target);
+                        ModelFolderWriter.Written w = ModelFolderWriter.write(outputPlan, writer, output, f.maxShardBytes(),
+                                Optional.of(layout), tensorExtensions(), recovered, options);
+                        yield w.shards().stream().map(output::resolve).toList();
+                    }
+                };
             } catch (LinkageError e) {
                 throw KnownModules.missingLibrary(e, writer);
             }
             return new Conversion(output, writer.format(), target, plan.outputs().size(), plan.recoveries().size(),
-                    plan.outputBytes(), plan.schemeDescriptions(), outputPlan.keyValues().size() - unstored.size(), dropped);
+                    plan.outputBytes(), plan.schemeDescriptions(), outputPlan.keyValues().size() - unstored.size(), dropped,
+                    files);
         }
     }
 

@@ -19,11 +19,21 @@ import java.util.SequencedMap;
  * @param metadataKeys    metadata key/values written whole
  * @param droppedMetadata metadata keys of the input (or set by the caller) that were not written
  *                        whole, each with the reason: no conversion loses a key unsaid
+ * @param files           the tensor files written: the output itself, a model folder's shards, or
+ *                        the splits, in order
  */
 public record Conversion(Path output, String format, DType target, int tensors, int recovered, long bytes,
-                         List<String> schemes, int metadataKeys, SequencedMap<String, String> droppedMetadata) {
+                         List<String> schemes, int metadataKeys, SequencedMap<String, String> droppedMetadata,
+                         List<Path> files) {
     public Conversion {
         schemes = List.copyOf(schemes);
         droppedMetadata = Collections.unmodifiableSequencedMap(new LinkedHashMap<>(droppedMetadata));
+        files = List.copyOf(files);
+    }
+
+    /** A conversion that wrote one file, {@code output}. */
+    public Conversion(Path output, String format, DType target, int tensors, int recovered, long bytes,
+                      List<String> schemes, int metadataKeys, SequencedMap<String, String> droppedMetadata) {
+        this(output, format, target, tensors, recovered, bytes, schemes, metadataKeys, droppedMetadata, List.of(output));
     }
 }

@@ -259,4 +259,28 @@ public final class RecoveryPlan {
         }
         return out;
     }
+
+    /**
+     * A problem in a model of several files says where was looked: a companion without its
+     * tensor "in any of the N shards"; and a shard opened alone, whose sibling shards are not
+     * beside it, says so and how to open the whole model, since a companion is most likely in one of them.
+     */
+    static List<Problem> inShards(TensorArchive archive, List<Problem> problems) {
+        if (problems.isEmpty() || !(archive instanceof io.anamnesis.api.model.ShardedArchive s)) return problems;
+        var layout = s.layout();
+        String note;
+        if (!layout.absent().isEmpty()) {
+            java.nio.file.Path file = layout.shards().getFirst();
+            note = "; " + file.getFileName() + " is one shard of a model whose other shards are not beside it (missing: "
+                    + String.join(", ", layout.absent().stream().limit(4).map(p -> String.valueOf(p.getFileName())).toList())
+                    + (layout.absent().size() > 4 ? ", ..." : "") + "): put every shard in one folder and open the folder";
+        } else if (s.shards().size() > 1) {
+            note = " (looked in all " + s.shards().size() + " shards of the model)";
+        } else {
+            return problems;
+        }
+        List<Problem> out = new ArrayList<>(problems.size());
+        for (Problem p : problems) out.add(new Problem(p.kind(), p.message() + note));
+        return out;
+    }
 }

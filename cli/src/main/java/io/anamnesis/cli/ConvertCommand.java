@@ -30,7 +30,8 @@ final class ConvertCommand implements Callable<Integer> {
     @ParentCommand
     Amn parent;
 
-    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, or ollama:<model>[:<tag>].")
+    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file; a model folder, its index JSON or any "
+            + "one shard (the whole model); or ollama:<model>[:<tag>].")
     String input;
 
     @Option(names = "--to", paramLabel = "<format>", required = true,
@@ -60,6 +61,12 @@ final class ConvertCommand implements Callable<Integer> {
             + "their scales included), a pure container conversion.")
     boolean asStored;
 
+    @Option(names = "--split-max-size", paramLabel = "<size>",
+            description = "With --to gguf: write splits of at most this much tensor data each, in llama.cpp's "
+                    + "gguf-split layout (<name>-00001-of-0000M.gguf, split.* keys, metadata in the first); "
+                    + "sizes as gguf-split writes them (128M, 4G) or as --max-shard-size.")
+    String splitMaxSize;
+
     @Mixin
     Recover.OutputOptions output;
 
@@ -78,7 +85,7 @@ final class ConvertCommand implements Callable<Integer> {
             forget();
             return Amn.OK;
         }
-        Recover.run(parent.context(), "convert", input, format, target, output, asStored, typed);
+        Recover.run(parent.context(), "convert", input, format, target, output, asStored, typed, splitMaxSize);
         return Amn.OK;
     }
 

@@ -50,4 +50,27 @@ public interface FormatWriter {
      *         failures of the plan's producers (which leave no target behind)
      */
     void write(OutputPlan plan, Path target, WriteOptions options);
+
+    /**
+     * Whether this format has a split layout of its own, in which one model is written as
+     * several files that its readers open as one (GGUF: llama.cpp's {@code gguf-split}). A
+     * format without one is written as a model folder of shards with an index instead
+     * ({@link io.anamnesis.api.model.ModelFolderWriter}).
+     */
+    default boolean writesSplits() {
+        return false;
+    }
+
+    /**
+     * Writes the plan as splits of at most {@code maxBytes} of tensor data each (a tensor is
+     * never cut; one larger than that gets a split of its own), named after {@code target}
+     * as the format's tools name them, all complete or none left behind.
+     *
+     * @return the files written, in split order
+     * @throws io.anamnesis.api.UnsupportedFeatureException when the format has no split layout
+     */
+    default List<Path> writeSplits(OutputPlan plan, Path target, long maxBytes, WriteOptions options) {
+        throw new io.anamnesis.api.UnsupportedFeatureException(format() + " has no split layout of its own;"
+                + " write a model folder of shards instead");
+    }
 }

@@ -3,6 +3,9 @@ package io.anamnesis.format.gguf;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.MetaValue;
 import io.anamnesis.api.TensorArchive;
+import io.anamnesis.api.TensorIOException;
+import io.anamnesis.api.model.ShardName;
+import io.anamnesis.api.model.ShardedArchive;
 import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.write.AtomicOutput;
 import io.anamnesis.api.spi.FormatWriter;
@@ -139,6 +142,18 @@ public final class GgufWriter implements FormatWriter {
     }
 
     /**
+     * The GGUF file the plan's key/values come from: the source itself, or the first split of
+     * a split model (gguf-split keeps every key there).
+     */
+    static java.util.Optional<GgufArchive> ggufSource(OutputPlan plan) {
+        return plan.source().flatMap(s -> switch (s) {
+            case GgufArchive g -> java.util.Optional.of(g);
+            case ShardedArchive m when m.shards().getFirst().archive() instanceof GgufArchive g -> java.util.Optional.of(g);
+            default -> java.util.Optional.empty();
+        });
+    }
+
+    /**
      * Every GGUF key/value is typed: {@link OutputPlan#keyValues()} gives them all (from a
      * GGUF source its key/values, from a safetensors file that carries the typed encoding its
      * decoded values, from anything else its strings). A GGUF source's key/values are the base,
@@ -151,10 +166,14 @@ public final class GgufWriter implements FormatWriter {
      */
     private static SequencedMap<String, GgufValue> metadata(OutputPlan plan) {
         SequencedMap<String, MetaValue> values = plan.keyValues();
-        GgufArchive gguf = plan.source().orElse(null) instanceof GgufArchive g ? g : null;
+        GgufArchive gguf = ggufSource(plan).orElse(null);
         Map<String, MetaValue> fromSource = plan.source().<Map<String, MetaValue>>map(TensorArchive::typedMetadata).orElse(Map.of());
         SequencedMap<String, GgufValue> kv = new LinkedHashMap<>();
-        if (gguf != null) kv.putAll(gguf.header().metadata());
+        if (gguf != null) {
+            kv.putAll(gguf.header().metadata());
+            // a split source's split keys describe the source's files, not this one
+            kv.keySet().removeIf(k -> k.startsWith(SPLIT_KEY_PREFIX));
+        }
         for (Map.Entry<String, MetaValue> e : values.entrySet()) {
             String k = e.getKey();
             MetaValue v = e.getValue();
@@ -231,8 +250,9 @@ public final class GgufWriter implements FormatWriter {
     /** The one dtype the plan turned the source's tensors into, if it changed any and to one dtype. */
     private static java.util.Optional<DType> recoveredDtype(OutputPlan plan, TensorArchive source) {
         java.util.Set<DType> recovered = new java.util.HashSet<>();
+        TensorArchive stored = plan.source().orElse(source);
         for (PlannedTensor t : plan.tensors()) {
-            source.tensor(t.name()).filter(e -> !e.dtype().equals(t.dtype())).ifPresent(e -> recovered.add(t.dtype()));
+            stored.tensor(t.name()).filter(e -> !e.dtype().equals(t.dtype())).ifPresent(e -> recovered.add(t.dtype()));
         }
         return recovered.size() == 1 ? java.util.Optional.of(recovered.iterator().next()) : java.util.Optional.empty();
     }
@@ -259,6 +279,84 @@ public final class GgufWriter implements FormatWriter {
         if (d.equals(DType.F16)) return java.util.Optional.of(1L);
         if (d.equals(DType.BF16)) return java.util.Optional.of(32L);
         return java.util.Optional.empty();
+    }
+
+    /** The keys of llama.cpp's split layout ({@code LLM_KV_SPLIT_*}). */
+    static final String SPLIT_KEY_PREFIX = "split.";
+
+    @Override
+    public boolean writesSplits() {
+        return true;
+    }
+
+    /**
+     * Writes the plan as llama.cpp's {@code gguf-split --split-max-size} does
+     * (tools/gguf-split/gguf-split.cpp): a new split starts when the tensors of the current
+     * one, each counted padded to {@value GgufHeader#DEFAULT_ALIGNMENT} bytes
+     * ({@code GGML_PAD(ggml_nbytes(t), GGUF_DEFAULT_ALIGNMENT)}), would pass {@code maxBytes};
+     * the first split holds every key/value of the plan, the others none; each split then gets
+     * {@code split.no} (u16, 0-based), {@code split.tensors.count} (i32, the model's tensors)
+     * and {@code split.count} (u16), in that order (gguf_set_val_* appends, and gguf-split sets
+     * the count last). Files are named {@code <target without .gguf>-0000N-of-0000M.gguf}
+     * ({@code llama_split_path}). Unlike gguf-split, a tensor larger than the limit gets a
+     * split of its own instead of failing. Each split is written atomically; when one fails,
+     * the splits already written are removed.
+     */
+    @Override
+    public List<Path> writeSplits(OutputPlan plan, Path target, long maxBytes, WriteOptions options) {
+        for (PlannedTensor t : plan.tensors()) checkName(t.name());
+        List<List<PlannedTensor>> parts = new ArrayList<>();
+        List<PlannedTensor> current = new ArrayList<>();
+        long size = 0;
+        for (PlannedTensor t : plan.tensors()) {
+            long padded = alignUp(t.byteSize(), GgufHeader.DEFAULT_ALIGNMENT);
+            if (!current.isEmpty() && size + padded > maxBytes) {
+                parts.add(current);
+                current = new ArrayList<>();
+                size = 0;
+            }
+            current.add(t);
+            size += padded;
+        }
+        parts.add(current);
+        int count = parts.size();
+        if (count > 0xFFFF) {
+            throw new UnsupportedFeatureException(count + " splits of at most " + maxBytes
+                    + " bytes: split.count is a u16, so a model has at most 65535 splits; raise the split size");
+        }
+        String name = target.getFileName() == null ? "model" : target.getFileName().toString();
+        String prefix = name.toLowerCase(java.util.Locale.ROOT).endsWith(".gguf") ? name.substring(0, name.length() - 5) : name;
+        List<Path> files = new ArrayList<>();
+        for (int i = 0; i < count; i++) files.add(target.resolveSibling(ShardName.of(prefix, i + 1, count, "gguf")));
+        WriteOptions shared = new WriteOptions(options.threads(),
+                io.anamnesis.api.spi.ProgressListener.overFiles(options.progress(), plan.dataBytes()));
+        List<Path> written = new ArrayList<>();
+        try {
+            for (int i = 0; i < count; i++) {
+                Map<String, MetaValue> keys = new LinkedHashMap<>(i == 0 ? plan.typed() : Map.of());
+                keys.remove(SPLIT_KEY_PREFIX + "no");
+                keys.remove(SPLIT_KEY_PREFIX + "tensors.count");
+                keys.remove(SPLIT_KEY_PREFIX + "count");
+                keys.put(SPLIT_KEY_PREFIX + "no", new MetaValue.Int(MetaValue.Type.U16, i));
+                keys.put(SPLIT_KEY_PREFIX + "tensors.count", new MetaValue.Int(MetaValue.Type.I32, plan.tensors().size()));
+                keys.put(SPLIT_KEY_PREFIX + "count", new MetaValue.Int(MetaValue.Type.U16, count));
+                OutputPlan part = i == 0
+                        ? new OutputPlan(plan.source(), plan.metadata(), parts.get(i), keys)
+                        : new OutputPlan(java.util.Optional.empty(), Map.of(), parts.get(i), keys);
+                write(part, files.get(i), shared);
+                written.add(files.get(i));
+            }
+        } catch (RuntimeException | Error e) {
+            for (Path p : written) {
+                try {
+                    java.nio.file.Files.deleteIfExists(p);
+                } catch (java.io.IOException suppressed) {
+                    e.addSuppressed(new TensorIOException("cannot remove " + p + ": " + suppressed.getMessage(), suppressed));
+                }
+            }
+            throw e;
+        }
+        return List.copyOf(files);
     }
 
     private static long alignment(Map<String, GgufValue> kv) {
