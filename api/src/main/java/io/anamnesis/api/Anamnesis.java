@@ -292,6 +292,32 @@ public final class Anamnesis {
     }
 
     /**
+     * The target that quantizes a model the way {@code reference} is quantized, for
+     * {@code forget --like}: the answer of the first installed quantizer (by scheme name)
+     * that {@linkplain Quantizer#imitates imitates} it. Headers and small companions only.
+     *
+     * @throws UnsupportedFeatureException when the reference holds no quantized tensor, or only
+     *         tensors of schemes no installed quantizer writes
+     */
+    public String imitation(TensorArchive reference) {
+        for (Quantizer q : quantizers) {
+            Optional<String> target = q.imitates(reference);
+            if (target.isPresent()) return target.get().toLowerCase(Locale.ROOT);
+        }
+        String name = reference.path().map(p -> p.getFileName().toString()).orElse("the reference");
+        RecoveryPlan recovered = plan(reference, DType.F32);
+        if (recovered.recoveries().isEmpty()) {
+            throw new UnsupportedFeatureException(name + " holds no quantized tensor: there is nothing to imitate"
+                    + " (--like takes a quantized checkpoint, e.g. bitsandbytes NF4 or FP8)");
+        }
+        java.util.Set<String> schemes = new java.util.LinkedHashSet<>();
+        for (Recovery r : recovered.recoveries()) schemes.add(r.scheme());
+        throw new UnsupportedFeatureException(name + " is quantized with " + String.join(", ", schemes)
+                + ", which no installed quantizer writes" + (quantizers.isEmpty() ? " (no quantizer modules are installed)"
+                : " (installed: " + String.join(", ", quantizers.stream().map(Quantizer::scheme).toList()) + ")"));
+    }
+
+    /**
      * Plans forgetting {@code archive} as {@code target}: every tensor is read, or recovered
      * on the fly, as dense F32 values, and the target's quantizer decides what each becomes.
      * Headers only; no value is read until the plan's tensors are produced.
