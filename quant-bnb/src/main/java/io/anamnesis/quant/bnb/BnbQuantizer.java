@@ -165,7 +165,8 @@ public final class BnbQuantizer implements Quantizer {
         m.putIfAbsent("format", "pt");
         String config = recipe.quantizationConfig().orElseGet(() -> {
             boolean fourBit = !recipe.target().equals("int8");
-            BnbRecipe.FourBitSpec f = recipe.uniform().orElse(null) instanceof BnbRecipe.FourBitSpec s ? s : null;
+            BnbRecipe.Spec spec = recipe.uniform().orElseGet(() -> recipe.perTensor().values().iterator().next());
+            BnbRecipe.FourBitSpec f = spec instanceof BnbRecipe.FourBitSpec s ? s : null;
             Map<String, Object> c = new TreeMap<>();
             c.put("_load_in_4bit", fourBit);
             c.put("_load_in_8bit", !fourBit);

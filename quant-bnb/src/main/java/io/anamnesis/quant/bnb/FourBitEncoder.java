@@ -35,7 +35,8 @@ public final class FourBitEncoder {
 
     /**
      * bitsandbytes' FP4 code book ({@code get_4bit_type("fp4")}: the E2M1 values with bias 3,
-     * {@code [0, 0.0625, 8, 12, 4, 6, 2, 3]} and their negatives, divided by 12), as stored.
+     * {@code [0, 0.0625, 8, 12, 4, 6, 2, 3]} and their negatives, divided by 12), as stored:
+     * entry 8 is +0.0 (Python's {@code -0} there is the integer zero; the decoder gives it its sign).
      */
     public static final float[] FP4_MAP = fp4Map();
 
@@ -44,7 +45,7 @@ public final class FourBitEncoder {
         float[] m = new float[16];
         for (int c = 0; c < 8; c++) {
             m[c] = magnitudes[c] / 12f;
-            m[c + 8] = -magnitudes[c] / 12f;
+            m[c + 8] = c == 0 ? 0f : -magnitudes[c] / 12f;
         }
         return m;
     }

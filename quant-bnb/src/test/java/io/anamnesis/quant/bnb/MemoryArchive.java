@@ -30,6 +30,10 @@ final class MemoryArchive implements TensorArchive {
         return this;
     }
 
+    byte[] bytes(String name) {
+        return bytes.get(name).clone();
+    }
+
     MemoryArchive u8(String name, byte[] data) {
         return put(name, DType.U8, new long[]{data.length}, data);
     }
