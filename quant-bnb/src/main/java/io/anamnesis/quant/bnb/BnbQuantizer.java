@@ -8,6 +8,7 @@ import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.DenseTensor;
 import io.anamnesis.api.spi.ForgetPlan;
 import io.anamnesis.api.spi.ForgetRequest;
+import io.anamnesis.api.spi.Json;
 import io.anamnesis.api.spi.LinearWeights;
 import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.Quantizer;
@@ -181,7 +182,7 @@ public final class BnbQuantizer implements Quantizer {
             c.put("load_in_4bit", fourBit);
             c.put("load_in_8bit", !fourBit);
             c.put("quant_method", "bitsandbytes");
-            return PyJson.dumps(c);
+            return Json.dumps(c);
         });
         m.put("quantization_config", config);
         return m;

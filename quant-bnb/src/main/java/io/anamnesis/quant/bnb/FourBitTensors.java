@@ -6,6 +6,7 @@ import io.anamnesis.api.Shape;
 import io.anamnesis.api.numeric.LittleEndian;
 import io.anamnesis.api.spi.DenseReader;
 import io.anamnesis.api.spi.DenseTensor;
+import io.anamnesis.api.spi.Json;
 import io.anamnesis.api.spi.PlannedTensor;
 
 import java.lang.foreign.Arena;
@@ -130,14 +131,14 @@ final class FourBitTensors {
 
         String stateName = w + (fp4 ? BnbDequantizer.FP4_STATE : BnbDequantizer.NF4_STATE);
         if (!dq) {
-            byte[] json = PyJson.dumps(state(spec, dtype, t.shape(), 0f)).getBytes(StandardCharsets.UTF_8);
+            byte[] json = Json.dumps(state(spec, dtype, t.shape(), 0f)).getBytes(StandardCharsets.UTF_8);
             out.add(constant(stateName, json));
         } else {
             // the offset is known only after a pass over the tensor, the blob's size before any
             // byte is made: json.dumps' text, then spaces (which JSON readers skip) up to the longest offset
-            int size = PyJson.dumps(state(spec, dtype, t.shape(), 0f)).length() - "0.0".length() + MAX_OFFSET_TEXT;
+            int size = Json.dumps(state(spec, dtype, t.shape(), 0f)).length() - "0.0".length() + MAX_OFFSET_TEXT;
             out.add(new PlannedTensor(stateName, DType.U8, Shape.of(size), size, arena -> (first, count, dest) -> {
-                byte[] json = PyJson.dumps(state(spec, dtype, t.shape(), offset.get())).getBytes(StandardCharsets.UTF_8);
+                byte[] json = Json.dumps(state(spec, dtype, t.shape(), offset.get())).getBytes(StandardCharsets.UTF_8);
                 byte[] padded = new byte[size];
                 java.util.Arrays.fill(padded, (byte) ' ');
                 System.arraycopy(json, 0, padded, 0, json.length);
