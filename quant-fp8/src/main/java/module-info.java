@@ -1,4 +1,4 @@
-/** FP8 (E4M3, E5M2) recovery with per-tensor, per-channel and 128x128 block scales. */
+/** FP8 (E4M3, E5M2) recovery and quantization with per-tensor, per-channel and 128x128 block scales. */
 module io.anamnesis.quant.fp8 {
     requires io.anamnesis.api;
     // Optional: the vectorized kernels run only when the platform resolves this module.
@@ -7,4 +7,5 @@ module io.anamnesis.quant.fp8 {
     exports io.anamnesis.quant.fp8;
 
     provides io.anamnesis.api.spi.Dequantizer with io.anamnesis.quant.fp8.Fp8Dequantizer;
+    provides io.anamnesis.api.spi.Quantizer with io.anamnesis.quant.fp8.Fp8Quantizer;
 }

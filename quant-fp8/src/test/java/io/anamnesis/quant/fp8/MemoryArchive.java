@@ -56,6 +56,10 @@ final class MemoryArchive implements TensorArchive {
         return add(name, dtype, shape, b.array());
     }
 
+    byte[] bytes(String name) {
+        return bytes.get(name).clone();
+    }
+
     MemoryArchive meta(String key, String value) {
         metadata.put(key, value);
         return this;
