@@ -324,6 +324,20 @@ public final class Anamnesis {
      */
     public ForgetPlan planForget(TensorArchive archive, String target, ForgetOptions options, LossMeter loss) {
         Quantizer quantizer = quantizer(target);
+        List<DenseTensor> dense = dense(archive, options);
+        return quantizer.plan(new ForgetRequest(target.toLowerCase(Locale.ROOT), dense, archive, options, loss));
+    }
+
+    /**
+     * Every tensor of {@code archive} as the forget path sees it: read as it is, or recovered
+     * on the fly, with its values as F32 when it holds numbers. Headers only; what
+     * {@code amn diff} compares, and what a quantizer plans from.
+     */
+    public List<DenseTensor> dense(TensorArchive archive) {
+        return dense(archive, ForgetOptions.defaults());
+    }
+
+    private List<DenseTensor> dense(TensorArchive archive, ForgetOptions options) {
         RecoveryPlan recovered = plan(archive, DType.F32).requireComplete();
         Map<String, Recovery> byOutput = new HashMap<>();
         for (Recovery r : recovered.recoveries()) byOutput.put(r.outputName(), r);
@@ -335,7 +349,7 @@ public final class Anamnesis {
             dense.add(new DenseTensor(t.name(), t.shape(), stored, Optional.ofNullable(r).map(Recovery::description),
                     t, Widening.toF32(t), options.keeps(t.name())));
         }
-        return quantizer.plan(new ForgetRequest(target.toLowerCase(Locale.ROOT), dense, archive, options, loss));
+        return dense;
     }
 
     /**

@@ -15,7 +15,8 @@ import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
- * {@code amn}, the command line: see inside tensor files, recover precision, convert.
+ * {@code amn}, the command line: see inside tensor files, recover precision, convert,
+ * quantize, compare.
  *
  * <p>Every failure becomes one line on stderr ({@code amn: <message>}) and an exit code
  * from {@link io.anamnesis.api.ErrorKind#exitCode()}; {@code --debug} adds the stack trace
@@ -30,7 +31,8 @@ import java.util.function.Supplier;
         description = {
                 "Reads .safetensors, .gguf, .npz/.npy and PyTorch .pth files, and recovers FP8, GPTQ, AWQ, "
                         + "bitsandbytes and GGUF-block weights to BF16, F16 or F32, bit-exact against the "
-                        + "reference implementations.",
+                        + "reference implementations; quantizes ('forget') with the installed quantizers and "
+                        + "compares two files tensor by tensor ('diff').",
                 "An input is a path, or ollama:<model>[:<tag>] for a model in the local Ollama store "
                         + "($OLLAMA_MODELS or ~/.ollama/models)."},
         commandListHeading = "%nCommands:%n",
@@ -40,6 +42,7 @@ import java.util.function.Supplier;
                 RememberCommand.class,
                 ConvertCommand.class,
                 ForgetCommand.class,
+                DiffCommand.class,
                 FormatsCommand.class,
                 AotTrainCommand.class,
                 CommandLine.HelpCommand.class},
@@ -57,12 +60,15 @@ import java.util.function.Supplier;
                 "  6  unsupported: recognized but not supported, or the module that handles it",
                 "     (named in the message) is not installed",
                 "  7  I/O: missing or unreadable file, Ollama model, manifest or blob;",
-                "     output not writable"})
+                "     output not writable",
+                "  8  differ: amn diff found tensors, shapes, dtypes or values that differ"})
 public final class Amn implements Runnable {
     /** Exit codes outside {@link io.anamnesis.api.ErrorKind}. */
     static final int OK = 0;
     static final int INTERNAL = 1;
     static final int USAGE = 2;
+    /** {@code amn diff}: the files differ (not an error: the answer). */
+    static final int DIFFER = 8;
 
     private final Context context;
 
@@ -110,7 +116,7 @@ public final class Amn implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(),
-                "missing command: parse, inspect, remember, convert, forget or formats (see 'amn --help')");
+                "missing command: parse, inspect, remember, convert, forget, diff or formats (see 'amn --help')");
     }
 
     public static void main(String[] args) {
