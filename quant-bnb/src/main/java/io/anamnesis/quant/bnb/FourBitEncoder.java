@@ -97,6 +97,57 @@ public final class FourBitEncoder {
         for (int r = 0; r < 8; r++) FP4_UPPER[r] = r < 7 ? FP4_THRESHOLDS[r] : Float.POSITIVE_INFINITY;
     }
 
+    /**
+     * Whether the 512-bit vector encoders exist here ({@code jdk.incubator.vector} resolved, as
+     * for the decoders, and 16-lane vectors); they give the same bytes as the scalar ones.
+     */
+    static final boolean VECTOR = OutputBits.VECTOR && vectorUsable();
+
+    private static boolean vectorUsable() {
+        try {
+            return EncodeVectors.usable();
+        } catch (LinkageError e) {
+            return false;
+        }
+    }
+
+    /** Starts on the scalar encoders, switches once C2 has made the vector ones faster (see KernelRace). */
+    private static final io.anamnesis.api.numeric.KernelRace RACE = new io.anamnesis.api.numeric.KernelRace("bnb-encode",
+            () -> Probe.run(false), () -> Probe.run(true));
+
+    static boolean vectorNow() {
+        return VECTOR && RACE.getAsBoolean();
+    }
+
+    /** The race's private work: 16 Ki values to NF4 and FP4, 8 int8 rows of 2048. */
+    private static final class Probe {
+        static final float[] X = new float[1 << 14];
+        static final float[] ABSMAX = new float[(1 << 14) / 64];
+        static final byte[] PACKED = new byte[1 << 13];
+        static final byte[] CODES = new byte[1 << 14];
+        static final float[] HALF = new float[2048];
+
+        static {
+            java.util.SplittableRandom r = new java.util.SplittableRandom(1);
+            for (int i = 0; i < X.length; i++) X[i] = (float) r.nextGaussian();
+        }
+
+        static void run(boolean vector) {
+            int n = X.length;
+            if (vector) {
+                EncodeVectors.blockAbsmax(X, 0, n, 64, ABSMAX, 0);
+                EncodeVectors.encode(false, X, 0, n, 64, ABSMAX, 0, PACKED, 0);
+                EncodeVectors.encode(true, X, 0, n, 64, ABSMAX, 0, PACKED, 0);
+                for (int r = 0; r < 8; r++) EncodeVectors.encodeRow(X, r * 2048, 2048, CODES, r * 2048, HALF);
+            } else {
+                blockAbsmaxScalar(X, 0, n, 64, ABSMAX, 0);
+                encodeScalar(false, X, 0, n, 64, ABSMAX, 0, PACKED, 0);
+                encodeScalar(true, X, 0, n, 64, ABSMAX, 0, PACKED, 0);
+                for (int r = 0; r < 8; r++) Int8Encoder.encodeRowScalar(X, r * 2048, 2048, CODES, r * 2048, HALF);
+            }
+        }
+    }
+
     /** NF4 code of a normalized value by counting the thresholds it exceeds: the definition. */
     static int nf4Counted(float v) {
         int c = 0;
@@ -146,6 +197,12 @@ public final class FourBitEncoder {
      * last one possibly short, into {@code out[outOff...]}.
      */
     public static void blockAbsmax(float[] x, int off, int count, int blocksize, float[] out, int outOff) {
+        if (vectorNow()) EncodeVectors.blockAbsmax(x, off, count, blocksize, out, outOff);
+        else blockAbsmaxScalar(x, off, count, blocksize, out, outOff);
+    }
+
+    /** {@link #blockAbsmax} on the scalar path: the fallback, and the reference the vector path is tested against. */
+    static void blockAbsmaxScalar(float[] x, int off, int count, int blocksize, float[] out, int outOff) {
         for (int b = 0, s = 0; s < count; b++, s += blocksize) {
             out[outOff + b] = absmax(x, off + s, off + Math.min(count, s + blocksize));
         }
@@ -159,6 +216,13 @@ public final class FourBitEncoder {
      */
     public static void encode(boolean fp4, float[] x, int off, int count, int blocksize, float[] absmax, int absmaxOff,
                               byte[] packed, int packedOff) {
+        if (vectorNow()) EncodeVectors.encode(fp4, x, off, count, blocksize, absmax, absmaxOff, packed, packedOff);
+        else encodeScalar(fp4, x, off, count, blocksize, absmax, absmaxOff, packed, packedOff);
+    }
+
+    /** {@link #encode} on the scalar path. */
+    static void encodeScalar(boolean fp4, float[] x, int off, int count, int blocksize, float[] absmax, int absmaxOff,
+                             byte[] packed, int packedOff) {
         for (int b = 0, s = 0; s < count; b++, s += blocksize) {
             float inv = 1.0f / absmax[absmaxOff + b];
             int end = Math.min(count, s + blocksize);

@@ -24,6 +24,12 @@ public final class Int8Encoder {
      * {@code half} (at least {@code n} long) as scratch, and returns the row's SCB.
      */
     public static float encodeRow(float[] x, int off, int n, byte[] codes, int codesOff, float[] half) {
+        return FourBitEncoder.vectorNow() ? EncodeVectors.encodeRow(x, off, n, codes, codesOff, half)
+                : encodeRowScalar(x, off, n, codes, codesOff, half);
+    }
+
+    /** {@link #encodeRow} on the scalar path: the fallback, and the reference the vector path is tested against. */
+    static float encodeRowScalar(float[] x, int off, int n, byte[] codes, int codesOff, float[] half) {
         for (int i = 0; i < n; i++) half[i] = Float.float16ToFloat(Float.floatToFloat16(x[off + i]));
         float scb = FourBitEncoder.absmax(half, 0, n);
         float scale = 127.0f / scb;

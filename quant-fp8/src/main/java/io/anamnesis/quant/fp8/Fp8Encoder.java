@@ -34,6 +34,51 @@ public final class Fp8Encoder {
     /** 1.5 x 2^23: adding and subtracting it rounds a float below 2^22 to an integer, half to even. */
     private static final float RNE_MAGIC = 12582912f;
 
+    /**
+     * Whether the 512-bit vector encoders exist here ({@code jdk.incubator.vector} resolved,
+     * 16-lane vectors, not switched off with {@code -Danamnesis.fp8.scalar=true}).
+     */
+    static final boolean VECTOR = vectorAvailable();
+
+    private static boolean vectorAvailable() {
+        if (Boolean.parseBoolean(System.getProperty("anamnesis.fp8.scalar", "false"))) return false;
+        if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) return false;
+        try {
+            return Fp8EncodeVectors.usable();
+        } catch (LinkageError e) {
+            return false;
+        }
+    }
+
+    /** Starts on the scalar encoder, switches once C2 has made the vector one faster (see KernelRace). */
+    private static final io.anamnesis.api.numeric.KernelRace RACE = new io.anamnesis.api.numeric.KernelRace("fp8-encode",
+            () -> Probe.run(false), () -> Probe.run(true));
+
+    static boolean vectorNow() {
+        return VECTOR && RACE.getAsBoolean();
+    }
+
+    private static final class Probe {
+        static final float[] X = new float[1 << 14];
+        static final byte[] OUT = new byte[1 << 14];
+        static final float[] DECODED = new float[1 << 14];
+
+        static {
+            java.util.SplittableRandom r = new java.util.SplittableRandom(1);
+            for (int i = 0; i < X.length; i++) X[i] = (float) r.nextGaussian();
+        }
+
+        static void run(boolean vector) {
+            if (vector) {
+                float s = Fp8EncodeVectors.finiteAbsmax(X, 0, X.length) / 448f;
+                Fp8EncodeVectors.encode(Fp8Format.E4M3, X, 0, X.length, s, OUT, 0, DECODED);
+            } else {
+                float s = finiteAbsmaxScalar(X, 0, X.length) / 448f;
+                encodeScalar(Fp8Format.E4M3, X, 0, X.length, s, OUT, 0, DECODED);
+            }
+        }
+    }
+
     /** The largest finite value of a format: 448 (E4M3), 57344 (E5M2). */
     public static float maxFinite(Fp8Format format) {
         return format == Fp8Format.E4M3 ? 448f : 57344f;
@@ -79,6 +124,11 @@ public final class Fp8Encoder {
 
     /** The largest finite {@code |x|} of {@code x[from, to)}; 0 when there is none. */
     public static float finiteAbsmax(float[] x, int from, int to) {
+        return vectorNow() ? Fp8EncodeVectors.finiteAbsmax(x, from, to) : finiteAbsmaxScalar(x, from, to);
+    }
+
+    /** {@link #finiteAbsmax} on the scalar path. */
+    static float finiteAbsmaxScalar(float[] x, int from, int to) {
         int max = 0;
         for (int i = from; i < to; i++) {
             int m = Float.floatToRawIntBits(x[i]) & 0x7FFF_FFFF;
@@ -115,6 +165,13 @@ public final class Fp8Encoder {
      */
     public static void encode(Fp8Format format, float[] x, int off, int n, float scale, byte[] out, int outOff,
                               float[] decoded) {
+        if (vectorNow()) Fp8EncodeVectors.encode(format, x, off, n, scale, out, outOff, decoded);
+        else encodeScalar(format, x, off, n, scale, out, outOff, decoded);
+    }
+
+    /** {@link #encode} on the scalar path: the fallback, and the reference the vector path is tested against. */
+    static void encodeScalar(Fp8Format format, float[] x, int off, int n, float scale, byte[] out, int outOff,
+                             float[] decoded) {
         double inv = 1.0 / scale;
         if (format == Fp8Format.E4M3) {
             for (int i = 0; i < n; i++) out[outOff + i] = (byte) e4m3((float) (x[off + i] * inv));
