@@ -49,32 +49,42 @@ public final class LossMeter {
     }
 
     /**
-     * Measures {@code count} values: originals against what their encoding decodes to. Two
-     * interleaved sets of sums (even and odd elements) keep the adds independent, which is
-     * most of the speed; the result is a pure function of the inputs, so the same at any
-     * thread count.
+     * Measures {@code count} values: originals against what their encoding decodes to. Four
+     * interleaved sets of sums keep the adds independent, which is most of the speed; the
+     * result is a pure function of the inputs, so the same at any thread count.
      */
     public static Loss measure(float[] original, int originalOffset, float[] decoded, int decodedOffset, int count) {
         long n = 0, nonFinite = 0;
-        double abs0 = 0, abs1 = 0, sq0 = 0, sq1 = 0, sig0 = 0, sig1 = 0, max = 0;
+        double abs0 = 0, abs1 = 0, abs2 = 0, abs3 = 0, sq0 = 0, sq1 = 0, sq2 = 0, sq3 = 0;
+        double sig0 = 0, sig1 = 0, sig2 = 0, sig3 = 0, max = 0;
         int i = 0;
-        for (; i + 1 < count; i += 2) {
-            float x0 = original[originalOffset + i];
-            float x1 = original[originalOffset + i + 1];
-            if (!Float.isFinite(x0) || !Float.isFinite(x1)) break;
-            double e0 = (double) decoded[decodedOffset + i] - x0;
-            double e1 = (double) decoded[decodedOffset + i + 1] - x1;
-            double a0 = Math.abs(e0);
-            double a1 = Math.abs(e1);
-            abs0 += a0;
-            abs1 += a1;
+        for (; i + 3 < count; i += 4) {
+            int o = originalOffset + i;
+            int d = decodedOffset + i;
+            float x0 = original[o];
+            float x1 = original[o + 1];
+            float x2 = original[o + 2];
+            float x3 = original[o + 3];
+            if (!Float.isFinite(x0) || !Float.isFinite(x1) || !Float.isFinite(x2) || !Float.isFinite(x3)) break;
+            double e0 = (double) decoded[d] - x0;
+            double e1 = (double) decoded[d + 1] - x1;
+            double e2 = (double) decoded[d + 2] - x2;
+            double e3 = (double) decoded[d + 3] - x3;
+            abs0 += Math.abs(e0);
+            abs1 += Math.abs(e1);
+            abs2 += Math.abs(e2);
+            abs3 += Math.abs(e3);
             sq0 += e0 * e0;
             sq1 += e1 * e1;
+            sq2 += e2 * e2;
+            sq3 += e3 * e3;
             sig0 += (double) x0 * x0;
             sig1 += (double) x1 * x1;
+            sig2 += (double) x2 * x2;
+            sig3 += (double) x3 * x3;
             // Math.max keeps a NaN error once seen, as the sums do
-            max = Math.max(max, Math.max(a0, a1));
-            n += 2;
+            max = Math.max(max, Math.max(Math.max(Math.abs(e0), Math.abs(e1)), Math.max(Math.abs(e2), Math.abs(e3))));
+            n += 4;
         }
         for (; i < count; i++) {
             float x = original[originalOffset + i];
@@ -90,7 +100,8 @@ public final class LossMeter {
             max = Math.max(max, a);
             sig0 += (double) x * x;
         }
-        return new Loss(n, nonFinite, abs0 + abs1, sq0 + sq1, max, sig0 + sig1);
+        return new Loss(n, nonFinite, (abs0 + abs1) + (abs2 + abs3), (sq0 + sq1) + (sq2 + sq3), max,
+                (sig0 + sig1) + (sig2 + sig3));
     }
 
     /**
@@ -132,16 +143,34 @@ public final class LossMeter {
         }
     }
 
+    private final boolean keepsHistogram;
     private final long[] histogram = new long[Histogram.BINS];
     private long exact;
 
+    /** A meter of the sums only. */
+    public LossMeter() {
+        this(false);
+    }
+
     /**
-     * Measures a chunk ({@link #measure}), records it ({@link #record(String, long, Loss)}) and
-     * adds its errors to the {@link #histogram()}. Counts add up the same in any order.
+     * @param histogram whether {@link #record(String, long, float[], int, float[], int, int)}
+     *                  also counts every value into the {@link #histogram()} (a cost per value,
+     *                  for those who will look at it)
+     */
+    public LossMeter(boolean histogram) {
+        this.keepsHistogram = histogram;
+    }
+
+    /**
+     * Measures a chunk ({@link #measure}), records it ({@link #record(String, long, Loss)}) and,
+     * when this meter keeps one, adds its errors to the {@link #histogram()}. Counts add up the
+     * same in any order.
      */
     public Loss record(String tensor, long firstElement, float[] original, int originalOffset, float[] decoded,
                        int decodedOffset, int count) {
         Loss loss = measure(original, originalOffset, decoded, decodedOffset, count);
+        record(tensor, firstElement, loss);
+        if (!keepsHistogram) return loss;
         long[] bins = new long[Histogram.BINS];
         long zero = 0;
         for (int i = 0; i < count; i++) {
@@ -155,11 +184,18 @@ public final class LossMeter {
             for (int b = 0; b < bins.length; b++) histogram[b] += bins[b];
             exact += zero;
         }
-        record(tensor, firstElement, loss);
         return loss;
     }
 
-    /** The errors of every chunk recorded with {@link #record(String, long, float[], int, float[], int, int)}. */
+    /** Whether this meter counts errors into a histogram. */
+    public boolean keepsHistogram() {
+        return keepsHistogram;
+    }
+
+    /**
+     * The errors of every chunk recorded with {@link #record(String, long, float[], int, float[], int, int)};
+     * empty unless the meter {@linkplain #keepsHistogram() keeps one}.
+     */
     public Histogram histogram() {
         synchronized (histogram) {
             return new Histogram(exact, histogram);

@@ -272,7 +272,7 @@ class ForgetPathTest {
 
     @Test
     void theErrorHistogramCountsByBinaryMagnitude() {
-        LossMeter meter = new LossMeter();
+        LossMeter meter = new LossMeter(true);
         float[] x = {1f, 1f, 1f, Float.NaN, 0x1p-45f};
         float[] y = {1f, 1.5f, 1f + 0x1p-20f, 0f, 0f};
         LossMeter.Loss l = meter.record("t", 0, x, 0, y, 0, x.length);
@@ -287,6 +287,9 @@ class ForgetPathTest {
         assertThat(c[0]).isEqualTo(1);
         assertThat(h.total()).isEqualTo(4);
         assertThat(meter.total()).isEqualTo(l);
+        LossMeter sumsOnly = new LossMeter();
+        assertThat(sumsOnly.record("t", 0, x, 0, y, 0, x.length)).isEqualTo(l);
+        assertThat(sumsOnly.histogram().total()).isZero();
     }
 
     @Test

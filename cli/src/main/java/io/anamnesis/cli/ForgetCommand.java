@@ -128,7 +128,7 @@ final class ForgetCommand implements Callable<Integer> {
             Quantizer quantizer = amn.quantizer(to);
             String extension = amn.writer(quantizer.format()).fileExtensions().getFirst();
             Path out = Outputs.choose(in, Optional.ofNullable(output.output), to, extension);
-            LossMeter loss = new LossMeter();
+            LossMeter loss = new LossMeter(reportKind == ReportKind.HTML);
             importance = imatrix == null ? null : amn.open(imatrix);
             try (TensorArchive archive = amn.open(in.file())) {
                 ForgetOptions options = new ForgetOptions(settings(), Optional.ofNullable(importance), pure, keepPatterns,
