@@ -414,7 +414,15 @@ public final class Anamnesis {
                     throw MalformedFileException.inTensor(e.name(), "holds " + src.byteSize()
                             + " bytes, its dtype and shape need " + e.byteSize());
                 }
-                return (first, count, dest) -> MemorySegment.copy(src, e.dtype().byteSize(first), dest, 0, dest.byteSize());
+                boolean mapped = src.isMapped();
+                return (first, count, dest) -> {
+                    long offset = e.dtype().byteSize(first);
+                    MemorySegment.copy(src, offset, dest, 0, dest.byteSize());
+                    // Pages of a mapped file that were read stay in the process's resident set
+                    // until the mapping closes, a whole tensor later: hand them back now (they
+                    // stay in the page cache), so memory is bounded by chunks, not tensors.
+                    if (mapped) src.asSlice(offset, dest.byteSize()).unload();
+                };
             });
         }
     }

@@ -35,37 +35,30 @@ final class Fp8Tensors {
         Shape shape = t.shape();
         long rows = shape.rank() == 2 ? shape.dim(0) : 1;
         int cols = Math.toIntExact(shape.rank() == 2 ? shape.dim(1) : shape.elementCount());
+        Tiling tiling = new Tiling(spec, rows, cols, spec.granularity() == Fp8Recipe.Granularity.TENSOR ? new Amax(t) : null);
         Fp8Format format = spec.format();
         DType sd = spec.scaleDtype();
         Fp8Recipe.Granularity g = spec.granularity();
-        // rows that share scales, and rows worked per step
-        int band = g == Fp8Recipe.Granularity.BLOCK ? (int) spec.blockRows() : 1;
-        int bandsPerPiece = Math.max(1, PIECE / Math.max(1, band * cols));
-        int pieceRows = band * bandsPerPiece;
-        long blockCols = g == Fp8Recipe.Granularity.BLOCK ? spec.blockCols() : cols;
-        int scaleCols = (int) ceilDiv(cols, blockCols);
-        Amax whole = g == Fp8Recipe.Granularity.TENSOR ? new Amax(t) : null;
 
-        PlannedTensor weight = new PlannedTensor(w, format.dtype(), shape, (long) band * cols, arena -> {
+        PlannedTensor weight = new PlannedTensor(w, format.dtype(), shape, (long) tiling.band * cols, arena -> {
             DenseReader reader = DenseReader.open(t, arena);
-            int capacity = (int) Math.min((long) pieceRows * cols, t.elementCount());
-            float[] x = new float[capacity];
-            float[] decoded = new float[capacity];
-            byte[] codes = new byte[capacity];
-            float[] scales = new float[bandsPerPiece * scaleCols];
+            Tile tile = tiling.tile();
             return (first, count, dest) -> {
                 long r0 = first / cols;
                 long r1 = Math.min(rows, (first + count) / cols);
-                long o = 0;
-                for (long r = r0; r < r1; r += pieceRows) {
-                    int k = (int) Math.min(pieceRows, r1 - r);
-                    int m = k * cols;
-                    reader.read(r * cols, m, x, 0);
-                    scales(g, format, sd, whole, x, k, cols, band, blockCols, scales);
-                    encode(g, format, x, k, cols, band, blockCols, scaleCols, scales, codes, decoded);
-                    MemorySegment.copy(codes, 0, dest, ValueLayout.JAVA_BYTE, o, m);
-                    o += m;
-                    loss.record(w, r * cols, x, 0, decoded, 0, m);
+                for (long r = r0; r < r1; r += tiling.tileRows) {
+                    int h = (int) Math.min(tiling.tileRows, r1 - r);
+                    for (int c0 = 0; c0 < cols; c0 += tiling.tileCols) {
+                        int wd = Math.min(tiling.tileCols, cols - c0);
+                        tiling.read(reader, r, h, c0, wd, tile.x);
+                        tiling.scales(tile.x, h, wd, tile.scales);
+                        tiling.encode(tile, h, wd);
+                        for (int i = 0; i < h; i++) {
+                            MemorySegment.copy(tile.codes, i * wd, dest, ValueLayout.JAVA_BYTE, (r - r0 + i) * cols + c0, wd);
+                        }
+                        // one entry per chunk: the tiles' sums merge into it in this fixed order
+                        loss.record(w, first, tile.x, 0, tile.decoded, 0, h * wd);
+                    }
                 }
             };
         });
@@ -73,72 +66,137 @@ final class Fp8Tensors {
         Shape scaleShape = spec.scaleShape().orElse(switch (g) {
             case TENSOR -> Shape.SCALAR;
             case CHANNEL -> Shape.of(rows, 1);
-            case BLOCK -> Shape.of(ceilDiv(rows, band), scaleCols);
+            case BLOCK -> Shape.of(ceilDiv(rows, tiling.band), tiling.scaleCols);
         });
         PlannedTensor scale = new PlannedTensor(prefix + "." + spec.scaleSuffix(), sd, scaleShape,
-                g == Fp8Recipe.Granularity.TENSOR ? scaleShape.elementCount() : g == Fp8Recipe.Granularity.CHANNEL ? 1 : scaleCols,
+                g == Fp8Recipe.Granularity.TENSOR ? scaleShape.elementCount() : tiling.scaleCols,
                 arena -> {
                     if (g == Fp8Recipe.Granularity.TENSOR) {
                         return (first, count, dest) -> {
-                            float s = Fp8Encoder.scale(format, whole.get(), sd);
+                            float s = Fp8Encoder.scale(format, tiling.whole.get(), sd);
                             for (long i = 0; i < count; i++) store(dest, i, s, sd);
                         };
                     }
                     DenseReader reader = DenseReader.open(t, arena);
-                    int capacity = (int) Math.min((long) pieceRows * cols, t.elementCount());
-                    float[] x = new float[capacity];
-                    float[] scales = new float[bandsPerPiece * scaleCols];
+                    Tile tile = tiling.tile();
                     return (first, count, dest) -> {
-                        // one scale row per band of rows: [first, first + count) scales are bands first/scaleCols...
-                        long b0 = first / scaleCols;
-                        long b1 = (first + count) / scaleCols;
-                        long o = 0;
-                        for (long b = b0; b < b1; b += bandsPerPiece) {
-                            int nb = (int) Math.min(bandsPerPiece, b1 - b);
-                            long r = b * band;
-                            int k = (int) Math.min((long) nb * band, rows - r);
-                            reader.read(r * cols, k * cols, x, 0);
-                            scales(g, format, sd, null, x, k, cols, band, blockCols, scales);
-                            for (int i = 0; i < nb * scaleCols; i++) store(dest, o++, scales[i], sd);
+                        // a scale row per band of rows (a band is one row per channel)
+                        long b0 = first / tiling.scaleCols;
+                        long b1 = (first + count) / tiling.scaleCols;
+                        long bandsPerTile = tiling.tileRows / tiling.band;
+                        for (long b = b0; b < b1; b += bandsPerTile) {
+                            long r = b * tiling.band;
+                            int h = (int) Math.min(Math.min(bandsPerTile, b1 - b) * tiling.band, rows - r);
+                            int bands = (int) ceilDiv(h, tiling.band);
+                            for (int c0 = 0; c0 < cols; c0 += tiling.tileCols) {
+                                int wd = Math.min(tiling.tileCols, cols - c0);
+                                tiling.read(reader, r, h, c0, wd, tile.x);
+                                tiling.scales(tile.x, h, wd, tile.scales);
+                                int sc = (int) ceilDiv(wd, tiling.blockCols);
+                                int j0 = (int) (c0 / tiling.blockCols);
+                                for (int k = 0; k < bands; k++) {
+                                    for (int j = 0; j < sc; j++) {
+                                        store(dest, (b - b0 + k) * tiling.scaleCols + j0 + j, tile.scales[k * sc + j], sd);
+                                    }
+                                }
+                            }
                         }
                     };
                 });
         return List.of(weight, scale);
     }
 
-    /** The stored scales of {@code k} rows in {@code x}: one per band of {@code band} rows and {@code blockCols} columns. */
-    private static void scales(Fp8Recipe.Granularity g, Fp8Format format, DType sd, Amax whole, float[] x, int k, int cols,
-                               int band, long blockCols, float[] out) {
-        if (g == Fp8Recipe.Granularity.TENSOR) {
-            out[0] = Fp8Encoder.scale(format, whole.get(), sd);
-            return;
-        }
-        int scaleCols = (int) ceilDiv(cols, blockCols);
-        int bands = (int) ceilDiv(k, band);
-        for (int b = 0; b < bands; b++) {
-            int rEnd = Math.min(k, (b + 1) * band);
-            for (int j = 0; j < scaleCols; j++) {
-                int c0 = (int) (j * blockCols);
-                int c1 = (int) Math.min(cols, c0 + blockCols);
-                float amax = 0;
-                for (int r = b * band; r < rEnd; r++) amax = Math.max(amax, Fp8Encoder.finiteAbsmax(x, r * cols + c0, r * cols + c1));
-                out[b * scaleCols + j] = Fp8Encoder.scale(format, amax, sd);
-            }
-        }
+    /** One producer's buffers for a tile. */
+    private record Tile(float[] x, float[] decoded, byte[] codes, float[] scales) {
     }
 
-    private static void encode(Fp8Recipe.Granularity g, Fp8Format format, float[] x, int k, int cols, int band,
-                               long blockCols, int scaleCols, float[] scales, byte[] codes, float[] decoded) {
-        if (g == Fp8Recipe.Granularity.TENSOR) {
-            Fp8Encoder.encode(format, x, 0, k * cols, scales[0], codes, 0, decoded);
-            return;
+    /**
+     * How a weight is worked through: tiles of whole scale groups, small whatever the weight.
+     * Per tensor and per channel a tile is a few whole rows (contiguous); for blocks it is one
+     * band of block rows by a strip of block columns, read row segment by row segment, so a
+     * 128 x 11008 band does not need 5 MB of buffers.
+     */
+    private static final class Tiling {
+        final Fp8Format format;
+        final DType scaleDtype;
+        final Fp8Recipe.Granularity granularity;
+        final Amax whole;
+        final int cols;
+        final int band;
+        final long blockCols;
+        final int scaleCols;
+        final int tileRows;
+        final int tileCols;
+
+        Tiling(Fp8Recipe.Spec spec, long rows, int cols, Amax whole) {
+            this.format = spec.format();
+            this.scaleDtype = spec.scaleDtype();
+            this.granularity = spec.granularity();
+            this.whole = whole;
+            this.cols = cols;
+            boolean block = granularity == Fp8Recipe.Granularity.BLOCK;
+            this.band = block ? (int) spec.blockRows() : 1;
+            this.blockCols = block ? spec.blockCols() : cols;
+            this.scaleCols = (int) ceilDiv(cols, blockCols);
+            if (block) {
+                long strips = Math.max(1, PIECE / ((long) band * blockCols));
+                this.tileCols = (int) Math.min(cols, strips * blockCols);
+                this.tileRows = band;
+            } else {
+                this.tileCols = cols;
+                this.tileRows = (int) Math.min(rows, Math.max(1, PIECE / Math.max(1, cols)));
+            }
         }
-        for (int r = 0; r < k; r++) {
-            int b = r / band;
-            for (int j = 0; j < scaleCols; j++) {
-                int c0 = (int) (j * blockCols);
-                int c1 = (int) Math.min(cols, c0 + blockCols);
-                Fp8Encoder.encode(format, x, r * cols + c0, c1 - c0, scales[b * scaleCols + j], codes, r * cols + c0, decoded);
+
+        Tile tile() {
+            int n = tileRows * tileCols;
+            return new Tile(new float[n], new float[n], new byte[n],
+                    new float[(int) (ceilDiv(tileRows, band) * ceilDiv(tileCols, blockCols))]);
+        }
+
+        /** Rows {@code [r, r + h)}, columns {@code [c0, c0 + w)} into {@code x}, row after row. */
+        void read(DenseReader reader, long r, int h, int c0, int w, float[] x) {
+            if (w == cols) {
+                reader.read(r * cols, h * w, x, 0);
+                return;
+            }
+            for (int i = 0; i < h; i++) reader.read((r + i) * cols + c0, w, x, i * w);
+        }
+
+        /** The stored scale of every group in a tile of {@code h x w}: {@code [band][block column]}. */
+        void scales(float[] x, int h, int w, float[] out) {
+            if (granularity == Fp8Recipe.Granularity.TENSOR) {
+                out[0] = Fp8Encoder.scale(format, whole.get(), scaleDtype);
+                return;
+            }
+            int sc = (int) ceilDiv(w, blockCols);
+            int bands = (int) ceilDiv(h, band);
+            for (int b = 0; b < bands; b++) {
+                int rEnd = Math.min(h, (b + 1) * band);
+                for (int j = 0; j < sc; j++) {
+                    int c0 = (int) (j * blockCols);
+                    int c1 = (int) Math.min(w, c0 + blockCols);
+                    float amax = 0;
+                    for (int r = b * band; r < rEnd; r++) amax = Math.max(amax, Fp8Encoder.finiteAbsmax(x, r * w + c0, r * w + c1));
+                    out[b * sc + j] = Fp8Encoder.scale(format, amax, scaleDtype);
+                }
+            }
+        }
+
+        /** Codes and decoded values of a tile whose scales are computed. */
+        void encode(Tile t, int h, int w) {
+            if (granularity == Fp8Recipe.Granularity.TENSOR) {
+                Fp8Encoder.encode(format, t.x(), 0, h * w, t.scales()[0], t.codes(), 0, t.decoded());
+                return;
+            }
+            int sc = (int) ceilDiv(w, blockCols);
+            for (int r = 0; r < h; r++) {
+                int b = r / band;
+                for (int j = 0; j < sc; j++) {
+                    int c0 = (int) (j * blockCols);
+                    int c1 = (int) Math.min(w, c0 + blockCols);
+                    Fp8Encoder.encode(format, t.x(), r * w + c0, c1 - c0, t.scales()[b * sc + j], t.codes(), r * w + c0, t.decoded());
+                }
             }
         }
     }

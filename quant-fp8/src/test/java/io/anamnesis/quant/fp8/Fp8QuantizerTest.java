@@ -90,17 +90,21 @@ class Fp8QuantizerTest {
 
     /** Expected codes and scales of a [ROWS, COLS] weight for groups of bh x bw, from the published steps. */
     static void expect(float[] w, Fp8Format f, DType sd, int bh, int bw, byte[] codes, float[] scales) {
-        int sc = (COLS + bw - 1) / bw;
-        for (int br = 0; br * bh < ROWS; br++) {
+        expect(w, ROWS, COLS, f, sd, bh, bw, codes, scales);
+    }
+
+    static void expect(float[] w, int rows, int cols, Fp8Format f, DType sd, int bh, int bw, byte[] codes, float[] scales) {
+        int sc = (cols + bw - 1) / bw;
+        for (int br = 0; br * bh < rows; br++) {
             for (int bc = 0; bc < sc; bc++) {
-                int rows = Math.min(bh, ROWS - br * bh);
-                int cols = Math.min(bw, COLS - bc * bw);
+                int rows = Math.min(bh, rows - br * bh);
+                int cols = Math.min(bw, cols - bc * bw);
                 float[] x = new float[rows * cols];
-                for (int r = 0; r < rows; r++) System.arraycopy(w, (br * bh + r) * COLS + bc * bw, x, r * cols, cols);
+                for (int r = 0; r < rows; r++) System.arraycopy(w, (br * bh + r) * cols + bc * bw, x, r * cols, cols);
                 float[] s = new float[1];
                 byte[] q = Fp8EncoderTest.expected(f, x, sd, s);
                 scales[br * sc + bc] = s[0];
-                for (int r = 0; r < rows; r++) System.arraycopy(q, r * cols, codes, (br * bh + r) * COLS + bc * bw, cols);
+                for (int r = 0; r < rows; r++) System.arraycopy(q, r * cols, codes, (br * bh + r) * cols + bc * bw, cols);
             }
         }
     }
@@ -167,6 +171,25 @@ class Fp8QuantizerTest {
         assertThat(floats(channel.bytes("model.layers.0.mlp.down_proj.weight_scale"), DType.F32)).containsExactly(rowScales);
         assertThat(channelPlan.metadata().get("quantization_config")).contains("\"quant_method\": \"compressed-tensors\"",
                 "\"strategy\": \"channel\"", "\"format\": \"float-quantized\"", "\"ignore\": [\"lm_head\"]");
+    }
+
+    @Test
+    void wideWeightsAreWorkedInStripsOfBlocksWithTheSameBytes() {
+        // 1200 columns: 128x128 strips of 512 columns, the last one 176 wide with a partial block
+        int rows = 300;
+        int cols = 1200;
+        float[] wide = weights(rows * cols, 12);
+        MemoryArchive model = new MemoryArchive().add(DOWN, DType.BF16, new long[]{rows, cols}, bf16(wide));
+        MemoryArchive ref = new MemoryArchive()
+                .add(DOWN, DType.F8_E4M3, new long[]{rows, cols}, new byte[rows * cols])
+                .add("model.layers.0.mlp.down_proj.weight_scale_inv", DType.F32, new long[]{3, 10}, new byte[4 * 30]);
+        // partial edge blocks come only by imitation: a reference that has them
+        MemoryArchive out = produce(AMN.planForget(model, "fp8", ForgetOptions.defaults().imitating(ref), new LossMeter()));
+        byte[] codes = new byte[rows * cols];
+        float[] scales = new float[30];
+        expect(wide, rows, cols, Fp8Format.E4M3, DType.F32, 128, 128, codes, scales);
+        assertThat(out.bytes(DOWN)).containsExactly(codes);
+        assertThat(floats(out.bytes("model.layers.0.mlp.down_proj.weight_scale_inv"), DType.F32)).containsExactly(scales);
     }
 
     @Test
