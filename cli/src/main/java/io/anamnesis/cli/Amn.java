@@ -58,7 +58,9 @@ import java.util.function.Supplier;
                 "  5  security: the file reaches for code execution (a pickle global);",
                 "     nothing ran",
                 "  6  unsupported: recognized but not supported, or the module that handles it",
-                "     (named in the message) is not installed",
+                "     (named in the message) is not installed; a quantizer setting the scheme",
+                "     cannot take, a tensor its blocks do not tile, a --like reference with",
+                "     nothing quantized",
                 "  7  I/O: missing or unreadable file, Ollama model, manifest or blob;",
                 "     output not writable",
                 "  8  differ: amn diff found tensors, shapes, dtypes or values that differ"})
