@@ -97,14 +97,14 @@ class Fp8QuantizerTest {
         int sc = (cols + bw - 1) / bw;
         for (int br = 0; br * bh < rows; br++) {
             for (int bc = 0; bc < sc; bc++) {
-                int rows = Math.min(bh, rows - br * bh);
-                int cols = Math.min(bw, cols - bc * bw);
-                float[] x = new float[rows * cols];
-                for (int r = 0; r < rows; r++) System.arraycopy(w, (br * bh + r) * cols + bc * bw, x, r * cols, cols);
+                int gh = Math.min(bh, rows - br * bh);
+                int gw = Math.min(bw, cols - bc * bw);
+                float[] x = new float[gh * gw];
+                for (int r = 0; r < gh; r++) System.arraycopy(w, (br * bh + r) * cols + bc * bw, x, r * gw, gw);
                 float[] s = new float[1];
                 byte[] q = Fp8EncoderTest.expected(f, x, sd, s);
                 scales[br * sc + bc] = s[0];
-                for (int r = 0; r < rows; r++) System.arraycopy(q, r * cols, codes, (br * bh + r) * cols + bc * bw, cols);
+                for (int r = 0; r < gh; r++) System.arraycopy(q, r * gw, codes, (br * bh + r) * cols + bc * bw, gw);
             }
         }
     }
