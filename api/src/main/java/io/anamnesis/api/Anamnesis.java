@@ -401,6 +401,36 @@ public final class Anamnesis {
         }
     }
 
+    /**
+     * Copies from a mapped tensor and hands the pages it has read back: pages of a mapped file
+     * stay in the process's resident set until the mapping closes, a whole tensor later, so
+     * without this a tensor in flight counts whole against the memory bound. Pages before the
+     * furthest copy are unloaded in steps of {@value #UNLOAD_STEP} bytes (a system call per
+     * step, not per copy: readers of many small ranges stay cheap); they stay in the page
+     * cache, and a later read of one only faults it back in.
+     */
+    static final class Unloading implements io.anamnesis.api.spi.ChunkFiller {
+        static final long UNLOAD_STEP = 8L << 20;
+        private final MemorySegment src;
+        private final DType dtype;
+        private long unloadedTo;
+
+        Unloading(MemorySegment src, DType dtype) {
+            this.src = src;
+            this.dtype = dtype;
+        }
+
+        @Override
+        public void fill(long first, long count, MemorySegment dest) {
+            long offset = dtype.byteSize(first);
+            MemorySegment.copy(src, offset, dest, 0, dest.byteSize());
+            if (offset - unloadedTo >= UNLOAD_STEP) {
+                src.asSlice(unloadedTo, offset - unloadedTo).unload();
+                unloadedTo = offset;
+            }
+        }
+    }
+
     /** Output tensors copied unchanged from a stored tensor. */
     static final class Passthrough {
         private Passthrough() {
@@ -414,15 +444,8 @@ public final class Anamnesis {
                     throw MalformedFileException.inTensor(e.name(), "holds " + src.byteSize()
                             + " bytes, its dtype and shape need " + e.byteSize());
                 }
-                boolean mapped = src.isMapped();
-                return (first, count, dest) -> {
-                    long offset = e.dtype().byteSize(first);
-                    MemorySegment.copy(src, offset, dest, 0, dest.byteSize());
-                    // Pages of a mapped file that were read stay in the process's resident set
-                    // until the mapping closes, a whole tensor later: hand them back now (they
-                    // stay in the page cache), so memory is bounded by chunks, not tensors.
-                    if (mapped) src.asSlice(offset, dest.byteSize()).unload();
-                };
+                return src.isMapped() ? new Unloading(src, e.dtype()) : (first, count, dest) ->
+                        MemorySegment.copy(src, e.dtype().byteSize(first), dest, 0, dest.byteSize());
             });
         }
     }
