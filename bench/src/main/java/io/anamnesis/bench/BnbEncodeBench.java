@@ -9,6 +9,7 @@ import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -21,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  * bitsandbytes encoders ("forget") on the 4096 x 11008 benchmark matrix of weight-like F32
  * values (N(0, 0.02) with 0.2 % outliers), single thread, the whole tensor per invocation:
  * NF4 and FP4 (block absmax, then the codes, packed) with block 64, and LLM.int8() row by row
- * (float16 cast, SCB, codes). Gelem/s = 45.09 M / the time.
+ * (float16 cast, SCB, codes). Gelem/s = rows x 11008 / the time.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -30,9 +31,16 @@ import java.util.concurrent.TimeUnit;
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = {"-Xmx2g", "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
 public class BnbEncodeBench {
-    static final int ROWS = 4096;
     static final int COLS = 11008;
-    static final int N = ROWS * COLS;
+
+    /**
+     * 4096: the whole benchmark matrix (180 MB of F32 in, so memory bandwidth counts);
+     * 128: one 128-row band (5.6 MB, stays in the last-level cache), the kernels' own speed.
+     */
+    @Param({"4096", "128"})
+    public int rows;
+
+    private int n;
     static final int BLOCK = 64;
 
     private float[] x;
@@ -45,36 +53,37 @@ public class BnbEncodeBench {
     @Setup(Level.Trial)
     public void setUp() {
         SplittableRandom rnd = new SplittableRandom(42);
-        x = new float[N];
-        for (int i = 0; i < N; i++) {
+        n = rows * COLS;
+        x = new float[n];
+        for (int i = 0; i < n; i++) {
             double v = rnd.nextGaussian() * 0.02;
             if (rnd.nextInt(500) == 0) v *= 20;
             x[i] = (float) v;
         }
-        absmax = new float[N / BLOCK];
-        packed = new byte[N / 2];
-        int8 = new byte[N];
-        scb = new float[ROWS];
+        absmax = new float[n / BLOCK];
+        packed = new byte[n / 2];
+        int8 = new byte[n];
+        scb = new float[rows];
         half = new float[COLS];
     }
 
     @Benchmark
     public byte[] nf4() {
-        FourBitEncoder.blockAbsmax(x, 0, N, BLOCK, absmax, 0);
-        FourBitEncoder.encode(false, x, 0, N, BLOCK, absmax, 0, packed, 0);
+        FourBitEncoder.blockAbsmax(x, 0, n, BLOCK, absmax, 0);
+        FourBitEncoder.encode(false, x, 0, n, BLOCK, absmax, 0, packed, 0);
         return packed;
     }
 
     @Benchmark
     public byte[] fp4() {
-        FourBitEncoder.blockAbsmax(x, 0, N, BLOCK, absmax, 0);
-        FourBitEncoder.encode(true, x, 0, N, BLOCK, absmax, 0, packed, 0);
+        FourBitEncoder.blockAbsmax(x, 0, n, BLOCK, absmax, 0);
+        FourBitEncoder.encode(true, x, 0, n, BLOCK, absmax, 0, packed, 0);
         return packed;
     }
 
     @Benchmark
     public byte[] int8() {
-        for (int r = 0; r < ROWS; r++) scb[r] = Int8Encoder.encodeRow(x, r * COLS, COLS, int8, r * COLS, half);
+        for (int r = 0; r < rows; r++) scb[r] = Int8Encoder.encodeRow(x, r * COLS, COLS, int8, r * COLS, half);
         return int8;
     }
 }

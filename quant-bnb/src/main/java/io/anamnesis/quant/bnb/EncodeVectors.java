@@ -74,18 +74,22 @@ final class EncodeVectors {
         }
     }
 
-    /** The number of NF4 thresholds each lane exceeds (NaN exceeds none). */
+    /**
+     * The number of NF4 thresholds each lane exceeds (NaN exceeds none), counted in float
+     * lanes so that no mask changes element type inside the loop.
+     */
     private static IntVector nf4(FloatVector v) {
-        IntVector c = IntVector.zero(I);
-        for (float t : FourBitEncoder.NF4_THRESHOLDS) c = c.add(1, v.compare(VectorOperators.GT, t).cast(I));
-        return c;
+        FloatVector c = FloatVector.zero(F);
+        for (float t : FourBitEncoder.NF4_THRESHOLDS) c = c.add(1f, v.compare(VectorOperators.GT, t));
+        return (IntVector) c.convertShape(VectorOperators.F2I, I, 0);
     }
 
     /** FP4: the magnitude's rank among the thresholds, its code, and the sign bit (not for NaN). */
     private static IntVector fp4(FloatVector v) {
         FloatVector a = v.abs();
-        IntVector r = IntVector.zero(I);
-        for (float t : FourBitEncoder.FP4_THRESHOLDS) r = r.add(1, a.compare(VectorOperators.GT, t).cast(I));
+        FloatVector rank = FloatVector.zero(F);
+        for (float t : FourBitEncoder.FP4_THRESHOLDS) rank = rank.add(1f, a.compare(VectorOperators.GT, t));
+        IntVector r = (IntVector) rank.convertShape(VectorOperators.F2I, I, 0);
         IntVector sign = v.reinterpretAsInts().lanewise(VectorOperators.LSHR, 31).lanewise(VectorOperators.LSHL, 3);
         VectorMask<Integer> nan = v.test(VectorOperators.IS_NAN).cast(I);
         return r.selectFrom(FP4_RANK_CODE).or(sign.blend(0, nan));
