@@ -7,6 +7,9 @@ module io.anamnesis.api {
     exports io.anamnesis.api;
     exports io.anamnesis.api.spi;
     exports io.anamnesis.api.numeric;
+    exports io.anamnesis.api.write;
+    exports io.anamnesis.api.config;
+    exports io.anamnesis.api.json;
 
     uses io.anamnesis.api.spi.FormatReader;
     uses io.anamnesis.api.spi.FormatWriter;

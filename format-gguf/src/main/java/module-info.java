@@ -1,9 +1,10 @@
-/** The GGUF format (v1-v3, both byte orders): reader and writer. */
+/** The GGUF format (v1-v3, both byte orders): reader and writer; llama.cpp's legacy imatrix .dat reader. */
 module io.anamnesis.format.gguf {
-    requires io.anamnesis.api;
+    requires transitive io.anamnesis.api;
 
     exports io.anamnesis.format.gguf;
 
-    provides io.anamnesis.api.spi.FormatReader with io.anamnesis.format.gguf.GgufReader;
+    provides io.anamnesis.api.spi.FormatReader with io.anamnesis.format.gguf.GgufReader,
+            io.anamnesis.format.gguf.ImatrixDatReader;
     provides io.anamnesis.api.spi.FormatWriter with io.anamnesis.format.gguf.GgufWriter;
 }

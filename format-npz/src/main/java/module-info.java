@@ -1,6 +1,6 @@
 /** NumPy .npy and .npz: zero-copy for STORED members, bounded inflation for DEFLATE ones. */
 module io.anamnesis.format.npz {
-    requires io.anamnesis.api;
+    requires transitive io.anamnesis.api;
     requires org.apache.commons.compress;
 
     exports io.anamnesis.format.npz;

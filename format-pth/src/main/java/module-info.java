@@ -4,6 +4,7 @@
  */
 module io.anamnesis.format.pth {
     requires transitive io.anamnesis.api;
+    requires org.apache.commons.compress;
 
     exports io.anamnesis.format.pth;
 

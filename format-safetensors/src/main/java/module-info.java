@@ -1,6 +1,6 @@
 /** The safetensors format: memory-mapped reader, header-only stream reader, streaming writer. */
 module io.anamnesis.format.safetensors {
-    requires io.anamnesis.api;
+    requires transitive io.anamnesis.api;
     requires com.fasterxml.jackson.core;
 
     exports io.anamnesis.format.safetensors;

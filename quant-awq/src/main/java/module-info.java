@@ -1,6 +1,6 @@
 /** AWQ (AutoAWQ GEMM) recovery. */
 module io.anamnesis.quant.awq {
-    requires io.anamnesis.api;
+    requires transitive io.anamnesis.api;
     requires static jdk.incubator.vector;
 
     exports io.anamnesis.quant.awq;

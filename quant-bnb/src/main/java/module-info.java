@@ -1,7 +1,7 @@
 /** bitsandbytes recovery and quantization: NF4, FP4 (with double quantization) and LLM.int8(). */
 module io.anamnesis.quant.bnb {
-    requires io.anamnesis.api;
-    requires com.fasterxml.jackson.databind;
+    requires transitive io.anamnesis.api;
+    requires com.fasterxml.jackson.core;
     requires static jdk.incubator.vector;
 
     exports io.anamnesis.quant.bnb;

@@ -1,6 +1,8 @@
 /** FP8 (E4M3, E5M2) recovery and quantization with per-tensor, per-channel and 128x128 block scales. */
+// the digits name the format (FP8), as the module names of every scheme do
+@SuppressWarnings("module")
 module io.anamnesis.quant.fp8 {
-    requires io.anamnesis.api;
+    requires transitive io.anamnesis.api;
     // Optional: the vectorized kernels run only when the platform resolves this module.
     requires static jdk.incubator.vector;
 

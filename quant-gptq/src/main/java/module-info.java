@@ -1,6 +1,6 @@
 /** GPTQ recovery (2/3/4/8-bit, act-order, v1 and v2 zeros). */
 module io.anamnesis.quant.gptq {
-    requires io.anamnesis.api;
+    requires transitive io.anamnesis.api;
     requires static jdk.incubator.vector;
 
     exports io.anamnesis.quant.gptq;

@@ -16,6 +16,8 @@ import io.anamnesis.api.spi.WriteOptions;
 import io.anamnesis.api.numeric.LittleEndian;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.PushbackInputStream;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -23,6 +25,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -30,6 +33,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.ServiceLoader;
 
@@ -65,10 +69,24 @@ public final class Anamnesis {
 
         private static <T> List<T> load(Class<T> type) {
             List<T> out = new ArrayList<>();
-            ServiceLoader.load(type).forEach(out::add);
+            // a provider that cannot be made (a library of its missing) is left out, not fatal
+            var it = ServiceLoader.load(type).stream().iterator();
+            // the iterator moves on past a provider that failed; the bound is against a loop
+            for (int failures = 0; failures < 64; ) {
+                try {
+                    if (!it.hasNext()) break;
+                    out.add(it.next().get());
+                } catch (java.util.ServiceConfigurationError | LinkageError e) {
+                    failures++;
+                    NOT_LOADED.add(type.getSimpleName() + ": " + e.getMessage());
+                }
+            }
             return out;
         }
     }
+
+    /** Providers that were found but could not be made, with the reason, for messages. */
+    private static final List<String> NOT_LOADED = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /** Everything installed on the module path or class path, found with {@link ServiceLoader}. */
     public static Anamnesis installed() {
@@ -133,7 +151,7 @@ public final class Anamnesis {
      * @throws UnsupportedFeatureException naming the module to add when none fits
      */
     public FormatReader detect(Path path) {
-        if (Files.isDirectory(path)) throw new TensorIOException(path + " is a directory, not a tensor file");
+        refuseSpecial(path);
         FileProbe probe = probe(path);
         Comparator<FormatReader> byPriority = Comparator.comparingInt(FormatReader::priority).reversed();
         Optional<FormatReader> byMagic = readers.stream().filter(r -> r.canRead(probe)).sorted(byPriority).findFirst();
@@ -143,6 +161,11 @@ public final class Anamnesis {
                 .filter(r -> r.fileExtensions().contains(ext)).sorted(byPriority).findFirst();
         if (byExtension.isPresent()) return byExtension.get();
         Optional<String> guess = KnownModules.guessFormat(probe);
+        if (guess.isPresent() && readers.stream().anyMatch(r -> r.format().equals(guess.get()))) {
+            // its module is here and its probe said no: the file is damaged, not unsupported
+            throw new MalformedFileException(path.getFileName() + " looks like a " + guess.get()
+                    + " file, but the installed " + guess.get() + " reader does not recognize it (corrupt or truncated?)");
+        }
         if (guess.isPresent() && KnownModules.formatModule(guess.get()).isPresent()) {
             throw new UnsupportedFeatureException(path.getFileName() + " looks like a " + guess.get()
                     + " file, but no installed reader handles " + guess.get() + ": "
@@ -150,17 +173,97 @@ public final class Anamnesis {
         }
         throw new UnsupportedFeatureException(path.getFileName() + ": no installed reader recognizes this file"
                 + (readers.isEmpty() ? " (no format modules are installed)"
-                : " (installed: " + String.join(", ", readers.stream().map(FormatReader::format).toList()) + ")"));
+                : " (installed: " + String.join(", ", readers.stream().map(FormatReader::format).toList()) + ")")
+                + (NOT_LOADED.isEmpty() ? "" : "; not loaded: " + String.join("; ", NOT_LOADED)));
+    }
+
+    /**
+     * Tensor files are read in place (headers by position, tensors memory-mapped): a pipe, a
+     * device or a socket cannot be, and opening a FIFO for reading would wait for a writer
+     * that may never come. So anything but a regular file is refused before it is opened.
+     */
+    private static void refuseSpecial(Path path) {
+        BasicFileAttributes a;
+        try {
+            a = Files.readAttributes(path, BasicFileAttributes.class);
+        } catch (NoSuchFileException e) {
+            throw new TensorIOException("no such file: " + path, e);
+        } catch (IOException e) {
+            throw new TensorIOException("cannot read " + path + ": " + e.getMessage(), e);
+        }
+        if (a.isDirectory()) throw new TensorIOException(path + " is a directory, not a tensor file");
+        if (!a.isRegularFile()) {
+            throw new TensorIOException(path + " is not a regular file but a pipe, a device or a socket;"
+                    + " tensor files are read in place, by position and memory-mapped");
+        }
     }
 
     public TensorArchive open(Path path) {
         return open(path, ParseLimits.defaults());
     }
 
-    /** Detects the format and parses the header; tensor bytes are not read. */
+    /**
+     * Detects the format and parses the header; tensor bytes are not read.
+     *
+     * @throws AnamnesisException typed, also when the file shrinks under the reader's mapping
+     */
     public TensorArchive open(Path path, ParseLimits limits) {
-        return detect(path).open(path, limits);
+        FormatReader reader = detect(path);
+        try {
+            return reader.open(path, limits);
+        } catch (InternalError e) {
+            if (TensorIOException.isMappingFault(e)) throw TensorIOException.inputChanged(e);
+            throw e;
+        } catch (LinkageError e) {
+            throw KnownModules.missingLibrary(e, reader);
+        }
     }
+
+    /** {@link #openHeader(InputStream, ParseLimits)} with the default limits. */
+    public TensorArchive openHeader(InputStream in) {
+        return openHeader(in, ParseLimits.defaults());
+    }
+
+    /**
+     * Reads a file's header from a stream, what a server does with an upload: detection by
+     * the first bytes (read exactly, then handed on), then the reader's
+     * {@link FormatReader#openHeader}; no byte after the header is read. The archive has no
+     * tensor data. Formats whose index is not at the start cannot be read this way.
+     *
+     * @throws UnsupportedFeatureException for a zip-based file (npz, PyTorch) or another
+     *         format that cannot be read from a stream
+     */
+    public TensorArchive openHeader(InputStream in, ParseLimits limits) {
+        PushbackInputStream stream = new PushbackInputStream(in, STREAM_PROBE_BYTES);
+        byte[] head;
+        try {
+            head = stream.readNBytes(STREAM_PROBE_BYTES);
+            stream.unread(head);
+        } catch (IOException e) {
+            throw new TensorIOException("cannot read the stream: " + e.getMessage(), e);
+        }
+        if (head.length == 0) throw new MalformedFileException("the stream is empty");
+        FileProbe probe = new FileProbe("-", Long.MAX_VALUE, ByteBuffer.wrap(head));
+        if (probe.startsWith((byte) 'P', (byte) 'K', (byte) 3, (byte) 4)) {
+            throw new UnsupportedFeatureException("a zip-based file (npz, PyTorch) cannot be read from a stream:"
+                    + " its directory is at the end, so every byte would have to be read first; save it to a file");
+        }
+        Comparator<FormatReader> byPriority = Comparator.comparingInt(FormatReader::priority).reversed();
+        FormatReader reader = readers.stream().filter(r -> r.canRead(probe)).sorted(byPriority).findFirst()
+                .orElseThrow(() -> new UnsupportedFeatureException("no installed reader recognizes the stream"
+                        + " (a safetensors or GGUF header can be read from a stream)"));
+        try {
+            return reader.openHeader(stream, limits);
+        } catch (InternalError e) {
+            if (TensorIOException.isMappingFault(e)) throw TensorIOException.inputChanged(e);
+            throw e;
+        } catch (LinkageError e) {
+            throw KnownModules.missingLibrary(e, reader);
+        }
+    }
+
+    /** Bytes detection reads from a stream: the safetensors length and its '{', a GGUF or zip magic. */
+    private static final int STREAM_PROBE_BYTES = 9;
 
     // ---------------------------------------------------------------- recover and plan
 
@@ -186,7 +289,13 @@ public final class Anamnesis {
         Map<String, Recovery> claimedBy = new HashMap<>();
         Map<String, Recovery> byPrimary = new HashMap<>();
         for (Dequantizer d : dequantizers) {
-            for (Recovery r : d.claim(context)) {
+            List<Recovery> claimed;
+            try {
+                claimed = d.claim(context);
+            } catch (LinkageError e) {
+                throw KnownModules.missingLibrary(e, d);
+            }
+            for (Recovery r : claimed) {
                 for (String input : r.inputs().keySet()) {
                     Recovery earlier = claimedBy.putIfAbsent(input, r);
                     if (earlier != null) {
@@ -230,7 +339,14 @@ public final class Anamnesis {
             }
         }
         return new RecoveryPlan(archive, target, recoveries, roles, schemes, outputs,
-                RecoveryPlan.describeUnclaimed(unclaimed));
+                RecoveryPlan.describeUnclaimed(unclaimed, stored, installedSchemes()));
+    }
+
+    /** The scheme names of the installed dequantizers, for hints that name only missing modules. */
+    private java.util.Set<String> installedSchemes() {
+        var out = new java.util.HashSet<String>();
+        for (Dequantizer d : dequantizers) out.add(d.scheme().toLowerCase(Locale.ROOT));
+        return out;
     }
 
     // ---------------------------------------------------------------- write and convert
@@ -241,29 +357,69 @@ public final class Anamnesis {
         return writers.stream().filter(w -> w.format().equals(f) || w.fileExtensions().contains(f)).findFirst();
     }
 
-    /** @throws UnsupportedFeatureException naming the module to add when none is installed */
+    /**
+     * @throws UnsupportedFeatureException naming the module to add when the format's module is
+     *         missing, or the installed writers when it is installed but writes nothing
+     */
     public FormatWriter writer(String format) {
-        return findWriter(format).orElseThrow(() -> new UnsupportedFeatureException(
-                "no installed writer for " + format + KnownModules.formatModule(format)
-                        .map(m -> ": " + KnownModules.addHint(m))
-                        .orElse(" (installed writers: " + String.join(", ", writers.stream().map(FormatWriter::format).toList()) + ")")));
+        return findWriter(format).orElseThrow(() -> {
+            String installed = writers.isEmpty() ? "no writers are installed"
+                    : "writers: " + String.join(", ", writers.stream().map(FormatWriter::format).toList());
+            String f = format.toLowerCase(Locale.ROOT);
+            boolean readable = readers.stream().anyMatch(r -> r.format().equals(f) || r.fileExtensions().contains(f));
+            if (readable) {
+                return new UnsupportedFeatureException("no installed writer for " + format
+                        + " (its module reads it, but writes nothing); " + installed);
+            }
+            return new UnsupportedFeatureException("no installed writer for " + format + KnownModules.formatModule(format)
+                    .map(m -> ": " + KnownModules.addHint(m))
+                    .orElse(" (" + installed + ")"));
+        });
     }
 
     /**
      * Reads {@code input}, recovers every quantized group to {@code target} and writes the
-     * result as {@code format} to {@code output} (complete or not at all).
+     * result as {@code format} to {@code output}: complete or not at all (see
+     * {@link io.anamnesis.api.write.AtomicOutput} for outputs that are streams).
+     *
+     * @throws AnamnesisException typed: no writer for the format, a plan that is not
+     *         complete, a dtype the format cannot store, a malformed input, an I/O failure
      */
-    public void convert(Path input, String format, DType target, Path output, WriteOptions options) {
+    public Conversion convert(Path input, String format, DType target, Path output, WriteOptions options) {
+        return write(input, format, target, output, options, false);
+    }
+
+    /**
+     * Converts the container only: every tensor is written as stored (quantized payloads and
+     * their companions included) and nothing is recovered.
+     */
+    public Conversion copy(Path input, String format, Path output, WriteOptions options) {
+        return write(input, format, DType.BF16, output, options, true);
+    }
+
+    private Conversion write(Path input, String format, DType target, Path output, WriteOptions options,
+                             boolean asStored) {
+        Objects.requireNonNull(output, "output");
         FormatWriter writer = writer(format);
+        Anamnesis amn = asStored ? of(readers, writers, List.of()) : this;
         try (TensorArchive archive = open(input)) {
-            RecoveryPlan plan = plan(archive, target).requireComplete();
+            RecoveryPlan plan = amn.plan(archive, target);
+            // as stored, "looks quantized" is what the caller asked to keep, not a problem
+            OutputPlan outputPlan = asStored
+                    ? new OutputPlan(Optional.of(archive), archive.metadata(), plan.outputs())
+                    : plan.requireComplete().toOutputPlan();
             for (PlannedTensor t : plan.outputs()) {
                 if (!writer.supports(t.dtype())) {
-                    throw UnsupportedFeatureException.inTensor(t.name(),
-                            format + " cannot store dtype " + t.dtype());
+                    throw UnsupportedFeatureException.inTensor(t.name(), writer.format() + " cannot store dtype " + t.dtype());
                 }
             }
-            writer.write(plan.toOutputPlan(), output, options);
+            try {
+                writer.write(outputPlan, output, options);
+            } catch (LinkageError e) {
+                throw KnownModules.missingLibrary(e, writer);
+            }
+            return new Conversion(output, writer.format(), target, plan.outputs().size(), plan.recoveries().size(),
+                    plan.outputBytes(), plan.schemeDescriptions());
         }
     }
 
@@ -374,27 +530,46 @@ public final class Anamnesis {
 
     /** Dense values as F32: F32 as is, the 16-bit floats and F64 widened (or narrowed) element-wise. */
     static final class Widening {
+        /** Elements converted per step: small arrays, so a chunk of any size costs no more memory. */
+        static final int STEP = 8192;
+
         private Widening() {
         }
 
         static Optional<PlannedTensor> toF32(PlannedTensor t) {
             DType d = t.dtype();
             if (d.equals(DType.F32)) return Optional.of(t);
-            if (!d.equals(DType.F16) && !d.equals(DType.BF16) && !d.equals(DType.F64)) return Optional.empty();
+            // the element conversion is chosen once, not per element
+            int kind = d.equals(DType.F16) ? 0 : d.equals(DType.BF16) ? 1 : d.equals(DType.F64) ? 2 : -1;
+            if (kind < 0) return Optional.empty();
             return Optional.of(new PlannedTensor(t.name(), DType.F32, t.shape(), t.granule(), arena -> {
                 var src = t.producer().open(arena);
                 MemorySegment[] scratch = new MemorySegment[1];
+                short[] halves = kind == 2 ? null : new short[STEP];
+                double[] doubles = kind == 2 ? new double[STEP] : null;
+                float[] floats = new float[STEP];
                 return (first, count, dest) -> {
                     long bytes = d.byteSize(count);
                     if (scratch[0] == null || scratch[0].byteSize() < bytes) scratch[0] = arena.allocate(Math.max(bytes, 1 << 16), 64);
                     MemorySegment in = scratch[0].asSlice(0, bytes);
                     src.fill(first, count, in);
-                    for (long i = 0; i < count; i++) {
-                        float v;
-                        if (d.equals(DType.F16)) v = Float.float16ToFloat(in.get(LittleEndian.I16, 2 * i));
-                        else if (d.equals(DType.BF16)) v = Float.intBitsToFloat(in.get(LittleEndian.I16, 2 * i) << 16);
-                        else v = (float) in.get(LittleEndian.F64, 8 * i);
-                        dest.set(LittleEndian.F32, 4 * i, v);
+                    for (long done = 0; done < count; done += STEP) {
+                        int n = (int) Math.min(STEP, count - done);
+                        switch (kind) {
+                            case 0 -> {
+                                MemorySegment.copy(in, LittleEndian.I16, 2 * done, halves, 0, n);
+                                for (int i = 0; i < n; i++) floats[i] = Float.float16ToFloat(halves[i]);
+                            }
+                            case 1 -> {
+                                MemorySegment.copy(in, LittleEndian.I16, 2 * done, halves, 0, n);
+                                for (int i = 0; i < n; i++) floats[i] = Float.intBitsToFloat(halves[i] << 16);
+                            }
+                            default -> {
+                                MemorySegment.copy(in, LittleEndian.F64, 8 * done, doubles, 0, n);
+                                for (int i = 0; i < n; i++) floats[i] = (float) doubles[i];
+                            }
+                        }
+                        MemorySegment.copy(floats, 0, dest, LittleEndian.F32, 4 * done, n);
                     }
                 };
             }));

@@ -4,12 +4,12 @@ import java.util.Optional;
 
 /**
  * Every failure anamnesis reports on purpose. The hierarchy is sealed: a caller can switch
- * over the five leaves (or over {@link #kind()}) and be sure nothing else arrives.
+ * over the six leaves (or over {@link #kind()}) and be sure nothing else arrives.
  * Messages are one line and, where a tensor is at fault, name it.
  */
 public abstract sealed class AnamnesisException extends RuntimeException
         permits MalformedFileException, LimitExceededException, SecurityViolationException,
-        UnsupportedFeatureException, TensorIOException {
+        UnsupportedFeatureException, TensorIOException, InvalidRequestException {
 
     private final String tensor;
 

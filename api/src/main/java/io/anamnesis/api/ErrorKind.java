@@ -1,8 +1,8 @@
 package io.anamnesis.api;
 
 /**
- * The five ways reading or writing can fail, each with the CLI exit code it maps to, so a
- * server can answer without reading messages. The short names match the corpus'
+ * The ways reading, writing or a request can fail, each with the CLI exit code it maps to,
+ * so a server can answer without reading messages. The short names match the corpus'
  * {@code expect_error} values.
  */
 public enum ErrorKind {
@@ -15,7 +15,12 @@ public enum ErrorKind {
     /** Recognized but not supported, or no installed module handles it. */
     UNSUPPORTED("unsupported", 6),
     /** Reading or writing the file system failed. */
-    IO("io", 7);
+    IO("io", 7),
+    /**
+     * The request is wrong, not the file (an option combination a quantizer refuses, a type
+     * that needs an importance matrix asked for without one): the CLI's usage exit code.
+     */
+    USAGE("usage", 2);
 
     private final String shortName;
     private final int exitCode;
@@ -25,7 +30,7 @@ public enum ErrorKind {
         this.exitCode = exitCode;
     }
 
-    /** {@code parse}, {@code limit}, {@code security}, {@code unsupported} or {@code io}. */
+    /** {@code parse}, {@code limit}, {@code security}, {@code unsupported}, {@code io} or {@code usage}. */
     public String shortName() {
         return shortName;
     }

@@ -90,6 +90,49 @@ final class KnownModules {
         return Optional.empty();
     }
 
+    /** Whether a dequantizer for the suspected scheme (either of "gptq or awq") is installed. */
+    static boolean installed(String suspected, java.util.Set<String> installedSchemes) {
+        for (String s : suspected.split(" or ")) {
+            if (installedSchemes.contains(s)) return true;
+        }
+        return false;
+    }
+
+    /** "it has no weight 'x.weight'" for a companion whose quantized tensor is not stored. */
+    static Optional<String> missingCompanion(TensorEntry e, java.util.Set<String> stored) {
+        String n = e.name();
+        for (String suffix : new String[]{".weight_scale_inv", ".weight_scale", ".qzeros", ".scales", ".g_idx", ".SCB"}) {
+            if (!n.endsWith(suffix)) continue;
+            String stem = n.substring(0, n.length() - suffix.length());
+            String payload = stem + (suffix.startsWith(".weight") || suffix.equals(".SCB") ? ".weight" : ".qweight");
+            if (!stored.contains(payload)) return Optional.of("it has no " + payload + " to belong to");
+        }
+        return Optional.empty();
+    }
+
+    /** Libraries the shipped modules use, by package, with the artifact that holds them. */
+    private static final Map<String, String> LIBRARIES = Map.of(
+            "com/fasterxml/jackson/core/", "com.fasterxml.jackson.core:jackson-core",
+            "com/fasterxml/jackson/databind/", "com.fasterxml.jackson.core:jackson-databind",
+            "org/apache/commons/compress/", "org.apache.commons:commons-compress",
+            "org/apache/commons/io/", "commons-io:commons-io",
+            "org/apache/commons/lang3/", "org.apache.commons:commons-lang3");
+
+    /**
+     * A provider that cannot find a library it was built against (a jar left off the class
+     * path) fails with a {@link LinkageError}, which says nothing to the caller; this says
+     * which jar to add.
+     */
+    static UnsupportedFeatureException missingLibrary(LinkageError e, Object provider) {
+        String missing = String.valueOf(e.getMessage()).replace('.', '/');
+        String artifact = LIBRARIES.entrySet().stream().filter(l -> missing.contains(l.getKey()))
+                .map(Map.Entry::getValue).findFirst().orElse(null);
+        String who = provider == null ? "an installed module" : Anamnesis.moduleOf(provider) + " (" + provider.getClass().getSimpleName() + ")";
+        return new UnsupportedFeatureException(who + " needs a library that is not installed: "
+                + (artifact != null ? "add " + artifact : "class " + missing.replace('/', '.') + " is missing")
+                + " to the class path or module path", e);
+    }
+
     /** The add-hint for a suspected scheme, which may name two candidates. */
     static String schemeHint(String suspected) {
         if (suspected.equals("gptq or awq")) {

@@ -28,10 +28,18 @@ public final class RecoveryPlan {
     private final Map<String, String> schemesByTensor;
     private final List<PlannedTensor> outputs;
     private final Map<String, PlannedTensor> outputsByName;
-    private final List<String> problems;
+    private final List<Problem> problems;
+
+    /**
+     * Something that stands in the way of a faithful recovery, and how to report it: a
+     * missing module is {@code unsupported}, a group that the installed module cannot make
+     * sense of is {@code malformed}.
+     */
+    record Problem(ErrorKind kind, String message) {
+    }
 
     RecoveryPlan(TensorArchive archive, DType target, List<Recovery> recoveries, Map<String, Role> roles,
-                 Map<String, String> schemesByTensor, List<PlannedTensor> outputs, List<String> problems) {
+                 Map<String, String> schemesByTensor, List<PlannedTensor> outputs, List<Problem> problems) {
         this.archive = archive;
         this.target = target;
         this.recoveries = List.copyOf(recoveries);
@@ -93,24 +101,32 @@ public final class RecoveryPlan {
     }
 
     /**
-     * Reasons the plan cannot be carried out faithfully, each naming the module to add:
-     * stored tensors that look quantized but that no installed dequantizer claimed.
+     * Reasons the plan cannot be carried out faithfully: stored tensors that look quantized
+     * but that no installed dequantizer claimed, each naming the module to add when it is
+     * missing, or what is wrong with the group when it is installed.
      */
     public List<String> problems() {
-        return problems;
+        return problems.stream().map(Problem::message).toList();
     }
 
-    /** @throws UnsupportedFeatureException with the first problem, when there is one */
+    /**
+     * @throws UnsupportedFeatureException with the first problem when a module is missing,
+     *         {@link MalformedFileException} when the installed module could not make sense of
+     *         a group (a scale without its weight)
+     */
     public RecoveryPlan requireComplete() {
         if (!problems.isEmpty()) {
-            String more = problems.size() > 1 ? " (and " + (problems.size() - 1) + " more)" : "";
-            throw new UnsupportedFeatureException(problems.getFirst() + more);
+            Problem first = problems.getFirst();
+            String message = first.message() + (problems.size() > 1 ? " (and " + (problems.size() - 1) + " more)" : "");
+            if (first.kind() == ErrorKind.MALFORMED) throw new MalformedFileException(message);
+            throw new UnsupportedFeatureException(message);
         }
         return this;
     }
 
     /** Metadata keys that describe a quantization; a recovered file no longer has one. */
-    static final java.util.Set<String> QUANTIZATION_KEYS = java.util.Set.of("quantization_config", "quant_config");
+    static final java.util.Set<String> QUANTIZATION_KEYS =
+            java.util.Set.copyOf(io.anamnesis.api.config.QuantizationConfig.METADATA_KEYS);
 
     /** Names the schemes a recovered file came from, in its metadata. */
     public static final String RECOVERED_FROM_KEY = "anamnesis.recovered_from";
@@ -135,24 +151,44 @@ public final class RecoveryPlan {
      * Produces one output tensor whole into {@code arena}: the library route for a caller
      * that wants values, not a file.
      */
+    /**
+     * @throws UnsupportedFeatureException when the plan has no output of that name (naming
+     *         the closest one, if any); the producer's typed failures otherwise, and a
+     *         {@link TensorIOException} when the input changes under its mapping
+     */
     public MemorySegment materialize(String outputName, Arena arena) {
-        PlannedTensor t = output(outputName).orElseThrow(() ->
-                new IllegalArgumentException("no output tensor named " + outputName));
+        PlannedTensor t = output(outputName).orElseThrow(() -> UnsupportedFeatureException.inTensor(outputName,
+                "not an output of this plan (" + outputs.size() + " outputs" + (outputs.isEmpty() ? ""
+                        : ", e.g. '" + outputs.getFirst().name() + "'") + "; a quantized group is named by its"
+                        + " recovered tensor, e.g. 'x.weight' for 'x.qweight')"));
         MemorySegment dest = arena.allocate(Math.max(1, t.byteSize()), 64).asSlice(0, t.byteSize());
         if (t.elementCount() == 0) return dest;
         try (Arena inputs = Arena.ofConfined()) {
             ChunkFiller filler = t.producer().open(inputs);
             filler.fill(0, t.elementCount(), dest);
+        } catch (InternalError e) {
+            if (TensorIOException.isMappingFault(e)) throw TensorIOException.inputChanged(e);
+            throw e;
         }
         return dest;
     }
 
-    static List<String> describeUnclaimed(List<TensorEntry> unclaimed) {
-        List<String> out = new ArrayList<>();
+    static List<Problem> describeUnclaimed(List<TensorEntry> unclaimed, java.util.Set<String> stored,
+                                           java.util.Set<String> installedSchemes) {
+        List<Problem> out = new ArrayList<>();
         for (TensorEntry e : unclaimed) {
-            KnownModules.suspectScheme(e).ifPresent(s -> out.add("tensor '" + e.name() + "' (" + e.dtype()
-                    + ") looks like " + s + " data, but no installed dequantizer recovers it: "
-                    + KnownModules.schemeHint(s)));
+            KnownModules.suspectScheme(e).ifPresent(s -> {
+                String what = "tensor '" + e.name() + "' (" + e.dtype() + ") looks like " + s + " data";
+                if (!KnownModules.installed(s, installedSchemes)) {
+                    out.add(new Problem(ErrorKind.UNSUPPORTED, what + ", but no installed dequantizer recovers it: "
+                            + KnownModules.schemeHint(s)));
+                } else {
+                    // the module is here and did not claim it: the group is incomplete or odd
+                    out.add(new Problem(ErrorKind.MALFORMED, what + ", but the installed " + s + " dequantizer found no"
+                            + " group it belongs to" + KnownModules.missingCompanion(e, stored).map(m -> ": " + m)
+                            .orElse(" (a companion without its quantized tensor?)")));
+                }
+            });
         }
         return out;
     }

@@ -1,16 +1,12 @@
 package io.anamnesis.api;
 
 import io.anamnesis.api.spi.ClaimContext;
+import io.anamnesis.api.testing.MemoryArchive;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -19,45 +15,8 @@ class ClaimContextTest {
     @TempDir
     Path dir;
 
-    /** An empty archive that says it was opened from {@code file}. */
-    record FileArchive(Path file) implements TensorArchive {
-        @Override
-        public String format() {
-            return "test";
-        }
-
-        @Override
-        public Optional<Path> path() {
-            return Optional.of(file);
-        }
-
-        @Override
-        public Map<String, String> metadata() {
-            return Map.of();
-        }
-
-        @Override
-        public Map<String, String> properties() {
-            return Map.of();
-        }
-
-        @Override
-        public List<TensorEntry> tensors() {
-            return List.of();
-        }
-
-        @Override
-        public MemorySegment data(TensorEntry entry, Arena arena) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public void close() {
-        }
-    }
-
     private ClaimContext context() {
-        return new ClaimContext(new FileArchive(dir.resolve("model.safetensors")), ParseLimits.defaults());
+        return new ClaimContext(new MemoryArchive().at(dir.resolve("model.safetensors")), ParseLimits.defaults());
     }
 
     @Test
@@ -80,7 +39,7 @@ class ClaimContextTest {
     @Test
     void refusesASidecarLargerThanTheHeaderLimit() throws Exception {
         Files.write(dir.resolve("config.json"), new byte[101]);
-        ClaimContext small = new ClaimContext(new FileArchive(dir.resolve("model.safetensors")),
+        ClaimContext small = new ClaimContext(new MemoryArchive().at(dir.resolve("model.safetensors")),
                 ParseLimits.defaults().withMaxHeaderBytes(100));
         assertThatThrownBy(() -> small.sidecar("config.json")).isInstanceOf(LimitExceededException.class);
     }

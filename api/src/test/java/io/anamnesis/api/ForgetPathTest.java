@@ -1,6 +1,7 @@
 package io.anamnesis.api;
 
 import io.anamnesis.api.numeric.LittleEndian;
+import io.anamnesis.api.testing.MemoryArchive;
 import io.anamnesis.api.spi.ChunkFiller;
 import io.anamnesis.api.spi.DenseReader;
 import io.anamnesis.api.spi.DenseTensor;
@@ -192,6 +193,24 @@ class ForgetPathTest {
         assertThat(l.rmse()).isCloseTo(Math.sqrt(0.3125), within(1e-15));
         assertThat(l.maxAbs()).isEqualTo(1.0);
         assertThat(l.snrDb()).isCloseTo(10 * Math.log10(24), within(1e-12));
+    }
+
+    @Test
+    void measureSkipsNonFiniteOriginalsMidRowAndKeepsANaNAsTheMaximum() {
+        // errors 0.5, 0, (inf skipped), -1, 0, 0.25, 0, 0, 1: all sums exact in double
+        float[] x = {1, 2, Float.POSITIVE_INFINITY, 4, 5, 6, 7, 8, 9};
+        float[] y = {1.5f, 2, 0, 3, 5, 6.25f, 7, 8, 10};
+        LossMeter.Loss l = LossMeter.measure(x, 0, y, 0, 9);
+        assertThat(l.count()).isEqualTo(8);
+        assertThat(l.nonFinite()).isEqualTo(1);
+        assertThat(l.sumAbs()).isEqualTo(2.75);
+        assertThat(l.sumSq()).isEqualTo(2.3125);
+        assertThat(l.maxAbs()).isEqualTo(1.0);
+        assertThat(l.sumSignalSq()).isEqualTo(1 + 4 + 16 + 25 + 36 + 49 + 64 + 81);
+        // a decoded NaN is the largest error there is
+        y[5] = Float.NaN;
+        assertThat(LossMeter.measure(x, 0, y, 0, 9).maxAbs()).isNaN();
+        assertThat(LossMeter.measure(x, 4, y, 4, 5).maxAbs()).isNaN();
     }
 
     @Test

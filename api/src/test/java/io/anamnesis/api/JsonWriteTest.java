@@ -1,6 +1,6 @@
 package io.anamnesis.api;
 
-import io.anamnesis.api.spi.Json;
+import io.anamnesis.api.json.Json;
 import org.junit.jupiter.api.Test;
 
 import java.util.LinkedHashMap;

@@ -5,6 +5,7 @@ import io.anamnesis.api.spi.Dequantizer;
 import io.anamnesis.api.spi.Recovery;
 import io.anamnesis.api.spi.RecoveryKernel;
 import io.anamnesis.api.spi.ChunkFiller;
+import io.anamnesis.api.testing.MemoryArchive;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;

@@ -1,8 +1,9 @@
 package io.anamnesis.api;
 
 import io.anamnesis.api.spi.ClaimContext;
-import io.anamnesis.api.spi.Json;
-import io.anamnesis.api.spi.QuantizationConfig;
+import io.anamnesis.api.json.Json;
+import io.anamnesis.api.config.QuantizationConfig;
+import io.anamnesis.api.testing.MemoryArchive;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -25,27 +26,20 @@ class QuantizationConfigTest {
     }
 
     @Test
-    void quantMethodDecidesAndToolKeysNameTheMethodOtherwise() {
+    void theConfigInTheMetadataIsReadWithItsDeclaredMethod() {
         var awq = QuantizationConfig.find(context(new MemoryArchive()
                 .meta("quantization_config", "{\"w_bit\": 4, \"q_group_size\": \"128\", \"version\": \"gemm\"}"))).orElseThrow();
-        assertThat(awq.method()).isEqualTo("awq");
+        assertThat(awq.quantMethod()).isEmpty();
         assertThat(awq.integer("q_group_size")).contains(128);
         assertThat(awq.text("version")).contains("gemm");
         assertThat(awq.origin()).isEqualTo("__metadata__ quantization_config");
 
         var declared = QuantizationConfig.find(context(new MemoryArchive()
                 .meta("quantization_config", "{\"quant_method\": \"GPTQ\", \"w_bit\": 4, \"desc_act\": \"false\"}"))).orElseThrow();
-        assertThat(declared.method()).isEqualTo("gptq");
+        assertThat(declared.quantMethod()).contains("gptq");
         assertThat(declared.bool("desc_act")).contains(false);
-    }
-
-    @Test
-    void autoGptqFlatKeysAreAGptqConfig() {
-        var flat = QuantizationConfig.find(context(new MemoryArchive()
-                .meta("gptq_bits", "8").meta("gptq_group_size", "-1"))).orElseThrow();
-        assertThat(flat.method()).isEqualTo("gptq");
-        assertThat(flat.integer("bits")).contains(8);
-        assertThat(flat.integer("group_size")).contains(-1);
+        assertThat(declared.hasAny("x", "w_bit")).isTrue();
+        assertThat(declared.hasAny("bits")).isFalse();
     }
 
     @Test

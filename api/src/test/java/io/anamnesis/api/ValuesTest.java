@@ -53,6 +53,10 @@ class ValuesTest {
         assertThat(new SecurityViolationException("x").kind().exitCode()).isEqualTo(5);
         assertThat(new UnsupportedFeatureException("x").kind().exitCode()).isEqualTo(6);
         assertThat(new TensorIOException("x").kind().exitCode()).isEqualTo(7);
+        AnamnesisException usage = InvalidRequestException.inTensor("w", "needs an importance matrix");
+        assertThat(usage.kind().exitCode()).isEqualTo(2);
+        assertThat(usage.kind().shortName()).isEqualTo("usage");
+        assertThat(usage.getMessage()).isEqualTo("tensor 'w': needs an importance matrix");
     }
 
     @Test

@@ -1,15 +1,19 @@
 package io.anamnesis.api;
 
 import io.anamnesis.api.numeric.LittleEndian;
-import io.anamnesis.api.spi.AtomicOutput;
+import io.anamnesis.api.write.AtomicOutput;
 import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.ProgressListener;
-import io.anamnesis.api.spi.TensorDataWriter;
+import io.anamnesis.api.write.TensorDataWriter;
 import io.anamnesis.api.spi.WriteOptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -105,5 +109,39 @@ class WriterEngineTest {
         Path out = Files.writeString(dir.resolve("t.bin"), "old content that is longer");
         AtomicOutput.write(out, ch -> ch.write(ByteBuffer.wrap(new byte[]{1, 2, 3})));
         assertThat(Files.readAllBytes(out)).containsExactly(1, 2, 3);
+    }
+
+    /**
+     * A producer whose mapped input shrinks under it gets SIGBUS, which the JVM reports as an
+     * InternalError; the engine turns it into the typed "input changed" error.
+     */
+    @Test
+    void anInputThatShrinksUnderItsMappingIsATypedIoError() throws Exception {
+        Path input = dir.resolve("input.bin");
+        Files.write(input, new byte[1 << 20]);
+        PlannedTensor shrinking = new PlannedTensor("w", DType.F32, Shape.of(1 << 18), 1, arena -> {
+            MemorySegment mapped;
+            try (FileChannel ch = FileChannel.open(input, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                mapped = ch.map(FileChannel.MapMode.READ_ONLY, 0, 1 << 20, arena);
+                ch.truncate(0); // another process truncates the file
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            return (first, count, dest) -> MemorySegment.copy(mapped, first * 4, dest, 0, count * 4);
+        });
+        Path out = dir.resolve("out.bin");
+        assertThatThrownBy(() -> AtomicOutput.write(out,
+                ch -> TensorDataWriter.write(ch, layout(List.of(shrinking)), WriteOptions.threads(2))))
+                .isInstanceOf(TensorIOException.class)
+                .hasMessageContaining("the input changed while it was being read");
+        assertThat(out).doesNotExist();
+        RecoveryPlan plan = new RecoveryPlan(null, DType.F32, List.of(), java.util.Map.of(), java.util.Map.of(),
+                List.of(shrinking), List.of());
+        Files.write(input, new byte[1 << 20]);
+        try (Arena arena = Arena.ofConfined()) {
+            assertThatThrownBy(() -> plan.materialize("w", arena))
+                    .isInstanceOf(TensorIOException.class)
+                    .hasMessageContaining("the input changed while it was being read");
+        }
     }
 }

@@ -34,7 +34,8 @@ import java.util.function.Supplier;
                         + "reference implementations; quantizes ('forget') with the installed quantizers and "
                         + "compares two files tensor by tensor ('diff').",
                 "An input is a path, or ollama:<model>[:<tag>] for a model in the local Ollama store "
-                        + "($OLLAMA_MODELS or ~/.ollama/models)."},
+                        + "($OLLAMA_MODELS or ~/.ollama/models), or - (parse, inspect) for a safetensors or GGUF "
+                        + "header on standard input. -o - writes to standard output."},
         commandListHeading = "%nCommands:%n",
         subcommands = {
                 ParseCommand.class,
@@ -51,7 +52,10 @@ import java.util.function.Supplier;
                 "  0  ok",
                 "  1  internal error (a bug: run again with --debug and report the stack trace)",
                 "  2  usage: unknown command or option, bad value, malformed ollama: reference,",
-                "     output that would overwrite the input",
+                "     an output that is empty, the input itself, named for another format, or",
+                "     neither a file, a symbolic link, a character device nor a FIFO",
+                "     output that would overwrite the input, a request the quantizer refuses",
+                "     (a type that needs --imatrix given none)",
                 "  3  malformed input: corrupt or truncated file (or Ollama manifest)",
                 "  4  limit exceeded: the file declares sizes, counts or nesting beyond the",
                 "     parse limits",
@@ -61,8 +65,9 @@ import java.util.function.Supplier;
                 "     (named in the message) is not installed; a quantizer setting the scheme",
                 "     cannot take, a tensor its blocks do not tile, a --like reference with",
                 "     nothing quantized",
-                "  7  I/O: missing or unreadable file, Ollama model, manifest or blob;",
-                "     output not writable",
+                "  7  I/O: missing or unreadable file, Ollama model, manifest or blob; an",
+                "     input that is not a regular file (use - for a header on stdin) or that",
+                "     changed while it was read; output not writable",
                 "  8  differ: amn diff found tensors, shapes, dtypes or values that differ"})
 public final class Amn implements Runnable {
     /** Exit codes outside {@link io.anamnesis.api.ErrorKind}. */
@@ -118,7 +123,7 @@ public final class Amn implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(),
-                "missing command: parse, inspect, remember, convert, forget, diff or formats (see 'amn --help')");
+                "missing command: parse, inspect, remember, convert, forget, diff or formats");
     }
 
     public static void main(String[] args) {
@@ -187,8 +192,18 @@ public final class Amn implements Runnable {
         }
 
         private static int usageError(CommandLine.ParameterException ex, PrintWriter err) {
-            String command = ex.getCommandLine().getCommandSpec().qualifiedName();
-            err.println("amn: " + oneLine(ex.getMessage()) + " (see '" + command + " --help')");
+            CommandLine.Model.CommandSpec spec = ex.getCommandLine().getCommandSpec();
+            String command = spec.qualifiedName();
+            String message = oneLine(ex.getMessage());
+            // picocli's "Unmatched argument at index 0: 'frobnicate'" for what is a command name
+            if (ex instanceof CommandLine.UnmatchedArgumentException u && spec.parent() == null
+                    && !u.getUnmatched().isEmpty() && !u.getUnmatched().getFirst().startsWith("-")) {
+                message = "unknown command '" + u.getUnmatched().getFirst() + "' (commands: "
+                        + String.join(", ", spec.subcommands().values().stream().map(CommandLine::getCommandSpec)
+                        .filter(s -> !s.usageMessage().hidden()).map(CommandLine.Model.CommandSpec::name)
+                        .filter(n -> !n.equals("help")).distinct().toList()) + ")";
+            }
+            err.println("amn: " + message + " (see '" + command + " --help')");
             err.flush();
             return USAGE;
         }
@@ -218,7 +233,7 @@ public final class Amn implements Runnable {
             }
             case OutOfMemoryError oom -> {
                 code = INTERNAL;
-                message = "out of memory (" + oom.getMessage() + "); give the JVM more with JAVA_OPTS=-Xmx...";
+                message = "out of memory (" + oom.getMessage() + "); give the JVM more with AMN_JAVA_OPTS=-Xmx...";
             }
             default -> {
                 code = INTERNAL;

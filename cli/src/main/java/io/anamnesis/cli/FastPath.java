@@ -2,7 +2,9 @@ package io.anamnesis.cli;
 
 import io.anamnesis.api.DType;
 
+import java.util.Map;
 import java.util.OptionalInt;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 /**
@@ -24,6 +26,39 @@ final class FastPath {
     private FastPath() {
     }
 
+    private static final Set<String> OUTPUT = Set.of("-o", "--output", "--threads", "-q", "--quiet");
+
+    /**
+     * The options each command takes on this route, by every name of the command; the same
+     * as picocli's model of it minus help and version (which picocli prints), checked by
+     * {@code FastPathTest} so that the two cannot drift: an option added to a command class
+     * fails that test until it is here, and the other way round.
+     */
+    static final Map<String, Set<String>> OPTIONS = Map.of(
+            "parse", Set.of("--debug", "--json"),
+            "inspect", Set.of("--debug", "--json", "--full", "--to"),
+            "info", Set.of("--debug", "--json", "--full", "--to"),
+            "remember", union(Set.of("--debug", "--to"), OUTPUT),
+            "dequantize", union(Set.of("--debug", "--to"), OUTPUT),
+            "convert", union(Set.of("--debug", "--to", "--dtype", "--as-stored"), OUTPUT),
+            "formats", Set.of("--debug", "--json"),
+            "aot-train", Set.of("--debug"));
+
+    /**
+     * Commands that always go through picocli: they run long enough that its start-up does not
+     * matter, and their options are too many to mirror here ({@code diff} reads two whole models).
+     */
+    static final Set<String> PICOCLI_ONLY_COMMANDS = Set.of("forget", "quantize", "diff");
+
+    /** The options above that take a value. */
+    static final Set<String> TAKE_A_VALUE = Set.of("--to", "--dtype", "-o", "--output", "--threads");
+
+    private static Set<String> union(Set<String> a, Set<String> b) {
+        Set<String> out = new java.util.HashSet<>(a);
+        out.addAll(b);
+        return Set.copyOf(out);
+    }
+
     static OptionalInt run(Amn.Context context, String... args) {
         int i = 0;
         while (i < args.length && args[i].equals("--debug")) i++;
@@ -39,8 +74,11 @@ final class FastPath {
         boolean asStored = false;
         boolean inspect = command.equals("inspect") || command.equals("info");
         Recover.OutputOptions output = new Recover.OutputOptions();
+        Set<String> accepted = OPTIONS.get(command);
+        if (accepted == null) return OptionalInt.empty();
         for (; i < args.length; i++) {
             String a = args[i];
+            if (a.startsWith("-") && !a.equals(InputRef.STDIN) && !accepted.contains(a)) return OptionalInt.empty();
             switch (a) {
                 case "--debug" -> {
                 }
@@ -93,7 +131,7 @@ final class FastPath {
                     }
                 }
                 default -> {
-                    if (a.startsWith("-") || input != null) return OptionalInt.empty();
+                    if ((a.startsWith("-") && !a.equals(InputRef.STDIN)) || input != null) return OptionalInt.empty();
                     input = a;
                 }
             }

@@ -5,7 +5,11 @@ import io.anamnesis.api.ForgetOptions;
 import io.anamnesis.api.LossMeter;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorIOException;
+import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.ForgetPlan;
+import io.anamnesis.api.spi.FormatWriter;
+import io.anamnesis.api.spi.OutputPlan;
+import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.Quantizer;
 import io.anamnesis.api.spi.WriteOptions;
 import picocli.CommandLine.Command;
@@ -54,7 +58,9 @@ final class ForgetCommand implements Callable<Integer> {
     String input;
 
     @Option(names = "--to", paramLabel = "<type>",
-            description = "Target: a type or file type of an installed quantizer (see 'amn formats').")
+            description = "Target: a type or file type of an installed quantizer (see 'amn formats'). GGUF: "
+                    + "llama-quantize's file types (q4_k_m, q8_0, iq4_xs, ...) with llama.cpp's per-tensor mix, "
+                    + "or ggml:<type> for one ggml type (ggml:q4_k).")
     String target;
 
     @Option(names = "--like", paramLabel = "<ref>",
@@ -62,14 +68,16 @@ final class ForgetCommand implements Callable<Integer> {
     String like;
 
     @Option(names = "--imatrix", paramLabel = "<file>",
-            description = "Importance matrix (llama.cpp's imatrix GGUF or legacy .dat), for the types that weight by it.")
+            description = "Importance matrix (llama.cpp's imatrix GGUF or legacy .dat), for the types that weight by "
+                    + "it; iq2_xxs, iq2_xs and iq1_s (and llama.cpp's other very-low-bit file types) need one.")
     Path imatrix;
 
     @Option(names = "--keep", paramLabel = "<regex>",
             description = "Leave tensors whose name matches as they are (repeatable).")
     List<String> keep = new ArrayList<>();
 
-    @Option(names = "--pure", description = "Quantize every eligible tensor to exactly --to, with no per-tensor mix.")
+    @Option(names = "--pure", description = "No per-tensor mix: every eligible tensor gets the target's default type "
+            + "(llama-quantize --pure).")
     boolean pure;
 
     @Option(names = "--block-size", paramLabel = "<n>", description = "Block size, for the schemes that take one.")
@@ -95,8 +103,6 @@ final class ForgetCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Amn.Context ctx = parent.context();
-        long start = System.nanoTime();
-        Anamnesis amn = ctx.amn();
         if ((target == null) == (like == null)) {
             throw new UsageException(target == null ? "give --to <type> or --like <ref>" : "give --to or --like, not both");
         }
@@ -104,14 +110,7 @@ final class ForgetCommand implements Callable<Integer> {
             throw new UsageException("--like takes the scheme and its settings from the reference; drop "
                     + String.join(", ", likeConflicts()));
         }
-        ReportKind reportKind = report == null ? null : ReportKind.of(report);
-        String to = target == null ? null : target.toLowerCase(Locale.ROOT);
-        if (to != null && amn.forgetTargets().get(to) == null) {
-            throw new UsageException("unknown target '" + target + "'" + (amn.forgetTargets().isEmpty()
-                    ? ": no quantizer module is installed"
-                    : "; targets: " + String.join(", ", amn.forgetTargets().keySet())));
-        }
-        int threads = output.threadCount();
+        if (report != null) ReportKind.of(report);
         List<Pattern> keepPatterns = new ArrayList<>();
         for (String k : keep) {
             try {
@@ -120,36 +119,74 @@ final class ForgetCommand implements Callable<Integer> {
                 throw new UsageException("--keep '" + k + "' is not a regular expression: " + e.getDescription());
             }
         }
-        InputRef in = InputRef.of(input, ctx.ollamaModels());
-        TensorArchive reference = like == null ? null : amn.open(InputRef.of(like, ctx.ollamaModels()).file());
+        if (target != null) known(ctx.amn(), target);
+        TensorArchive reference = like == null ? null : ctx.amn().open(InputRef.of(like, ctx.ollamaModels()).file());
         TensorArchive importance = null;
         try {
-            if (reference != null) to = amn.imitation(reference);
-            Quantizer quantizer = amn.quantizer(to);
-            String extension = amn.writer(quantizer.format()).fileExtensions().getFirst();
-            Path out = Outputs.choose(in, Optional.ofNullable(output.output), to, extension);
-            LossMeter loss = new LossMeter(reportKind == ReportKind.HTML);
-            importance = imatrix == null ? null : amn.open(imatrix);
-            try (TensorArchive archive = amn.open(in.file())) {
-                ForgetOptions options = new ForgetOptions(settings(), Optional.ofNullable(importance), pure, keepPatterns,
-                        Optional.ofNullable(reference));
-                ForgetPlan plan;
-                try (ProgressBar bar = ProgressBar.forTerminal(ctx.err(), output.quiet)) {
-                    plan = amn.forget(archive, to, options, loss, out, new WriteOptions(threads, bar));
-                }
-                if (report != null) {
-                    String text = reportKind == ReportKind.HTML
-                            ? HtmlReport.render(in.displayName(), out.getFileName().toString(), to, plan, loss)
-                            : Json.render(reportJson(plan, loss)) + "\n";
-                    writeAtomically(report, text);
-                }
-                if (!output.quiet) summary(ctx.out(), out, to, plan, loss, (System.nanoTime() - start) / 1e9);
-            }
+            importance = imatrix == null ? null : ctx.amn().open(imatrix);
+            run(ctx, input, target, new ForgetOptions(settings(), Optional.ofNullable(importance), pure, keepPatterns,
+                    Optional.ofNullable(reference)), report, output);
         } finally {
             if (importance != null) importance.close();
             if (reference != null) reference.close();
         }
         return Amn.OK;
+    }
+
+    /** Refuses a {@code --to} that no installed quantizer takes, as a usage error listing the targets. */
+    private static void known(Anamnesis amn, String target) {
+        if (amn.forgetTargets().get(target.toLowerCase(Locale.ROOT)) == null) {
+            throw new UsageException("unknown target '" + target + "'" + (amn.forgetTargets().isEmpty()
+                    ? ": no quantizer module is installed"
+                    : "; targets: " + String.join(", ", amn.forgetTargets().keySet())));
+        }
+    }
+
+    /**
+     * Forgets {@code reference} as {@code target}, or as {@code options.like()} is quantized
+     * when {@code target} is null (plan first, warnings, then the write with a progress bar,
+     * then the summary and the report); shared with {@code convert --dtype <target>}.
+     */
+    static ForgetPlan run(Amn.Context ctx, String reference, String target, ForgetOptions options, Path report,
+                          Recover.OutputOptions output) {
+        long start = System.nanoTime();
+        Anamnesis amn = ctx.amn();
+        ReportKind reportKind = report == null ? null : ReportKind.of(report);
+        String to;
+        if (target != null) {
+            known(amn, target);
+            to = target.toLowerCase(Locale.ROOT);
+        } else {
+            to = amn.imitation(options.like().orElseThrow(() -> new UsageException("give --to <type> or --like <ref>")));
+        }
+        Quantizer quantizer = amn.quantizer(to);
+        int threads = output.threadCount();
+        InputRef in = InputRef.of(reference, ctx.ollamaModels());
+        FormatWriter writer = amn.writer(quantizer.format());
+        Path out = Outputs.choose(in, Optional.ofNullable(output.output), to.replace(':', '-'), writer, amn, "forget");
+        LossMeter loss = new LossMeter(reportKind == ReportKind.HTML);
+        try (TensorArchive archive = amn.open(in.file())) {
+            ForgetPlan plan = amn.planForget(archive, to, options, loss);
+            for (String w : plan.warnings()) ctx.err().println("amn: warning: " + Amn.oneLine(w));
+            ctx.err().flush();
+            for (PlannedTensor t : plan.tensors()) {
+                if (!writer.supports(t.dtype())) {
+                    throw UnsupportedFeatureException.inTensor(t.name(), writer.format() + " cannot store dtype " + t.dtype());
+                }
+            }
+            try (ProgressBar bar = ProgressBar.forTerminal(ctx.err(), output.quiet)) {
+                writer.write(new OutputPlan(Optional.of(archive), plan.metadata(), plan.tensors(), plan.typed()), out,
+                        new WriteOptions(threads, bar));
+            }
+            if (report != null) {
+                String text = reportKind == ReportKind.HTML
+                        ? HtmlReport.render(in.displayName(), out.getFileName().toString(), to, plan, loss)
+                        : Json.render(reportJson(plan, loss)) + "\n";
+                writeAtomically(report, text);
+            }
+            if (!output.quiet) summary(ctx.out(), out, to, plan, loss, (System.nanoTime() - start) / 1e9);
+            return plan;
+        }
     }
 
     /** The report formats, by the file's extension. */
@@ -190,6 +227,15 @@ final class ForgetCommand implements Callable<Integer> {
         Map<String, Long> why = new LinkedHashMap<>();
         for (ForgetPlan.Decision d : plan.decisions()) {
             if (!d.encoded()) why.merge(d.becomes() + " (" + d.why() + ")", 1L, Long::sum);
+        }
+        Map<String, Long> types = new LinkedHashMap<>();
+        for (ForgetPlan.Decision d : plan.decisions()) {
+            if (d.encoded()) types.merge(d.becomes(), 1L, Long::sum);
+        }
+        if (types.size() > 1) {
+            List<String> parts = new ArrayList<>();
+            types.forEach((type, n) -> parts.add(n + " as " + type));
+            out.println("  quantized " + String.join(", ", parts));
         }
         why.forEach((reason, n) -> out.println("  kept " + n + " as " + reason));
         LossMeter.Loss l = loss.total();

@@ -100,7 +100,9 @@ final class FormatsCommand implements Callable<Integer> {
             quantizers.add(entry("scheme", q.scheme(), "module", Anamnesis.moduleOf(q), "format", q.format(),
                     "targets", List.copyOf(q.targets().keySet()), "description", q.description()));
         }
-        return entry("readers", readers, "writers", writers, "dequantizers", dequantizers, "quantizers", quantizers);
+        Map<String, Object> out = Report.jsonHead("formats");
+        out.putAll(entry("readers", readers, "writers", writers, "dequantizers", dequantizers, "quantizers", quantizers));
+        return out;
     }
 
     private static Map<String, Object> entry(Object... kv) {

@@ -1,6 +1,7 @@
 package io.anamnesis.cli;
 
 import io.anamnesis.api.MalformedFileException;
+import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorIOException;
 
 import java.io.IOException;
@@ -37,6 +38,18 @@ record InputRef(String reference, Path file, String displayName, boolean fromOll
     private static final Pattern NAME_PART = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
     private static final Pattern HOST = Pattern.compile("[A-Za-z0-9][A-Za-z0-9.-]*(:[0-9]{1,5})?");
     private static final Pattern SHA256 = Pattern.compile("sha256:([0-9a-f]{64})");
+
+    /** The input that reads the header from standard input, for parse and inspect. */
+    static final String STDIN = "-";
+
+    /**
+     * Opens what a reference names: the header on standard input for {@value #STDIN}
+     * (safetensors or GGUF; the archive has no tensor data), else the file.
+     */
+    static TensorArchive open(String reference, Amn.Context context) {
+        if (reference.equals(STDIN)) return context.amn().openHeader(System.in);
+        return context.amn().open(resolve(reference, context));
+    }
 
     /** The file a reference names; a plain path is returned as given (existence is the reader's business). */
     static Path resolve(String reference, Amn.Context context) {

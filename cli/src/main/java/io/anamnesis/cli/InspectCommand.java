@@ -27,7 +27,8 @@ final class InspectCommand implements Callable<Integer> {
     @ParentCommand
     Amn parent;
 
-    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, or ollama:<model>[:<tag>].")
+    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, ollama:<model>[:<tag>], or - for a "
+            + "safetensors or GGUF header on standard input (read up to the end of the header, no further).")
     String input;
 
     @Option(names = "--to", paramLabel = "<dtype>", defaultValue = "bf16", converter = TargetConverter.class,
@@ -44,10 +45,9 @@ final class InspectCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Amn.Context ctx = parent.context();
-        Path file = ctx.resolve(input);
         Anamnesis amn = ctx.amn();
-        try (TensorArchive archive = amn.open(file)) {
-            Log.debug("{}: {} archive, {} tensors", file, archive.format(), archive.tensors().size());
+        try (TensorArchive archive = InputRef.open(input, ctx)) {
+            Log.debug("{}: {} archive, {} tensors", input, archive.format(), archive.tensors().size());
             RecoveryPlan plan = amn.plan(archive, target);
             Report report = new Report(input, archive, plan);
             if (json) {

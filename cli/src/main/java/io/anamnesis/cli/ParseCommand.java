@@ -28,7 +28,8 @@ final class ParseCommand implements Callable<Integer> {
     @ParentCommand
     Amn parent;
 
-    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, or ollama:<model>[:<tag>].")
+    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, ollama:<model>[:<tag>], or - for a "
+            + "safetensors or GGUF header on standard input (read up to the end of the header, no further).")
     String input;
 
     @Option(names = "--json", description = "Print one JSON object: format, metadata, scheme, tensors.")
@@ -37,10 +38,9 @@ final class ParseCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Amn.Context ctx = parent.context();
-        Path file = ctx.resolve(input);
         Anamnesis amn = ctx.amn();
-        try (TensorArchive archive = amn.open(file)) {
-            Log.debug("{}: {} archive, {} tensors", file, archive.format(), archive.tensors().size());
+        try (TensorArchive archive = InputRef.open(input, ctx)) {
+            Log.debug("{}: {} archive, {} tensors", input, archive.format(), archive.tensors().size());
             Report report = plan(amn, archive, input);
             if (json) {
                 Json.print(ctx.out(), report.parseJson());

@@ -3,6 +3,9 @@ package io.anamnesis.cli;
 import io.anamnesis.api.spi.ProgressListener;
 
 import java.io.Console;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
@@ -34,10 +37,29 @@ final class ProgressBar implements ProgressListener, AutoCloseable {
         this.enabled = enabled;
     }
 
-    /** A bar that draws only when stderr is likely an interactive terminal. */
+    /** A bar that draws only when standard error, where it draws, is a terminal. */
     static ProgressBar forTerminal(PrintWriter err, boolean quiet) {
-        Console console = System.console();
-        return new ProgressBar(err, !quiet && console != null && console.isTerminal());
+        return new ProgressBar(err, !quiet && standardErrorIsTerminal());
+    }
+
+    /**
+     * Whether file descriptor 2 is a terminal. {@code Console.isTerminal()} answers for
+     * standard input and output, so {@code amn remember ... > log} would show no bar on the
+     * terminal it could draw on; Linux names each descriptor's file in /proc/self/fd, and
+     * elsewhere the console's answer is the best there is.
+     */
+    static boolean standardErrorIsTerminal() {
+        try {
+            return isTerminalDevice(Files.readSymbolicLink(Path.of("/proc/self/fd/2")).toString());
+        } catch (IOException | UnsupportedOperationException | SecurityException e) {
+            Console console = System.console();
+            return console != null && console.isTerminal();
+        }
+    }
+
+    /** A pseudo-terminal or a console: {@code /dev/pts/N}, {@code /dev/ttyN}, {@code /dev/tty}. */
+    static boolean isTerminalDevice(String file) {
+        return file.startsWith("/dev/pts/") || file.startsWith("/dev/tty") || file.equals("/dev/console");
     }
 
     @Override

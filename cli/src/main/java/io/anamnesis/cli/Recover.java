@@ -2,26 +2,22 @@ package io.anamnesis.cli;
 
 import io.anamnesis.api.Anamnesis;
 import io.anamnesis.api.DType;
-import io.anamnesis.api.RecoveryPlan;
-import io.anamnesis.api.TensorArchive;
-import io.anamnesis.api.UnsupportedFeatureException;
+import io.anamnesis.api.Conversion;
 import io.anamnesis.api.spi.FormatWriter;
-import io.anamnesis.api.spi.OutputPlan;
-import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.WriteOptions;
 import picocli.CommandLine.Option;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
 /**
- * The read, recover, write path shared by {@code remember} and {@code convert}: the same
- * steps as {@link Anamnesis#convert}, keeping the plan for the closing summary. The writer
- * is looked up first (a missing module fails before any work), the plan must be complete,
- * and the writer writes through {@code AtomicOutput}: the output appears whole or not at all.
+ * The output side shared by {@code remember} and {@code convert}: the options, where the
+ * output goes, and the closing summary. The work itself is {@link Anamnesis#convert} (or
+ * {@link Anamnesis#copy} for {@code --as-stored}), the library's one read, recover, write
+ * path: the writer is looked up first (a missing module fails before any work), the plan
+ * must be complete, and the output appears whole or not at all.
  */
 final class Recover {
     private Recover() {
@@ -31,7 +27,8 @@ final class Recover {
     static final class OutputOptions {
         @Option(names = {"-o", "--output"}, paramLabel = "<path>",
                 description = "Output file, or a folder for the derived name (default: beside the input, "
-                        + "named <input>-<dtype>.<ext>; in the current folder for ollama: models).")
+                        + "named <input>-<dtype>.<ext>; in the current folder for ollama: models). '-' writes to "
+                        + "standard output; a device or FIFO is written straight through; a symbolic link is followed.")
         String output;
 
         @Option(names = "--threads", paramLabel = "<n>",
@@ -48,56 +45,40 @@ final class Recover {
         }
     }
 
-    record Written(Path output, int tensors, int recovered, long bytes, String scheme, double seconds) {
-    }
-
-    static Written run(Amn.Context ctx, String reference, String format, DType target, OutputOptions options) {
-        return run(ctx, reference, format, target, options, false);
-    }
-
     /**
+     * @param command  {@code remember} or {@code convert}, for messages
      * @param asStored copy every tensor as stored and recover nothing: a container conversion
      *                 (quantized payloads and their companions are written unchanged)
      */
-    static Written run(Amn.Context ctx, String reference, String format, DType target, OutputOptions options,
-                       boolean asStored) {
+    static Conversion run(Amn.Context ctx, String command, String reference, String format, DType target,
+                          OutputOptions options, boolean asStored) {
         long start = System.nanoTime();
         int threads = options.threadCount();
-        Anamnesis installed = ctx.amn();
-        Anamnesis amn = asStored ? Anamnesis.of(installed.readers(), installed.writers(), List.of()) : installed;
+        Anamnesis amn = ctx.amn();
         FormatWriter writer = amn.writer(format);
         InputRef in = InputRef.of(reference, ctx.ollamaModels());
         Path output = Outputs.choose(in, Optional.ofNullable(options.output),
-                asStored ? "stored" : target.name().toLowerCase(Locale.ROOT), writer.fileExtensions().getFirst());
+                asStored ? "stored" : target.name().toLowerCase(Locale.ROOT), writer, amn, command);
         Log.debug("{} -> {} ({} writer from {}, {}, {} threads)", in.file(), output, writer.format(),
                 Anamnesis.moduleOf(writer), target, threads);
-        try (TensorArchive archive = amn.open(in.file())) {
-            RecoveryPlan plan = amn.plan(archive, target);
-            // as stored, "looks quantized" is what the user asked to keep, not a problem
-            OutputPlan outputPlan = asStored
-                    ? new OutputPlan(Optional.of(archive), archive.metadata(), plan.outputs())
-                    : plan.requireComplete().toOutputPlan();
-            for (PlannedTensor t : plan.outputs()) {
-                if (!writer.supports(t.dtype())) {
-                    throw UnsupportedFeatureException.inTensor(t.name(), writer.format() + " cannot store dtype " + t.dtype());
-                }
-            }
-            Log.debug("plan: {} outputs, {} recovered, {} bytes", plan.outputs().size(), plan.recoveries().size(),
-                    plan.outputBytes());
-            try (ProgressBar bar = ProgressBar.forTerminal(ctx.err(), options.quiet)) {
-                writer.write(outputPlan, output, new WriteOptions(threads, bar));
-            }
-            Written w = new Written(output, plan.outputs().size(), plan.recoveries().size(), plan.outputBytes(),
-                    String.join("; ", plan.schemeDescriptions()), (System.nanoTime() - start) / 1e9);
-            if (!options.quiet) summary(ctx.out(), w, target);
-            return w;
+        Conversion c;
+        try (ProgressBar bar = ProgressBar.forTerminal(ctx.err(), options.quiet)) {
+            WriteOptions write = new WriteOptions(threads, bar);
+            c = asStored ? amn.copy(in.file(), format, output, write) : amn.convert(in.file(), format, target, output, write);
         }
+        Log.debug("wrote {} outputs, {} recovered, {} bytes", c.tensors(), c.recovered(), c.bytes());
+        // with the output on standard output, the summary goes to standard error
+        if (!options.quiet) summary(Outputs.isStandardOutput(output) ? ctx.err() : ctx.out(), c, (System.nanoTime() - start) / 1e9);
+        return c;
     }
 
-    static void summary(PrintWriter out, Written w, DType target) {
-        String recovered = w.recovered() == 0 ? "nothing to recover"
-                : w.recovered() + " recovered to " + target.name().toLowerCase(Locale.ROOT) + " (" + w.scheme() + ")";
-        out.println("wrote " + w.output() + ": " + w.tensors() + (w.tensors() == 1 ? " tensor, " : " tensors, ")
-                + recovered + ", " + Text.size(w.bytes()) + " in " + Text.decimals(w.seconds(), 2) + " s");
+    static void summary(PrintWriter out, Conversion c, double seconds) {
+        String recovered = c.recovered() == 0 ? "nothing to recover"
+                : c.recovered() + " recovered to " + c.target().name().toLowerCase(Locale.ROOT) + " ("
+                + String.join("; ", c.schemes()) + ")";
+        String where = Outputs.isStandardOutput(c.output()) ? "standard output" : c.output().toString();
+        out.println("wrote " + where + ": " + c.tensors() + (c.tensors() == 1 ? " tensor, " : " tensors, ")
+                + recovered + ", " + Text.size(c.bytes()) + " in " + Text.decimals(seconds, 2) + " s");
+        out.flush();
     }
 }

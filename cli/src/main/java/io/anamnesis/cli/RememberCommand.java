@@ -33,7 +33,7 @@ final class RememberCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        Recover.run(parent.context(), input, "safetensors", target, output);
+        Recover.run(parent.context(), "remember", input, "safetensors", target, output, false);
         return Amn.OK;
     }
 }

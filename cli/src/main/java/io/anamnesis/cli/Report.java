@@ -124,12 +124,82 @@ record Report(String input, TensorArchive archive, RecoveryPlan plan, java.util.
         return rows;
     }
 
+    /**
+     * The version of the JSON that {@code parse}, {@code inspect} and {@code formats} print,
+     * described by {@code docs/schema/amn-output.schema.json}; raised when a field changes
+     * meaning or goes away (new fields do not raise it).
+     */
+    static final int SCHEMA_VERSION = 1;
+
+    /** The fields every JSON document starts with. */
+    static Map<String, Object> jsonHead(String command) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("schema_version", SCHEMA_VERSION);
+        out.put("command", command);
+        return out;
+    }
+
+    /**
+     * A format's properties for JSON: keys in snake_case ({@code byte order} becomes
+     * {@code byte_order}), whole numbers as numbers and yes/no as booleans; the rest stay text.
+     */
+    static Map<String, Object> typedProperties(Map<String, String> properties) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        properties.forEach((k, v) -> out.put(snakeCase(k), typed(v)));
+        return out;
+    }
+
+    /** By hand, not with a regex: {@code inspect --json} is on the start-up path (docs/benchmarks/cli.md). */
+    static String snakeCase(String key) {
+        StringBuilder sb = new StringBuilder();
+        boolean gap = false;
+        for (char c : key.toLowerCase(java.util.Locale.ROOT).toCharArray()) {
+            if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+                if (gap && !sb.isEmpty()) sb.append('_');
+                sb.append(c);
+                gap = false;
+            } else {
+                gap = true;
+            }
+        }
+        return sb.toString();
+    }
+
+    private static boolean wholeNumber(String v) {
+        int start = v.startsWith("-") ? 1 : 0;
+        if (v.length() == start || v.length() - start > 18) return false;
+        for (int i = start; i < v.length(); i++) {
+            if (v.charAt(i) < '0' || v.charAt(i) > '9') return false;
+        }
+        return true;
+    }
+
+    private static Object typed(String v) {
+        if (wholeNumber(v)) return Long.parseLong(v);
+        return switch (v) {
+            case "yes", "true" -> Boolean.TRUE;
+            case "no", "false" -> Boolean.FALSE;
+            default -> v;
+        };
+    }
+
+    /**
+     * The metadata for both commands' JSON: each key typed where the format has a typed value
+     * (GGUF), else its text; long arrays summarized unless {@code full}.
+     */
+    Map<String, Object> metadataJson(boolean full) {
+        Map<String, Object> out = new LinkedHashMap<>(archive.metadata());
+        out.putAll(archive.structuredMetadata());
+        @SuppressWarnings("unchecked") Map<String, Object> summarized = (Map<String, Object>) Json.summarize(out, full);
+        return summarized;
+    }
+
     /** {@code parse --json}: one object, format, metadata, scheme, tensors. */
     Map<String, Object> parseJson() {
-        Map<String, Object> out = new LinkedHashMap<>();
+        Map<String, Object> out = jsonHead("parse");
         out.put("input", input);
         out.put("format", archive.format());
-        out.put("metadata", archive.metadata());
+        out.put("metadata", metadataJson(false));
         out.put("scheme", plan.schemeDescriptions().isEmpty() ? null : scheme());
         out.put("schemes", plan.schemeDescriptions());
         out.put("tensor_count", archive.tensors().size());
@@ -141,7 +211,7 @@ record Report(String input, TensorArchive archive, RecoveryPlan plan, java.util.
 
     /** {@code inspect --json}: the summary plus structured metadata. */
     Map<String, Object> inspectJson(boolean fullMetadata) {
-        Map<String, Object> out = new LinkedHashMap<>();
+        Map<String, Object> out = jsonHead("inspect");
         out.put("input", input);
         out.put("format", archive.format());
         out.put("scheme", plan.schemeDescriptions().isEmpty() ? null : scheme());
@@ -153,9 +223,9 @@ record Report(String input, TensorArchive archive, RecoveryPlan plan, java.util.
         out.put("output_dtype", plan.target().name());
         out.put("output_tensor_count", plan.outputs().size());
         out.put("output_bytes", outputBytes());
-        out.put("properties", archive.properties());
+        out.put("properties", typedProperties(archive.properties()));
         out.put("problems", plan.problems());
-        out.put("metadata", Json.summarize(archive.structuredMetadata(), fullMetadata));
+        out.put("metadata", metadataJson(fullMetadata));
         return out;
     }
 }

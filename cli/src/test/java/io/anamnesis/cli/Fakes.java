@@ -15,7 +15,7 @@ import io.anamnesis.api.TensorIOException;
 import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.numeric.Floats;
 import io.anamnesis.api.numeric.LittleEndian;
-import io.anamnesis.api.spi.AtomicOutput;
+import io.anamnesis.api.write.AtomicOutput;
 import io.anamnesis.api.spi.ChunkFiller;
 import io.anamnesis.api.spi.ClaimContext;
 import io.anamnesis.api.spi.Dequantizer;
@@ -26,7 +26,7 @@ import io.anamnesis.api.spi.OutputPlan;
 import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.Recovery;
 import io.anamnesis.api.spi.RecoveryKernel;
-import io.anamnesis.api.spi.TensorDataWriter;
+import io.anamnesis.api.write.TensorDataWriter;
 import io.anamnesis.api.spi.WriteOptions;
 
 import java.io.IOException;

@@ -62,6 +62,9 @@ class ForgetCommandTest {
 
         @Override
         public ForgetPlan plan(ForgetRequest request) {
+            if (request.options().settings().containsKey("block-size")) {
+                throw new io.anamnesis.api.InvalidRequestException("toyq takes no --block-size");
+            }
             List<PlannedTensor> out = new ArrayList<>();
             List<ForgetPlan.Decision> decisions = new ArrayList<>();
             for (DenseTensor t : request.tensors()) {
@@ -95,7 +98,8 @@ class ForgetCommandTest {
                 }));
                 decisions.add(new ForgetPlan.Decision(t.name(), "int8", true, "matrix"));
             }
-            return new ForgetPlan(out, Map.of("quantized_by", "toyq"), Map.of("toy.version", MetaValue.u32(1)), decisions);
+            return new ForgetPlan(out, Map.of("quantized_by", "toyq"), Map.of("toy.version", MetaValue.u32(1)), decisions,
+                    request.options().pure() ? List.of("toyq: --pure changes nothing") : List.of());
         }
 
         static float scale(float[] v) {
@@ -249,5 +253,35 @@ class ForgetCommandTest {
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(seen).containsExactly("int8 like ref.fake");
         assertThat(dir.resolve("model-int8.safetensors")).isRegularFile();
+    }
+
+    @Test
+    void aRequestTheQuantizerRefusesIsAUsageErrorAndItsWarningsArePrinted() throws IOException {
+        Path f = Fakes.write(dir, "model.fake", "ok");
+        Runs.Run r = amn(withToyQuantizer(), "forget", f.toString(), "--to", "int8", "--block-size", "64");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).isEqualTo("amn: toyq takes no --block-size\n");
+        Runs.Run pure = amn(withToyQuantizer(), "forget", f.toString(), "--to", "int8", "--pure", "--quiet");
+        assertThat(pure.code()).as(pure.err()).isZero();
+        assertThat(pure.err()).contains("amn: warning: toyq: --pure changes nothing");
+    }
+
+    @Test
+    void convertWithAQuantizersTargetAsDtypeRecoversAndQuantizesInOnePass() throws IOException {
+        Path f = Fakes.write(dir, "model.fake", "ok");
+        Runs.Run r = amn(withToyQuantizer(), "convert", f.toString(), "--to", "safetensors", "--dtype", "int8");
+        assertThat(r.code()).as(r.err()).isZero();
+        Path out = dir.resolve("model-int8.safetensors");
+        assertThat(r.out()).startsWith("wrote " + out + ": 2 tensors, 1 quantized to int8, 1 kept");
+        Map<String, Runs.Stored> t = Runs.readSafetensors(out, new LinkedHashMap<>());
+        assertThat(t.get("layer").dtype()).isEqualTo("I8");
+        assertThat(t.get("layer").bytes()).containsExactly(1, -2, 3, 127);
+
+        Runs.Run unknown = amn(withToyQuantizer(), "convert", f.toString(), "--to", "safetensors", "--dtype", "q9");
+        assertThat(unknown.code()).isEqualTo(2);
+        assertThat(unknown.err()).contains("--dtype 'q9' is neither a recovery dtype (bf16, f16, f32) nor a target")
+                .contains("(targets: int8)");
+        Runs.Run stored = amn(withToyQuantizer(), "convert", f.toString(), "--to", "safetensors", "--dtype", "int8", "--as-stored");
+        assertThat(stored.code()).isEqualTo(2);
     }
 }

@@ -1,5 +1,8 @@
 package io.anamnesis.cli;
 
+import io.anamnesis.api.Anamnesis;
+import io.anamnesis.api.spi.FormatWriter;
+
 import io.anamnesis.api.DType;
 import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.TensorIOException;
@@ -120,16 +123,19 @@ class InputRefTest {
 
     @Test
     void derivedOutputNames() throws IOException {
-        assertThat(Outputs.derivedName(InputRef.of("some/model.safetensors", dir), DType.BF16, "safetensors"))
+        assertThat(Outputs.derivedName(InputRef.of("some/model.safetensors", dir), "bf16", "safetensors"))
                 .isEqualTo("model-bf16.safetensors");
-        assertThat(Outputs.derivedName(InputRef.of("model.Q4_K_M.gguf", dir), DType.F32, "safetensors"))
+        assertThat(Outputs.derivedName(InputRef.of("model.Q4_K_M.gguf", dir), "f32", "safetensors"))
                 .isEqualTo("model.Q4_K_M-f32.safetensors");
-        assertThat(Outputs.derivedName(InputRef.of("noext", dir), DType.F16, "gguf")).isEqualTo("noext-f16.gguf");
+        assertThat(Outputs.derivedName(InputRef.of("noext", dir), "f16", "gguf")).isEqualTo("noext-f16.gguf");
         Path in = Fakes.write(dir, "m.fake", "ok");
-        assertThat(Outputs.choose(InputRef.of(in.toString(), dir), Optional.empty(), DType.BF16, "safetensors"))
-                .isEqualTo(dir.resolve("m-bf16.safetensors"));
+        Anamnesis amn = Fakes.amn();
+        FormatWriter writer = amn.writers().getFirst();
+        String ext = writer.fileExtensions().getFirst();
+        assertThat(Outputs.choose(InputRef.of(in.toString(), dir), Optional.empty(), "bf16", writer, amn, "remember"))
+                .isEqualTo(dir.resolve("m-bf16." + ext));
         Path models = store("registry.ollama.ai/library/tiny/q4", "FAKE ok\n");
-        assertThat(Outputs.choose(InputRef.of("ollama:tiny:q4", models), Optional.empty(), DType.BF16, "safetensors"))
-                .isEqualTo(Path.of("tiny-q4-bf16.safetensors"));
+        assertThat(Outputs.choose(InputRef.of("ollama:tiny:q4", models), Optional.empty(), "bf16", writer, amn, "remember"))
+                .isEqualTo(Path.of("tiny-q4-bf16." + ext));
     }
 }

@@ -48,7 +48,41 @@ class CorpusApiTest {
             case "dequantize" -> dequantize(c);
             case "parse" -> parse(c);
             case "reject" -> reject(c);
+            case "quantize" -> quantize(c);
             default -> fail("unknown operation " + c.operation() + " in " + c.id());
+        }
+    }
+
+    /**
+     * ggml-quantize: only {@code weight} of the input, to exactly the case's ggml type, with its
+     * {@code imatrix} as a legacy .dat; llama-quantize: the whole model to the case's file type,
+     * with its imatrix.gguf. Written with 2 threads and with 1: the same bytes.
+     */
+    static void quantize(CorpusCase c) throws Exception {
+        Path tmp = java.nio.file.Files.createTempDirectory("amn-corpus-quantize-");
+        try {
+            boolean ggml = QuantizeCases.isGgml(c);
+            Path input = ggml ? QuantizeCases.weightOnly(c, tmp) : c.input();
+            Optional<TensorArchive> imatrix = !QuantizeCases.hasImatrix(c) ? Optional.empty()
+                    : ggml ? Optional.of(AMN.open(QuantizeCases.legacyImatrix(c, tmp)))
+                    : Optional.of(new QuantizeLayoutTest.GivenAs(AMN.open(c.dir().resolve("imatrix.gguf")), Path.of("imatrix.gguf")));
+            try (TensorArchive archive = AMN.open(input)) {
+                io.anamnesis.api.ForgetOptions options = new io.anamnesis.api.ForgetOptions(Map.of(), imatrix, false, List.of());
+                Path two = tmp.resolve("out-2.gguf"), one = tmp.resolve("out-1.gguf");
+                AMN.forget(archive, QuantizeCases.target(c), options, new io.anamnesis.api.LossMeter(), two,
+                        io.anamnesis.api.spi.WriteOptions.threads(2));
+                if (ggml) QuantizeCases.compareWeight(c, two);
+                else QuantizeCases.compareModel(c, two, imatrix.map(i -> "imatrix.gguf"));
+                AMN.forget(archive, QuantizeCases.target(c), options, new io.anamnesis.api.LossMeter(), one,
+                        io.anamnesis.api.spi.WriteOptions.threads(1));
+                assertThat(QuantizeCases.sha256(one)).as(c.id() + ": 1 thread, the same bytes as 2").isEqualTo(QuantizeCases.sha256(two));
+            } finally {
+                if (imatrix.isPresent()) imatrix.get().close();
+            }
+        } finally {
+            try (Stream<Path> all = java.nio.file.Files.walk(tmp)) {
+                for (Path p : all.sorted((a, b) -> b.getNameCount() - a.getNameCount()).toList()) java.nio.file.Files.deleteIfExists(p);
+            }
         }
     }
 

@@ -59,7 +59,7 @@ class CorpusCliTest {
     static void run(CorpusCase c) throws Exception {
         Optional<String> missing = Requirements.missing(c, CorpusApiTest.AMN);
         Assumptions.assumeTrue(missing.isEmpty(), () -> c.id() + ": " + missing.orElse(""));
-        if (!c.operation().equals("reject")) {
+        if (!c.operation().equals("reject") && !c.operation().equals("quantize")) {
             Assumptions.assumeTrue(CorpusApiTest.AMN.findWriter("safetensors").isPresent(),
                     () -> c.id() + ": no installed safetensors writer (module format-safetensors)");
         }
@@ -69,6 +69,7 @@ class CorpusCliTest {
                 case "dequantize" -> dequantize(c, tmp);
                 case "parse" -> parse(c, tmp);
                 case "reject" -> reject(c, tmp);
+                case "quantize" -> quantize(c, tmp);
                 default -> fail("unknown operation " + c.operation() + " in " + c.id());
             }
         } finally {
@@ -124,6 +125,29 @@ class CorpusCliTest {
             assertThat(got.shape()).as(c.id() + " " + e.getKey() + " shape").isEqualTo(e.getValue().shape());
             assertThat(got.bytes()).as(c.id() + " " + e.getKey() + " bytes").isEqualTo(e.getValue().bytes());
         }
+    }
+
+    /**
+     * {@code amn forget}: a ggml-quantize case as {@code forget input.safetensors --to ggml:TYPE}
+     * with only {@code weight} in the input (and {@code --imatrix} a legacy .dat of its
+     * {@code imatrix}), a llama-quantize case as {@code forget input.gguf --to FILE_TYPE
+     * [--imatrix imatrix.gguf]}.
+     */
+    static void quantize(CorpusCase c, Path tmp) throws Exception {
+        boolean ggml = QuantizeCases.isGgml(c);
+        List<String> args = new ArrayList<>(List.of("forget", "--quiet", "--to", QuantizeCases.target(c)));
+        Path out = tmp.resolve("out.gguf");
+        args.addAll(List.of("-o", out.toString()));
+        Optional<String> imatrix = Optional.empty();
+        if (QuantizeCases.hasImatrix(c)) {
+            imatrix = Optional.of((ggml ? QuantizeCases.legacyImatrix(c, tmp) : c.dir().resolve("imatrix.gguf")).toString());
+            args.addAll(List.of("--imatrix", imatrix.get()));
+        }
+        args.add((ggml ? QuantizeCases.weightOnly(c, tmp) : c.input()).toString());
+        Run r = amn(args.toArray(String[]::new));
+        assertThat(r.code()).as(c.id() + " amn " + String.join(" ", args) + ": " + r.err()).isZero();
+        if (ggml) QuantizeCases.compareWeight(c, out);
+        else QuantizeCases.compareModel(c, out, imatrix);
     }
 
     /** Header-only inspect and a full remember must both refuse, with an accepted kind, writing nothing. */

@@ -35,7 +35,7 @@ final class ReferenceSafetensors {
         int n = Math.toIntExact(buf.getLong(0));
         JsonNode header = new ObjectMapper().readTree(new String(all, 8, n, StandardCharsets.UTF_8));
         Map<String, Tensor> out = new LinkedHashMap<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = header.fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = header.properties().iterator(); it.hasNext(); ) {
             var e = it.next();
             if (e.getKey().equals("__metadata__")) continue;
             JsonNode t = e.getValue();

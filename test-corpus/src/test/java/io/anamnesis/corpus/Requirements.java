@@ -25,8 +25,6 @@ final class Requirements {
      * the issue that adds the capability removes its line.
      */
     private static final List<Pending> PENDING = List.of(
-            new Pending("ggml-quantize", "", "issue 11 (Lethe: quantize to every GGUF type) adds the GGUF encoders"),
-            new Pending("llama-quantize", "", "issue 11 (Lethe: llama-quantize's file types) adds whole-model quantization"),
             new Pending("compressed-tensors", "", "issue 13 (compressed-tensors, gpt-oss MXFP4, FP8 FNUZ) adds compressed-tensors"),
             new Pending("mxfp4", "", "issue 13 (compressed-tensors, gpt-oss MXFP4, FP8 FNUZ) adds gpt-oss MXFP4"),
             new Pending("fp8", "gen-e4m3fnuz", "issue 13 (compressed-tensors, gpt-oss MXFP4, FP8 FNUZ) adds E4M3FNUZ"));
@@ -45,6 +43,16 @@ final class Requirements {
         String format = formatOf(c);
         if (amn.readers().stream().map(FormatReader::format).noneMatch(format::equals)) {
             return Optional.of("no installed reader for " + format + " (module format-" + format + ")");
+        }
+        if (c.operation().equals("quantize")) {
+            if (amn.quantizers().stream().noneMatch(q -> q.scheme().equals("gguf"))) {
+                return Optional.of("no installed quantizer for gguf (module quant-gguf)");
+            }
+            try {
+                return QuantizeCases.missingEncoders(c);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
         }
         if (c.operation().equals("dequantize")) {
             Optional<String> scheme = schemeOf(c);

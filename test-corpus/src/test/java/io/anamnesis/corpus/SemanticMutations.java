@@ -264,10 +264,10 @@ final class SemanticMutations {
         JsonNode header = JSON.readTree(new String(file, 8, (int) n, StandardCharsets.UTF_8));
         Map<String, String> meta = new LinkedHashMap<>();
         List<Tensor> tensors = new ArrayList<>();
-        for (var it = header.fields(); it.hasNext(); ) {
+        for (var it = header.properties().iterator(); it.hasNext(); ) {
             var e = it.next();
             if (e.getKey().equals("__metadata__")) {
-                e.getValue().fields().forEachRemaining(m -> meta.put(m.getKey(), m.getValue().asText()));
+                e.getValue().properties().forEach(m -> meta.put(m.getKey(), m.getValue().asText()));
                 continue;
             }
             JsonNode t = e.getValue();

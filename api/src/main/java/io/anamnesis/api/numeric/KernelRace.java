@@ -14,11 +14,10 @@ import java.util.function.BooleanSupplier;
  * first time the vector kernel is the faster one several times running. A short run never
  * pays for the warm-up; a long one gets the vector speed as soon as it exists.
  *
- * <p>{@code -Danamnesis.kernels=vector} or {@code =scalar} skips the race (benchmarks,
- * tests).
+ * <p>The race runs only when {@link Kernels#choice()} is {@code auto}: {@code vector} makes
+ * the vector kernel the winner from the start (benchmarks), {@code scalar} never lets it win.
  */
 public final class KernelRace implements BooleanSupplier {
-    private static final String MODE = System.getProperty("anamnesis.kernels", "race");
     private static final int WINS_NEEDED = 3;
     /** The race gives up (scalar for good) after this long: a vector kernel that never compiles. */
     private static final long GIVE_UP_NANOS = 30_000_000_000L;
@@ -38,11 +37,14 @@ public final class KernelRace implements BooleanSupplier {
         this.name = name;
         this.scalarProbe = scalarProbe;
         this.vectorProbe = vectorProbe;
-        if (MODE.equals("vector")) {
-            vectorWins = true;
-            started = true;
-        } else if (MODE.equals("scalar")) {
-            started = true;
+        switch (Kernels.choice()) {
+            case VECTOR -> {
+                vectorWins = true;
+                started = true;
+            }
+            case SCALAR -> started = true;
+            case AUTO -> {
+            }
         }
     }
 

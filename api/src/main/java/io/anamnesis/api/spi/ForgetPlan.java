@@ -13,14 +13,24 @@ import java.util.Map;
  * @param metadata  string metadata to store ({@code quantization_config} for safetensors)
  * @param typed     typed key/values to store ({@code general.file_type} for GGUF)
  * @param decisions one line per input tensor: what it became and why
+ * @param warnings  what the user should know but that does not stop the run (a tensor with
+ *                  no importance-matrix entry, rows that fell back to another type), one line
+ *                  each; the CLI prints them as warnings
  */
 public record ForgetPlan(List<PlannedTensor> tensors, Map<String, String> metadata, Map<String, MetaValue> typed,
-                         List<Decision> decisions) {
+                         List<Decision> decisions, List<String> warnings) {
     public ForgetPlan {
         tensors = List.copyOf(tensors);
         metadata = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(metadata));
         typed = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(typed));
         decisions = List.copyOf(decisions);
+        warnings = List.copyOf(warnings);
+    }
+
+    /** A plan without warnings. */
+    public ForgetPlan(List<PlannedTensor> tensors, Map<String, String> metadata, Map<String, MetaValue> typed,
+                      List<Decision> decisions) {
+        this(tensors, metadata, typed, decisions, List.of());
     }
 
     /**

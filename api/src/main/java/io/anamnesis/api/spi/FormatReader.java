@@ -2,6 +2,9 @@ package io.anamnesis.api.spi;
 
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.TensorArchive;
+import io.anamnesis.api.UnsupportedFeatureException;
+
+import java.io.InputStream;
 
 import java.nio.file.Path;
 import java.util.List;
@@ -43,4 +46,16 @@ public interface FormatReader {
      * @throws io.anamnesis.api.AnamnesisException typed: malformed, limit, security, unsupported, I/O
      */
     TensorArchive open(Path path, ParseLimits limits);
+
+    /**
+     * Reads the header alone from a stream (a pipe, an upload), reading no byte past it: the
+     * archive lists the tensors and the metadata, and its {@code data} fails. Only formats
+     * whose index comes first can; by default a reader cannot (a zip keeps its directory at
+     * the end).
+     *
+     * @throws io.anamnesis.api.AnamnesisException typed, as {@link #open}
+     */
+    default TensorArchive openHeader(InputStream in, ParseLimits limits) {
+        throw new UnsupportedFeatureException(format() + " files cannot be read from a stream: save it to a file");
+    }
 }

@@ -9,8 +9,8 @@ import java.util.List;
  * Writes an {@link OutputPlan} as one file format. Found with {@link java.util.ServiceLoader}.
  *
  * <p>Contract: the target appears complete or not at all (write a temporary file beside it,
- * then rename; {@link AtomicOutput} does this), tensors are produced by the plan's producers
- * in bounded memory, and the bytes are the same at any thread count.
+ * then rename; {@link io.anamnesis.api.write.AtomicOutput} does this), tensors are produced
+ * by the plan's producers in bounded memory, and the bytes are the same at any thread count.
  */
 public interface FormatWriter {
 

@@ -4,9 +4,11 @@ import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorIOException;
 import io.anamnesis.api.spi.FileProbe;
+import io.anamnesis.api.spi.HeaderStream;
 import io.anamnesis.api.spi.FormatReader;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -49,6 +51,21 @@ public final class GgufReader implements FormatReader {
         } catch (RuntimeException | Error e) {
             closeQuietly(channel);
             throw e;
+        }
+    }
+
+    /**
+     * The header from a stream, read up to its last tensor info and no further; the archive
+     * has the typed key/values and the tensor index, and no tensor data. Data offsets cannot
+     * be checked against a length the stream does not have.
+     */
+    @Override
+    public TensorArchive openHeader(InputStream in, ParseLimits limits) {
+        HeaderStream channel = new HeaderStream(in);
+        try {
+            return new GgufArchive(null, channel, GgufParser.parse(channel, channel.size(), limits));
+        } catch (IOException e) {
+            throw new TensorIOException("cannot read the GGUF header from the stream: " + e.getMessage(), e);
         }
     }
 

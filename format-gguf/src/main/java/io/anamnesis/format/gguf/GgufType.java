@@ -2,6 +2,7 @@ package io.anamnesis.format.gguf;
 
 import io.anamnesis.api.DType;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -9,72 +10,79 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
- * One ggml tensor type as GGUF stores it: the id written in a tensor info ({@code ggml_type}
- * in ggml.h), ggml's name, and the block geometry of {@code ggml_type_traits}
- * ({@code blck_size} elements in {@code type_size} bytes).
+ * Every ggml tensor type as GGUF stores it: ggml's name, the id written in a tensor info
+ * ({@code ggml_type} in ggml.h) and the block geometry of {@code ggml_type_traits}
+ * ({@code blck_size} elements in {@code type_size} bytes), in id order. Sizes follow the
+ * block structs of ggml-common.h (QK_K = 256).
+ *
+ * <p>quant-gguf's {@code GgufBlockType} writes the block types the same way (name, id,
+ * elements, bytes); test-corpus checks that the two tables agree on every id either knows.
  *
  * <p>Scalar types surface as the api's standard dtypes; block types as
  * {@code DType(name, QUANTIZED, blockElements, blockBytes)} with ggml's upper-case name,
  * which is what the GGUF dequantizers match on.
- *
- * @param id            the {@code ggml_type} value
- * @param name          ggml's name, upper case ({@code Q4_K}, {@code IQ2_XXS})
- * @param blockElements elements per block ({@code blck_size})
- * @param blockBytes    bytes per block ({@code type_size})
- * @param dtype         the dtype tensors of this type carry
  */
-public record GgufType(int id, String name, int blockElements, int blockBytes, DType dtype) {
+public enum GgufType {
+    F32(0, DType.F32),
+    F16(1, DType.F16),
+    Q4_0(2, 32, 18),
+    Q4_1(3, 32, 20),
+    Q5_0(6, 32, 22),
+    Q5_1(7, 32, 24),
+    Q8_0(8, 32, 34),
+    /** ggml's own layout {f16 d; f16 s; int8 qs[32]}; gguf-py's size table still says 40 bytes. */
+    Q8_1(9, 32, 36),
+    Q2_K(10, 256, 84),
+    Q3_K(11, 256, 110),
+    Q4_K(12, 256, 144),
+    Q5_K(13, 256, 176),
+    Q6_K(14, 256, 210),
+    Q8_K(15, 256, 292),
+    IQ2_XXS(16, 256, 66),
+    IQ2_XS(17, 256, 74),
+    IQ3_XXS(18, 256, 98),
+    IQ1_S(19, 256, 50),
+    IQ4_NL(20, 32, 18),
+    IQ3_S(21, 256, 110),
+    IQ2_S(22, 256, 82),
+    IQ4_XS(23, 256, 136),
+    I8(24, DType.I8),
+    I16(25, DType.I16),
+    I32(26, DType.I32),
+    I64(27, DType.I64),
+    F64(28, DType.F64),
+    IQ1_M(29, 256, 56),
+    BF16(30, DType.BF16),
+    TQ1_0(34, 256, 54),
+    TQ2_0(35, 256, 66),
+    MXFP4(39, 32, 17),
+    NVFP4(40, 64, 36),
+    Q1_0(41, 128, 18),
+    Q2_0(42, 64, 18);
 
-    private static GgufType scalar(int id, String name, DType dtype) {
-        return new GgufType(id, name, 1, dtype.blockBytes(), dtype);
+    private final int ggmlId;
+    private final int blockElements;
+    private final int blockBytes;
+    private final DType dtype;
+
+    /** A block type: its dtype is ggml's name with the block geometry. */
+    GgufType(int ggmlId, int blockElements, int blockBytes) {
+        this.ggmlId = ggmlId;
+        this.blockElements = blockElements;
+        this.blockBytes = blockBytes;
+        this.dtype = new DType(name(), DType.Kind.QUANTIZED, blockElements, blockBytes);
     }
 
-    private static GgufType block(int id, String name, int blockElements, int blockBytes) {
-        return new GgufType(id, name, blockElements, blockBytes,
-                new DType(name, DType.Kind.QUANTIZED, blockElements, blockBytes));
+    /** A scalar type: one element per block, the api's standard dtype. */
+    GgufType(int ggmlId, DType dtype) {
+        this.ggmlId = ggmlId;
+        this.blockElements = 1;
+        this.blockBytes = dtype.blockBytes();
+        this.dtype = dtype;
     }
 
-    /**
-     * Every type ggml defines, in id order. Sizes follow the block structs of ggml-common.h
-     * (QK_K = 256); Q8_1 is {f16 d; f16 s; int8 qs[32]} = 36 bytes, as ggml lays it out
-     * (gguf-py's table still says 40).
-     */
-    public static final List<GgufType> ALL = List.of(
-            scalar(0, "F32", DType.F32),
-            scalar(1, "F16", DType.F16),
-            block(2, "Q4_0", 32, 18),
-            block(3, "Q4_1", 32, 20),
-            block(6, "Q5_0", 32, 22),
-            block(7, "Q5_1", 32, 24),
-            block(8, "Q8_0", 32, 34),
-            block(9, "Q8_1", 32, 36),
-            block(10, "Q2_K", 256, 84),
-            block(11, "Q3_K", 256, 110),
-            block(12, "Q4_K", 256, 144),
-            block(13, "Q5_K", 256, 176),
-            block(14, "Q6_K", 256, 210),
-            block(15, "Q8_K", 256, 292),
-            block(16, "IQ2_XXS", 256, 66),
-            block(17, "IQ2_XS", 256, 74),
-            block(18, "IQ3_XXS", 256, 98),
-            block(19, "IQ1_S", 256, 50),
-            block(20, "IQ4_NL", 32, 18),
-            block(21, "IQ3_S", 256, 110),
-            block(22, "IQ2_S", 256, 82),
-            block(23, "IQ4_XS", 256, 136),
-            scalar(24, "I8", DType.I8),
-            scalar(25, "I16", DType.I16),
-            scalar(26, "I32", DType.I32),
-            scalar(27, "I64", DType.I64),
-            scalar(28, "F64", DType.F64),
-            block(29, "IQ1_M", 256, 56),
-            scalar(30, "BF16", DType.BF16),
-            block(34, "TQ1_0", 256, 54),
-            block(35, "TQ2_0", 256, 66),
-            block(39, "MXFP4", 32, 17),
-            block(40, "NVFP4", 64, 36),
-            block(41, "Q1_0", 128, 18),
-            block(42, "Q2_0", 64, 18));
+    /** Every type, in id order. */
+    public static final List<GgufType> ALL = List.of(values());
 
     /**
      * Ids ggml once used and has since removed; files that still carry them get a message
@@ -85,11 +93,11 @@ public record GgufType(int id, String name, int blockElements, int blockBytes, D
             31, "Q4_0_4_4", 32, "Q4_0_4_8", 33, "Q4_0_8_8",
             36, "IQ4_NL_4_4", 37, "IQ4_NL_4_8", 38, "IQ4_NL_8_8");
 
-    private static final Map<Integer, GgufType> BY_ID = ALL.stream()
-            .collect(Collectors.toUnmodifiableMap(GgufType::id, Function.identity()));
-    private static final Map<String, GgufType> BY_NAME = ALL.stream()
+    private static final Map<Integer, GgufType> BY_ID = Arrays.stream(values())
+            .collect(Collectors.toUnmodifiableMap(GgufType::ggmlId, Function.identity()));
+    private static final Map<String, GgufType> BY_NAME = Arrays.stream(values())
             .collect(Collectors.toUnmodifiableMap(GgufType::name, Function.identity()));
-    private static final Map<DType, GgufType> BY_DTYPE = ALL.stream()
+    private static final Map<DType, GgufType> BY_DTYPE = Arrays.stream(values())
             .collect(Collectors.toUnmodifiableMap(GgufType::dtype, Function.identity()));
 
     /** The type of this {@code ggml_type} id, if ggml defines it. */
@@ -110,6 +118,26 @@ public record GgufType(int id, String name, int blockElements, int blockBytes, D
     /** The name of a removed id ({@code Q4_2}), for error messages. */
     static Optional<String> removedName(long id) {
         return id < 0 || id > Integer.MAX_VALUE ? Optional.empty() : Optional.ofNullable(REMOVED.get((int) id));
+    }
+
+    /** The {@code ggml_type} value. */
+    public int ggmlId() {
+        return ggmlId;
+    }
+
+    /** Elements per block ({@code blck_size}); 1 for scalar types. */
+    public int blockElements() {
+        return blockElements;
+    }
+
+    /** Bytes per block ({@code type_size}). */
+    public int blockBytes() {
+        return blockBytes;
+    }
+
+    /** The dtype tensors of this type carry. */
+    public DType dtype() {
+        return dtype;
     }
 
     public boolean isBlock() {

@@ -3,11 +3,11 @@ package io.anamnesis.format.gguf;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.MetaValue;
 import io.anamnesis.api.UnsupportedFeatureException;
-import io.anamnesis.api.spi.AtomicOutput;
+import io.anamnesis.api.write.AtomicOutput;
 import io.anamnesis.api.spi.FormatWriter;
 import io.anamnesis.api.spi.OutputPlan;
 import io.anamnesis.api.spi.PlannedTensor;
-import io.anamnesis.api.spi.TensorDataWriter;
+import io.anamnesis.api.write.TensorDataWriter;
 import io.anamnesis.api.spi.WriteOptions;
 
 import java.io.ByteArrayOutputStream;
@@ -26,9 +26,9 @@ import java.util.SequencedMap;
  * the source says otherwise), each followed by zero padding to the alignment as gguf-py and
  * ggml write it.
  *
- * <p>From a GGUF source the typed key/values are copied verbatim (plan metadata keys the
- * source lacks are added as strings); from any other source the plan's metadata is written
- * as string values.
+ * <p>From a GGUF source the typed key/values are copied verbatim; from any other source the
+ * plan's metadata is written as string values. Typed values the plan sets come last, in the
+ * plan's order, replacing a key of the same name (ggml's {@code gguf_set_val_*} order).
  */
 public final class GgufWriter implements FormatWriter {
     static final int VERSION = 3;
@@ -53,8 +53,30 @@ public final class GgufWriter implements FormatWriter {
         return GgufType.of(dtype).isPresent();
     }
 
+    /** ggml's GGML_MAX_NAME: a name and its NUL in 64 bytes; gguf.cpp refuses longer ones. */
+    static final int MAX_NAME_BYTES = 63;
+
+    /**
+     * Refuses, before anything is written, a tensor name that GGUF readers refuse: empty,
+     * longer than {@value #MAX_NAME_BYTES} bytes of UTF-8 (gguf.cpp: {@code name.length() >=
+     * GGML_MAX_NAME}), or with a NUL (ggml keeps names as C strings) or a line break (a
+     * listing of names would split it).
+     */
+    static void checkName(String name) {
+        int bytes = name.getBytes(StandardCharsets.UTF_8).length;
+        String problem = name.isEmpty() ? "an empty name"
+                : bytes > MAX_NAME_BYTES ? "a name of " + bytes + " bytes (ggml allows at most " + MAX_NAME_BYTES + ")"
+                : name.indexOf('\0') >= 0 ? "a NUL in its name"
+                : name.indexOf('\n') >= 0 || name.indexOf('\r') >= 0 ? "a line break in its name" : null;
+        if (problem != null) {
+            throw UnsupportedFeatureException.inTensor(name, "GGUF readers refuse " + problem
+                    + "; rename the tensor, or convert to a format without that limit (safetensors)");
+        }
+    }
+
     @Override
     public void write(OutputPlan plan, Path target, WriteOptions options) {
+        for (PlannedTensor t : plan.tensors()) checkName(t.name());
         SequencedMap<String, GgufValue> kv = metadata(plan);
         long alignment = alignment(kv);
 
@@ -86,7 +108,7 @@ public final class GgufWriter implements FormatWriter {
             out.string(t.name());
             out.u32(ne.length);
             for (long d : ne) out.u64(d);
-            out.u32(type.id());
+            out.u32(type.ggmlId());
             out.u64(offset);
             regions.add(new TensorDataWriter.Region(offset, t)); // made absolute below
             long end = Math.addExact(offset, t.byteSize());
@@ -127,9 +149,12 @@ public final class GgufWriter implements FormatWriter {
                 kv.putIfAbsent(e.getKey(), GgufValue.string(e.getValue()));
             }
         }
-        // typed values the plan sets (a quantized file's general.file_type) win over both
+        // Typed values the plan sets (a quantized file's general.file_type) win over both, and
+        // move to the end in plan order: ggml's gguf_set_val_* removes a key and appends it,
+        // which is the key order llama-quantize's files have.
         for (Map.Entry<String, MetaValue> e : plan.typed().entrySet()) {
             if (e.getKey().equals("general.alignment")) continue;
+            kv.remove(e.getKey());
             kv.put(e.getKey(), GgufValue.of(e.getValue()));
         }
         return kv;

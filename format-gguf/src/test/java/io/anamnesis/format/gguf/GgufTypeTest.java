@@ -48,7 +48,7 @@ class GgufTypeTest {
         assertThat(GgufType.byId(27).orElseThrow().dtype()).isEqualTo(DType.I64);
         assertThat(GgufType.byId(28).orElseThrow().dtype()).isEqualTo(DType.F64);
         assertThat(GgufType.byId(30).orElseThrow().dtype()).isEqualTo(DType.BF16);
-        assertThat(GgufType.of(DType.BF16).orElseThrow().id()).isEqualTo(30);
+        assertThat(GgufType.of(DType.BF16).orElseThrow().ggmlId()).isEqualTo(30);
         assertThat(GgufType.of(DType.U8)).isEmpty();
     }
 
@@ -57,7 +57,7 @@ class GgufTypeTest {
         var ids = new HashSet<Integer>();
         var names = new HashSet<String>();
         for (GgufType t : GgufType.ALL) {
-            assertThat(ids.add(t.id())).as("id " + t.id()).isTrue();
+            assertThat(ids.add(t.ggmlId())).as("id " + t.ggmlId()).isTrue();
             assertThat(names.add(t.name())).as(t.name()).isTrue();
         }
         for (int removed : new int[]{4, 5, 31, 32, 33, 36, 37, 38}) assertThat(GgufType.byId(removed)).isEmpty();
@@ -65,7 +65,7 @@ class GgufTypeTest {
         assertThat(GgufType.byId(-1)).isEmpty();
         assertThat(GgufType.byId(9).orElseThrow().name()).isEqualTo("Q8_1");
         assertThat(GgufType.byId(42).orElseThrow().blockElements()).isEqualTo(64);
-        assertThat(GgufType.byName("q4_k").orElseThrow().id()).isEqualTo(12);
+        assertThat(GgufType.byName("q4_k").orElseThrow().ggmlId()).isEqualTo(12);
         assertThat(GgufType.byName("Q4_2")).isEmpty();
     }
 }

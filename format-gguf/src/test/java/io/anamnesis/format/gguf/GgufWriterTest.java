@@ -17,6 +17,8 @@ import io.anamnesis.api.spi.OutputPlan;
 import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.WriteOptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -207,10 +209,15 @@ class GgufWriterTest {
         typed.put("x.eps", io.anamnesis.api.MetaValue.Real.f32(1e-5f));
         typed.put("x.ids", new io.anamnesis.api.MetaValue.Array(io.anamnesis.api.MetaValue.Type.I32,
                 List.of(io.anamnesis.api.MetaValue.i32(-1), io.anamnesis.api.MetaValue.i32(7))));
-        new GgufWriter().write(new OutputPlan(Optional.empty(), Map.of("general.file_type", "text"),
+        Map<String, String> strings = new java.util.LinkedHashMap<>();
+        strings.put("general.file_type", "text");
+        strings.put("general.name", "n");
+        new GgufWriter().write(new OutputPlan(Optional.empty(), strings,
                 List.of(tensor("w", DType.F16, Shape.of(2), f16)), typed), out, WriteOptions.threads(1));
-        // the string key is replaced in place by the typed value; the others follow in plan order
-        byte[] expected = v3().header(1, 3).key("general.file_type", UINT32).u32(15)
+        // a key the plan sets leaves its old place and comes last, in plan order, as ggml's
+        // gguf_set_val_* does (remove, then append): how llama-quantize orders a quantized file's keys
+        byte[] expected = v3().header(1, 4).key("general.name", STRING).str("n")
+                .key("general.file_type", UINT32).u32(15)
                 .key("x.eps", FLOAT32).f32(1e-5f)
                 .key("x.ids", ARRAY).array(INT32, 2).u32(-1 & 0xFFFFFFFFL).u32(7)
                 .tensor("w", new long[]{2}, 1, 0).pad(32).raw(f16).pad(32).bytes();
@@ -271,5 +278,29 @@ class GgufWriterTest {
                 List.of(tensor("q", q4k, Shape.of(4, 128), new byte[288])));
         assertThatThrownBy(() -> new GgufWriter().write(plan, dir.resolve("q.gguf"), WriteOptions.threads(1)))
                 .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("row length 128");
+    }
+
+    /** gguf.cpp refuses names of GGML_MAX_NAME (64) bytes or more; ggml keeps them as C strings. */
+    @ParameterizedTest
+    @ValueSource(strings = {"", "a\u0000b", "line\nbreak", "cr\rx",
+            "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijkl"})
+    void refusesNamesGgufReadersRefuseNamingTheTensorAndLeavesNoFile(String name) {
+        Path out = dir.resolve("names.gguf");
+        OutputPlan plan = new OutputPlan(Optional.empty(), Map.of(), List.of(tensor(name, DType.F32, Shape.of(1), new byte[4])));
+        assertThatThrownBy(() -> new GgufWriter().write(plan, out, WriteOptions.threads(1)))
+                .isInstanceOf(UnsupportedFeatureException.class)
+                .hasMessageContaining("tensor '" + name + "'").hasMessageContaining("GGUF readers refuse");
+        assertThat(out).doesNotExist();
+    }
+
+    @Test
+    void writesANameOfExactly63Bytes() throws IOException {
+        String name = "é".repeat(31) + "x"; // 63 bytes of UTF-8
+        Path out = dir.resolve("n63.gguf");
+        new GgufWriter().write(new OutputPlan(Optional.empty(), Map.of(),
+                List.of(tensor(name, DType.F32, Shape.of(1), new byte[4]))), out, WriteOptions.threads(1));
+        try (TensorArchive a = new GgufReader().open(out, io.anamnesis.api.ParseLimits.defaults())) {
+            assertThat(a.tensors().getFirst().name()).isEqualTo(name);
+        }
     }
 }

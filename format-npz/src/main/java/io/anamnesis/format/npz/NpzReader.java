@@ -1,5 +1,6 @@
 package io.anamnesis.format.npz;
 
+import io.anamnesis.api.AnamnesisException;
 import io.anamnesis.api.LimitExceededException;
 import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.ParseLimits;
@@ -12,6 +13,7 @@ import io.anamnesis.api.spi.FormatReader;
 import org.apache.commons.compress.archivers.zip.ZipArchiveEntry;
 import org.apache.commons.compress.archivers.zip.ZipFile;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -124,9 +126,14 @@ public final class NpzReader implements FormatReader {
                 entries.add(e.nextElement());
                 ParseLimits.check("ZIP members", entries.size(), limits.maxTensors());
             }
-        } catch (IOException | IllegalArgumentException e) {
-            if (e instanceof java.nio.file.NoSuchFileException) throw e;
-            throw new MalformedFileException(path.getFileName() + " is not a readable ZIP archive: " + e.getMessage(), e);
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw e;
+        } catch (IOException e) {
+            throw new MalformedFileException(path.getFileName() + " is not a readable ZIP archive: " + complaint(e), e);
+        } catch (AnamnesisException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new MalformedFileException(path.getFileName() + " is not a readable ZIP archive: its directory is corrupt", e);
         }
 
         List<NpzArchive.Member> members = new ArrayList<>();
@@ -186,6 +193,16 @@ public final class NpzReader implements FormatReader {
         props.put("byte order", members.stream().anyMatch(m -> m.header().dtype().swapped()) ? "big-endian arrays present (swapped on read)" : "little-endian");
         if (skipped > 0) props.put("ignored members", skipped + " non-.npy member(s)");
         return new NpzArchive(path, channel, "npz", members, Collections.unmodifiableMap(props));
+    }
+
+    /**
+     * commons-compress's own sentence about the zip, not the wrapper it puts around it, which
+     * names its channel's class ("Error reading Zip content from FileChannelImpl").
+     */
+    private static String complaint(IOException e) {
+        Throwable t = e;
+        while (t.getCause() instanceof IOException inner) t = inner;
+        return t instanceof EOFException || t.getMessage() == null ? "its directory ends early" : t.getMessage();
     }
 
     /** The array's data must fit in what the member holds; a shorter member is a truncated file. */

@@ -231,4 +231,16 @@ class NpzReaderTest {
         Files.write(f, Arrays.copyOf(b, b.length / 2));
         assertThatThrownBy(() -> reader.open(f, ParseLimits.defaults())).isInstanceOf(MalformedFileException.class);
     }
+
+    @Test
+    void saysWhatIsWrongWithABrokenZipInZipTermsNotJavaOnes() throws Exception {
+        Path f = zip("t.npz", false, Map.of("w.npy", npy(1, dict("<f4", false, "(256,)"), new byte[1024])));
+        byte[] whole = Files.readAllBytes(f);
+        for (int cut : new int[]{whole.length - 1, whole.length - 30, whole.length / 2, 10}) {
+            Files.write(f, Arrays.copyOf(whole, cut));
+            assertThatThrownBy(() -> reader.open(f, ParseLimits.defaults())).as("cut at %d", cut)
+                    .isInstanceOf(MalformedFileException.class).hasMessageContaining("t.npz is not a readable ZIP archive: ")
+                    .hasMessageNotContaining("FileChannelImpl").hasMessageNotContaining("Error reading Zip content");
+        }
+    }
 }

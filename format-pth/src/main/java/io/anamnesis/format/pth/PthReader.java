@@ -8,14 +8,10 @@ import io.anamnesis.api.Shape;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.TensorIOException;
-import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.FileProbe;
 import io.anamnesis.api.spi.FormatReader;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -31,20 +27,15 @@ import java.util.Map;
 
 /**
  * PyTorch checkpoints as {@code torch.save} writes them: the zip layout of torch 1.6 and
- * later ({@code <prefix>/data.pkl} plus one STORED {@code <prefix>/data/<key>} record per
- * storage) and the legacy stream of earlier versions (magic number, protocol, system info,
- * the pickle, the storage keys, then each storage as an 8-byte element count and its bytes).
+ * later ({@link ZipLayout}) and the legacy stream of earlier versions ({@link LegacyLayout}).
  * HF {@code pytorch_model.bin} is the same format; detection is by content, not extension.
  *
- * <p>{@link #open} reads the zip's end records and central directory, one local header per
- * storage and {@code data.pkl}: never tensor bytes. Every view is checked against its
- * storage, and every storage against its record, before {@code open} returns.
+ * <p>Each layout runs the pickle and finds where every storage's bytes start; both then end
+ * in {@link #archive}, which checks every view against its storage and the limits, bounds
+ * what all views together may expand to, and describes the checkpoint. {@link #open} reads
+ * headers, directories and pickles only: never tensor bytes.
  */
 public final class PthReader implements FormatReader {
-    /** torch.serialization.MAGIC_NUMBER, as pickled by LONG1: 10 bytes little-endian. */
-    static final BigInteger LEGACY_MAGIC = new BigInteger("1950a86a20f9469cfc6c", 16);
-    private static final byte[] LEGACY_MAGIC_LONG1 = {(byte) 0x8a, 0x0a,
-            0x6c, (byte) 0xfc, (byte) 0x9c, 0x46, (byte) 0xf9, 0x20, 0x6a, (byte) 0xa8, 0x50, 0x19};
     static final String WEIGHTS_ONLY_OK = "accepted by torch.load(weights_only=True)";
 
     /** The provider {@link java.util.ServiceLoader} instantiates; stateless. */
@@ -79,8 +70,9 @@ public final class PthReader implements FormatReader {
         }
         if (n > 2 && (b.get(0) & 0xFF) == 0x80) {
             // Legacy: PROTO, maybe a FRAME, then the magic number as LONG1.
-            for (int at = 2; at + LEGACY_MAGIC_LONG1.length <= Math.min(n, 16 + LEGACY_MAGIC_LONG1.length); at++) {
-                if (b.slice(at, LEGACY_MAGIC_LONG1.length).equals(ByteBuffer.wrap(LEGACY_MAGIC_LONG1))) return true;
+            byte[] magic = LegacyLayout.MAGIC_LONG1;
+            for (int at = 2; at + magic.length <= Math.min(n, 16 + magic.length); at++) {
+                if (b.slice(at, magic.length).equals(ByteBuffer.wrap(magic))) return true;
             }
         }
         return false;
@@ -105,12 +97,12 @@ public final class PthReader implements FormatReader {
         try {
             long size = ch.size();
             if (size == 0) throw new MalformedFileException(path.getFileName() + " is empty, not a torch.save checkpoint");
-            ByteBuffer head = ZipDirectory.readAt(ch, 0, (int) Math.min(size, 4));
+            ByteBuffer head = readAt(ch, 0, (int) Math.min(size, 4));
             PthArchive a;
             if (size >= 4 && head.getInt(0) == 0x04034b50 || size >= 4 && head.getInt(0) == 0x06054b50) {
-                a = openZip(path, ch, size, limits);
+                a = ZipLayout.read(path, ch, size, limits);
             } else if ((head.get(0) & 0xFF) == 0x80) {
-                a = openLegacy(path, ch, size, limits);
+                a = LegacyLayout.read(path, ch, size, limits);
             } else {
                 throw new MalformedFileException(path.getFileName() + " is neither a torch.save zip nor a legacy torch pickle stream");
             }
@@ -132,148 +124,54 @@ public final class PthReader implements FormatReader {
         }
     }
 
-    // ---------------------------------------------------------------- zip layout
-
-    private static PthArchive openZip(Path path, FileChannel ch, long size, ParseLimits limits) {
-        ZipDirectory zip = ZipDirectory.read(ch, size, limits);
-        ZipDirectory.Record pkl = null;
-        for (ZipDirectory.Record r : zip.records.values()) {
-            String n = r.name();
-            if (n.endsWith("/data.pkl") && n.indexOf('/') == n.length() - "/data.pkl".length()) {
-                if (pkl != null) throw new MalformedFileException("zip holds two checkpoints: " + pkl.name() + " and " + n);
-                pkl = r;
+    /** Reads exactly {@code len} bytes at {@code pos}, little-endian; a file that ends first is truncated. */
+    static ByteBuffer readAt(FileChannel ch, long pos, int len) {
+        ByteBuffer b = ByteBuffer.allocate(len).order(ByteOrder.LITTLE_ENDIAN);
+        try {
+            while (b.hasRemaining()) {
+                int n = ch.read(b, pos + b.position());
+                if (n < 0) throw new MalformedFileException("file ends at " + (pos + b.position()) + ", " + b.remaining() + " bytes early");
             }
+        } catch (IOException e) {
+            throw new TensorIOException("cannot read: " + e.getMessage(), e);
         }
-        if (pkl == null) throw new MalformedFileException("zip has no <prefix>/data.pkl record: not a torch.save checkpoint");
-        String prefix = pkl.name().substring(0, pkl.name().length() - "/data.pkl".length());
-        // Read into one heap buffer, so also capped by what a Java array holds.
-        ParseLimits.check("data.pkl bytes", pkl.size(), Math.min(limits.maxPickleBytes(), Integer.MAX_VALUE - 8));
-        long pklOffset = zip.dataOffset(pkl);
-        ByteBuffer pickle = ZipDirectory.readAt(ch, pklOffset, (int) pkl.size());
-        Unpickler vm = new Unpickler(limits);
-        Object root = vm.load(MemorySegment.ofBuffer(pickle), 0, pkl.size());
-
-        boolean bigEndian = false;
-        var order = zip.record(prefix + "/byteorder");
-        if (order.isPresent()) {
-            ZipDirectory.Record r = order.get();
-            if (r.size() > 16) throw new MalformedFileException("byteorder record of " + r.size() + " bytes");
-            ByteBuffer b = ZipDirectory.readAt(ch, zip.dataOffset(r), (int) r.size());
-            String s = StandardCharsets.US_ASCII.decode(b).toString().trim();
-            bigEndian = switch (s) {
-                case "little" -> false;
-                case "big" -> true;
-                default -> throw new MalformedFileException("byteorder record says '" + s + "', not little or big");
-            };
-        }
-
-        Checkpoint cp = Checkpoint.walk(root, limits, Checkpoint.budget(vm.totalValues, limits));
-        Map<String, Long> storageOffsets = new HashMap<>();
-        List<PthArchive.Placed> placed = new ArrayList<>();
-        for (Checkpoint.Found f : cp.tensors) {
-            PyValue.Storage s = f.tensor().storage();
-            String recordName = prefix + "/data/" + s.key();
-            long bytes = s.dtype().byteSize(s.numel());
-            Long at = storageOffsets.get(s.key());
-            if (at == null) {
-                var rec = zip.record(recordName);
-                if (rec.isEmpty()) {
-                    if (bytes != 0) throw MalformedFileException.inTensor(f.name(), "its storage record " + recordName + " is missing");
-                    at = 0L;
-                } else {
-                    ZipDirectory.Record r = rec.get();
-                    if (r.size() < bytes) {
-                        throw MalformedFileException.inTensor(f.name(), "storage record " + recordName + " holds " + r.size()
-                                + " bytes, the pickle declares " + s.numel() + " x " + s.dtype() + " = " + bytes);
-                    }
-                    at = zip.dataOffset(r);
-                }
-                storageOffsets.put(s.key(), at);
-            }
-            placed.add(place(f, at, bigEndian, limits));
-        }
-        checkExpansion(placed, size, limits);
-
-        Map<String, String> props = new LinkedHashMap<>();
-        props.put("layout", "zip");
-        props.put("record prefix", prefix);
-        props.put("pickle protocol", Integer.toString(vm.protocol));
-        props.put("byte order", bigEndian ? "big-endian (swapped when read)" : "little-endian");
-        props.put("storages", Integer.toString(vm.storages.size()));
-        props.put("records", Integer.toString(zip.records.size()));
-        props.put("globals", String.join(", ", vm.globals));
-        props.put("weights_only", verdict(vm));
-        return new PthArchive(path, ch, placed, cp.metadata, cp.structured, props);
+        return b.flip().order(ByteOrder.LITTLE_ENDIAN);
     }
 
-    // ---------------------------------------------------------------- legacy layout
+    // ---------------------------------------------------------------- the shared tail
 
-    private static PthArchive openLegacy(Path path, FileChannel ch, long size, ParseLimits limits) throws IOException {
-        Unpickler vm = new Unpickler(limits);
+    /** Where a found tensor's storage starts in the file, as a layout knows it (or a typed error). */
+    @FunctionalInterface
+    interface StorageOffsets {
+        long of(Checkpoint.Found tensor);
+    }
+
+    /** The order of {@code properties()}: a layout's own entries among those every checkpoint has. */
+    private static final List<String> PROPERTY_ORDER = List.of(
+            "layout", "record prefix", "pickle protocol", "byte order", "storages", "records", "globals", "weights_only");
+
+    /**
+     * What both layouts end with: every tensor the walk found placed at its storage (checked
+     * against it and the limits), the total bounded, and the archive described.
+     *
+     * @param layoutProperties the layout's own entries ({@code layout}, {@code byte order}, ...)
+     */
+    static PthArchive archive(Path path, FileChannel ch, long fileSize, Unpickler vm, Checkpoint cp,
+                              StorageOffsets storages, boolean bigEndian, Map<String, String> layoutProperties,
+                              ParseLimits limits) {
         List<PthArchive.Placed> placed = new ArrayList<>();
-        Checkpoint cp;
-        boolean bigEndian;
-        Boolean hostLittle;
-        // The pickles are read through a mapping closed before open returns; only the pages
-        // they touch (and one count per storage) are read, never the storage bytes.
-        try (Arena scratch = Arena.ofConfined()) {
-            MemorySegment file = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, scratch);
-            Object magic = vm.load(file, 0, pickleEnd(0, size, limits));
-            if (!(magic instanceof Long || magic instanceof BigInteger) || !LEGACY_MAGIC.equals(asBig(magic))) {
-                throw new MalformedFileException("legacy torch stream does not start with torch's magic number");
-            }
-            Object protocol = vm.load(file, vm.position(), pickleEnd(vm.position(), size, limits));
-            if (!Long.valueOf(1001).equals(protocol)) {
-                throw new UnsupportedFeatureException("legacy torch serialization protocol " + protocol + " (expected 1001)");
-            }
-            Object sysInfo = vm.load(file, vm.position(), pickleEnd(vm.position(), size, limits));
-            // torch's legacy writer stores counts and storages little-endian whatever the host
-            // (THPStorage_writeFileRaw); the sys_info flag only reports the writer's host.
-            hostLittle = littleEndianFlag(sysInfo);
-            bigEndian = false;
-            Object root = vm.load(file, vm.position(), pickleEnd(vm.position(), size, limits));
-            Object keys = vm.load(file, vm.position(), pickleEnd(vm.position(), size, limits));
-            if (!(keys instanceof PyValue.PyList keyList)) throw new MalformedFileException("legacy storage key list is a " + Unpickler.kind(keys));
-            cp = Checkpoint.walk(root, limits, Checkpoint.budget(vm.totalValues, limits));
+        for (Checkpoint.Found f : cp.tensors) placed.add(place(f, storages.of(f), bigEndian, limits));
+        checkExpansion(placed, fileSize, limits);
 
-            Map<String, Long> storageOffsets = new HashMap<>();
-            long pos = vm.position();
-            for (Object k : keyList.items) {
-                if (!(k instanceof String key)) throw new MalformedFileException("legacy storage key is a " + Unpickler.kind(k));
-                PyValue.Storage s = vm.storages.get(key);
-                if (s == null) throw new MalformedFileException("legacy storage " + key + " is listed but never referenced");
-                if (s.dtype() == null) throw new UnsupportedFeatureException("legacy storage " + key + " of type " + s.typeName());
-                if (size - pos < 8) throw new MalformedFileException("legacy file ends before storage " + key);
-                long count = ZipDirectory.readAt(ch, pos, 8).order(ByteOrder.LITTLE_ENDIAN).getLong(0);
-                if (count < 0 || count > (size - pos - 8) / s.dtype().elementBytes()) {
-                    throw new MalformedFileException("legacy storage " + key + " declares " + count
-                            + " elements, more than the file holds: the file is truncated");
-                }
-                if (count < s.numel()) {
-                    throw new MalformedFileException("legacy storage " + key + " holds " + count + " elements, the pickle declares " + s.numel());
-                }
-                if (storageOffsets.put(key, pos + 8) != null) throw new MalformedFileException("legacy storage " + key + " is listed twice");
-                pos += 8 + count * s.dtype().elementBytes();
-            }
-            for (Checkpoint.Found f : cp.tensors) {
-                Long at = storageOffsets.get(f.tensor().storage().key());
-                if (at == null) {
-                    if (f.tensor().storage().numel() != 0) {
-                        throw MalformedFileException.inTensor(f.name(), "its storage " + f.tensor().storage().key() + " is not in the file");
-                    }
-                    at = 0L;
-                }
-                placed.add(place(f, at, bigEndian, limits));
-            }
-            checkExpansion(placed, size, limits);
-        }
+        Map<String, String> all = new HashMap<>(layoutProperties);
+        all.put("pickle protocol", Integer.toString(vm.protocol));
+        all.put("storages", Integer.toString(vm.storages.size()));
+        all.put("globals", String.join(", ", vm.globals));
+        all.put("weights_only", verdict(vm));
         Map<String, String> props = new LinkedHashMap<>();
-        props.put("layout", "legacy");
-        props.put("pickle protocol", Integer.toString(vm.protocol));
-        props.put("byte order", "little-endian" + (hostLittle ? "" : " (written on a big-endian host)"));
-        props.put("storages", Integer.toString(vm.storages.size()));
-        props.put("globals", String.join(", ", vm.globals));
-        props.put("weights_only", verdict(vm));
+        for (String k : PROPERTY_ORDER) {
+            if (all.containsKey(k)) props.put(k, all.get(k));
+        }
         return new PthArchive(path, ch, placed, cp.metadata, cp.structured, props);
     }
 
@@ -284,23 +182,6 @@ public final class PthReader implements FormatReader {
      */
     private static String verdict(Unpickler vm) {
         return vm.weightsOnlyObjection == null ? WEIGHTS_ONLY_OK : "would be rejected: " + vm.weightsOnlyObjection;
-    }
-
-    private static long pickleEnd(long start, long size, ParseLimits limits) {
-        return start + Math.min(size - start, limits.maxPickleBytes());
-    }
-
-    private static BigInteger asBig(Object o) {
-        return o instanceof Long l ? BigInteger.valueOf(l) : (BigInteger) o;
-    }
-
-    private static Boolean littleEndianFlag(Object sysInfo) {
-        if (sysInfo instanceof PyValue.PyDict d) {
-            for (int i = 0; i < d.keys.size(); i++) {
-                if ("little_endian".equals(d.keys.get(i)) && d.values.get(i) instanceof Boolean b) return b;
-            }
-        }
-        return Boolean.TRUE;
     }
 
     // ---------------------------------------------------------------- views

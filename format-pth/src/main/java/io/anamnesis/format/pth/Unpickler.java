@@ -33,6 +33,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import static io.anamnesis.format.pth.Opcodes.*;
+
 /**
  * A pickle virtual machine for the opcodes of protocols 2 to 5 that torch.save emits, written
  * from the opcode descriptions of CPython's pickletools. It never imports or calls anything:
@@ -92,100 +94,100 @@ final class Unpickler {
         while (true) {
             int op = u8();
             switch (op) {
-                case 0x80 -> { // PROTO
+                case PROTO -> {
                     int v = u8();
                     if (v < 2 || v > 5) throw new UnsupportedFeatureException("pickle protocol " + v + " (supported: 2 to 5)");
                     if (protocol < 0) protocol = v;
                 }
-                case 0x95 -> { // FRAME: a length prefix we do not need, checked like any length
+                case FRAME -> { // a length prefix we do not need, checked like any length
                     long n = i64();
                     if (n < 0 || n > end - pos) throw malformed("FRAME of " + n + " bytes runs past the pickle");
                 }
-                case 0x2e -> { // STOP
+                case STOP -> {
                     if (stack.size() != 1 || !marks.isEmpty()) {
                         throw malformed("STOP with " + stack.size() + " values and " + marks.size() + " marks on the stack");
                     }
                     return stack.get(0);
                 }
-                case 0x28 -> { // MARK
+                case MARK -> {
                     if (marks.size() >= limits.maxNestingDepth()) {
                         throw new LimitExceededException("pickle MARK nesting is over the limit of " + limits.maxNestingDepth());
                     }
                     marks.add(stack.size());
                 }
-                case 0x30 -> pop(stack, marks); // POP
-                case 0x31 -> popMark(stack, marks); // POP_MARK
-                case 0x32 -> push(stack, peek(stack, marks)); // DUP
-                case 0x4e -> push(stack, None.INSTANCE);
-                case 0x88 -> push(stack, Boolean.TRUE);
-                case 0x89 -> push(stack, Boolean.FALSE);
-                case 0x4a -> push(stack, (long) i32()); // BININT
-                case 0x4b -> push(stack, (long) u8()); // BININT1
-                case 0x4d -> push(stack, (long) u16()); // BININT2
-                case 0x8a -> push(stack, longFrom(u8())); // LONG1
-                case 0x8b -> { // LONG4
+                case POP -> pop(stack, marks);
+                case POP_MARK -> popMark(stack, marks);
+                case DUP -> push(stack, peek(stack, marks));
+                case NONE -> push(stack, None.INSTANCE);
+                case NEWTRUE -> push(stack, Boolean.TRUE);
+                case NEWFALSE -> push(stack, Boolean.FALSE);
+                case BININT -> push(stack, (long) i32());
+                case BININT1 -> push(stack, (long) u8());
+                case BININT2 -> push(stack, (long) u16());
+                case LONG1 -> push(stack, longFrom(u8()));
+                case LONG4 -> {
                     int n = i32();
                     if (n < 0) throw malformed("LONG4 with negative length " + n);
                     push(stack, longFrom(n));
                 }
-                case 0x47 -> push(stack, Double.longBitsToDouble(bigEndianLong())); // BINFLOAT
-                case 0x58 -> push(stack, utf8(u32())); // BINUNICODE
-                case 0x8c -> push(stack, utf8(u8())); // SHORT_BINUNICODE
-                case 0x8d -> push(stack, utf8(i64())); // BINUNICODE8
-                case 0x54 -> push(stack, latin1(i32())); // BINSTRING
-                case 0x55 -> push(stack, latin1(u8())); // SHORT_BINSTRING
-                case 0x42 -> push(stack, new Bytes(bytes(u32()))); // BINBYTES
-                case 0x43 -> push(stack, new Bytes(bytes(u8()))); // SHORT_BINBYTES
-                case 0x8e, 0x96 -> push(stack, new Bytes(bytes(i64()))); // BINBYTES8, BYTEARRAY8
-                case 0x29 -> push(stack, new PyTuple(List.of())); // EMPTY_TUPLE
-                case 0x5d -> push(stack, new PyList()); // EMPTY_LIST
-                case 0x7d -> push(stack, new PyDict()); // EMPTY_DICT
-                case 0x8f -> push(stack, new PyList()); // EMPTY_SET
-                case 0x74 -> push(stack, tuple(popMark(stack, marks))); // TUPLE
-                case 0x85 -> push(stack, tuple(popN(stack, marks, 1))); // TUPLE1
-                case 0x86 -> push(stack, tuple(popN(stack, marks, 2))); // TUPLE2
-                case 0x87 -> push(stack, tuple(popN(stack, marks, 3))); // TUPLE3
-                case 0x6c, 0x91 -> { // LIST, FROZENSET
+                case BINFLOAT -> push(stack, Double.longBitsToDouble(bigEndianLong()));
+                case BINUNICODE -> push(stack, utf8(u32()));
+                case SHORT_BINUNICODE -> push(stack, utf8(u8()));
+                case BINUNICODE8 -> push(stack, utf8(i64()));
+                case BINSTRING -> push(stack, latin1(i32()));
+                case SHORT_BINSTRING -> push(stack, latin1(u8()));
+                case BINBYTES -> push(stack, new Bytes(bytes(u32())));
+                case SHORT_BINBYTES -> push(stack, new Bytes(bytes(u8())));
+                case BINBYTES8, BYTEARRAY8 -> push(stack, new Bytes(bytes(i64())));
+                case EMPTY_TUPLE -> push(stack, new PyTuple(List.of()));
+                case EMPTY_LIST -> push(stack, new PyList());
+                case EMPTY_DICT -> push(stack, new PyDict());
+                case EMPTY_SET -> push(stack, new PyList());
+                case TUPLE -> push(stack, tuple(popMark(stack, marks)));
+                case TUPLE1 -> push(stack, tuple(popN(stack, marks, 1)));
+                case TUPLE2 -> push(stack, tuple(popN(stack, marks, 2)));
+                case TUPLE3 -> push(stack, tuple(popN(stack, marks, 3)));
+                case LIST, FROZENSET -> {
                     List<Object> items = popMark(stack, marks);
                     PyList list = new PyList();
                     for (Object o : items) addTo(list, o);
                     push(stack, list);
                 }
-                case 0x64 -> { // DICT
+                case DICT -> {
                     List<Object> items = popMark(stack, marks);
                     PyDict dict = new PyDict();
                     putAll(dict, items);
                     push(stack, dict);
                 }
-                case 0x61 -> { // APPEND
+                case APPEND -> {
                     Object item = pop(stack, marks);
                     addTo(asList(peek(stack, marks), "APPEND"), item);
                 }
-                case 0x65, 0x90 -> { // APPENDS, ADDITEMS
+                case APPENDS, ADDITEMS -> {
                     List<Object> items = popMark(stack, marks);
                     PyList list = asList(peek(stack, marks), "APPENDS");
                     for (Object o : items) addTo(list, o);
                 }
-                case 0x73 -> { // SETITEM
+                case SETITEM -> {
                     Object value = pop(stack, marks);
                     Object key = pop(stack, marks);
                     put(asDict(peek(stack, marks), "SETITEM"), key, value);
                 }
-                case 0x75 -> { // SETITEMS
+                case SETITEMS -> {
                     List<Object> items = popMark(stack, marks);
                     putAll(asDict(peek(stack, marks), "SETITEMS"), items);
                 }
-                case 0x71 -> memoPut(memo, u8(), peek(stack, marks)); // BINPUT
-                case 0x72 -> memoPut(memo, u32(), peek(stack, marks)); // LONG_BINPUT
-                case 0x94 -> memoPut(memo, memo.size(), peek(stack, marks)); // MEMOIZE
-                case 0x68 -> push(stack, memoGet(memo, u8())); // BINGET
-                case 0x6a -> push(stack, memoGet(memo, u32())); // LONG_BINGET
-                case 0x63 -> { // GLOBAL "module\nname\n"
+                case BINPUT -> memoPut(memo, u8(), peek(stack, marks));
+                case LONG_BINPUT -> memoPut(memo, u32(), peek(stack, marks));
+                case MEMOIZE -> memoPut(memo, memo.size(), peek(stack, marks));
+                case BINGET -> push(stack, memoGet(memo, u8()));
+                case LONG_BINGET -> push(stack, memoGet(memo, u32()));
+                case GLOBAL -> { // "module\nname\n"
                     String module = line();
                     String name = line();
                     push(stack, global(module, name));
                 }
-                case 0x93 -> { // STACK_GLOBAL
+                case STACK_GLOBAL -> {
                     Object name = pop(stack, marks);
                     Object module = pop(stack, marks);
                     if (!(module instanceof String m) || !(name instanceof String n)) {
@@ -193,17 +195,17 @@ final class Unpickler {
                     }
                     push(stack, global(m, n));
                 }
-                case 0x52 -> { // REDUCE
+                case REDUCE -> {
                     Object args = pop(stack, marks);
                     Object fn = pop(stack, marks);
                     push(stack, call(fn, args));
                 }
-                case 0x81 -> { // NEWOBJ: cls.__new__(cls, *args), for allowlisted classes only
+                case NEWOBJ -> { // cls.__new__(cls, *args), for allowlisted classes only
                     Object args = pop(stack, marks);
                     Object cls = pop(stack, marks);
                     push(stack, call(cls, args));
                 }
-                case 0x92 -> { // NEWOBJ_EX
+                case NEWOBJ_EX -> {
                     Object kwargs = pop(stack, marks);
                     Object args = pop(stack, marks);
                     Object cls = pop(stack, marks);
@@ -212,7 +214,7 @@ final class Unpickler {
                     }
                     push(stack, call(cls, args));
                 }
-                case 0x62 -> { // BUILD
+                case BUILD -> {
                     Object state = pop(stack, marks);
                     Object target = peek(stack, marks);
                     build(target, state);
@@ -220,23 +222,23 @@ final class Unpickler {
                         weightsOnlyObjection = "BUILD on a plain dict";
                     }
                 }
-                case 0x51 -> push(stack, persistent(pop(stack, marks))); // BINPERSID
-                case 0x82, 0x83, 0x84 -> throw new SecurityViolationException(
+                case BINPERSID -> push(stack, persistent(pop(stack, marks)));
+                case EXT1, EXT2, EXT4 -> throw new SecurityViolationException(
                         "pickle uses the copyreg extension registry (EXT opcodes), which names code by number; "
                                 + "torch.load(weights_only=True) would reject it");
-                case 0x69 -> { // INST: a class by name, like GLOBAL, then a call
+                case INST -> { // a class by name, like GLOBAL, then a call
                     String module = line();
                     String name = line();
                     Global g = global(module, name);
                     push(stack, call(g, tuple(popMark(stack, marks))));
                 }
-                case 0x6f -> { // OBJ
+                case OBJ -> {
                     List<Object> items = popMark(stack, marks);
                     if (items.isEmpty()) throw malformed("OBJ without a class");
                     push(stack, call(items.get(0), tuple(new ArrayList<>(items.subList(1, items.size())))));
                 }
-                case 0x97, 0x98 -> throw new UnsupportedFeatureException("pickle protocol 5 out-of-band buffers");
-                case 0x50, 0x46, 0x49, 0x4c, 0x53, 0x56, 0x67, 0x70 -> throw new UnsupportedFeatureException(
+                case NEXT_BUFFER, READONLY_BUFFER -> throw new UnsupportedFeatureException("pickle protocol 5 out-of-band buffers");
+                case PERSID, FLOAT, INT, LONG, STRING, UNICODE, GET, PUT -> throw new UnsupportedFeatureException(
                         String.format("text pickle opcode 0x%02x of protocol 0 (torch.save writes protocol 2 and up)", op));
                 default -> throw malformed(String.format("unknown pickle opcode 0x%02x at offset %d", op, pos - 1));
             }

@@ -11,11 +11,15 @@ import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.WritableByteChannel;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** A FileChannel that counts the bytes read through it (mappings are counted apart). */
+/**
+ * A FileChannel that counts the bytes read through it (mappings are counted apart), and can
+ * fail reads as a failing disk would once {@link #failReadsAfter} bytes have been read.
+ */
 final class CountingChannel extends FileChannel {
     private final FileChannel inner;
     final AtomicLong bytesRead = new AtomicLong();
     final AtomicLong bytesMapped = new AtomicLong();
+    volatile long failReadsAfter = Long.MAX_VALUE;
 
     CountingChannel(FileChannel inner) {
         this.inner = inner;
@@ -26,9 +30,14 @@ final class CountingChannel extends FileChannel {
         return n;
     }
 
-    @Override public int read(ByteBuffer dst) throws IOException { return count(inner.read(dst)); }
-    @Override public int read(ByteBuffer dst, long position) throws IOException { return count(inner.read(dst, position)); }
+    private void maybeFail() throws IOException {
+        if (bytesRead.get() >= failReadsAfter) throw new IOException("Input/output error");
+    }
+
+    @Override public int read(ByteBuffer dst) throws IOException { maybeFail(); return count(inner.read(dst)); }
+    @Override public int read(ByteBuffer dst, long position) throws IOException { maybeFail(); return count(inner.read(dst, position)); }
     @Override public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
+        maybeFail();
         long n = inner.read(dsts, offset, length);
         if (n > 0) bytesRead.addAndGet(n);
         return n;

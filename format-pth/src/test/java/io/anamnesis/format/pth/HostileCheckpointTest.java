@@ -7,14 +7,17 @@ import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.SecurityViolationException;
 import io.anamnesis.api.TensorArchive;
+import io.anamnesis.api.TensorIOException;
 import io.anamnesis.api.UnsupportedFeatureException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.zip.ZipEntry;
@@ -223,6 +226,33 @@ class HostileCheckpointTest {
         assertThat(refusal(z)).isInstanceOf(MalformedFileException.class).hasMessageContaining("overlap");
     }
 
+    @Test
+    void chargesTheZipDirectoryAgainstTheHeaderLimitAsItIsRead() throws Exception {
+        // 6,000 extra records of 86 directory bytes each: 516 KB of directory, over a header
+        // limit of 0 plus the allowance of the end-record search (4 bytes x 64 KiB positions)
+        PickleWriter p = PickleWriter.proto(2).orderedDict().mark()
+                .unicode("w").contiguous("FloatStorage", "0", 1).setItems().stop();
+        TorchFiles.Zip z = TorchFiles.Zip.checkpoint("archive", p.bytes(), storages("0", f32(1)));
+        for (int i = 0; i < 6000; i++) z.record(String.format("archive/extra/%026d", i), new byte[0]);
+        Path file = z.write(dir, "many-records.pth");
+        try (TensorArchive a = new PthReader().open(file, ParseLimits.defaults())) {
+            assertThat(a.properties()).containsEntry("records", "6003");
+        }
+        assertThat(refusal(Files.readAllBytes(file), ParseLimits.defaults().withMaxHeaderBytes(0)))
+                .isInstanceOf(LimitExceededException.class).hasMessageContaining("zip directory");
+    }
+
+    @Test
+    void aDiskThatFailsWhileTheDirectoryIsReadIsAnIoErrorNotACorruptZip() throws Exception {
+        PickleWriter p = PickleWriter.proto(2).orderedDict().mark()
+                .unicode("w").contiguous("FloatStorage", "0", 1).setItems().stop();
+        Path file = TorchFiles.Zip.checkpoint("archive", p.bytes(), storages("0", f32(1))).write(dir, "disk.pth");
+        CountingChannel ch = new CountingChannel(FileChannel.open(file, StandardOpenOption.READ));
+        ch.failReadsAfter = 4; // the magic number is read, then the disk fails
+        assertThatThrownBy(() -> PthReader.open(file, ch, ParseLimits.defaults()))
+                .isInstanceOf(TensorIOException.class).hasMessageContaining("Input/output error");
+    }
+
     private static String nameAt(byte[] z, int at, short len) {
         if (at + len > z.length || len < 0) return "";
         return new String(z, at, len, java.nio.charset.StandardCharsets.UTF_8);
@@ -273,6 +303,18 @@ class HostileCheckpointTest {
         for (int cut : new int[]{whole.length - 1, whole.length - 22, whole.length / 2, 100, 30, 4, 1}) {
             AnamnesisException e = refusal(Arrays.copyOf(whole, cut));
             assertThat(e).as("cut at " + cut).isInstanceOf(MalformedFileException.class);
+        }
+    }
+
+    @Test
+    void saysWhatIsWrongWithABrokenZipInZipTermsNotJavaOnes() {
+        PickleWriter p = PickleWriter.proto(2).orderedDict().mark()
+                .unicode("w").contiguous("FloatStorage", "0", 64).setItems().stop();
+        byte[] whole = zip(p, storages("0", new byte[256]));
+        for (int cut : new int[]{whole.length - 1, whole.length - 30, whole.length / 2, 10}) {
+            assertThat(refusal(Arrays.copyOf(whole, cut))).as("cut at " + cut).isInstanceOf(MalformedFileException.class)
+                    .hasMessageContaining("the zip archive is truncated or corrupt: ")
+                    .hasMessageNotContaining("FileChannelImpl").hasMessageNotContaining("Error reading Zip content");
         }
     }
 

@@ -46,7 +46,7 @@ final class SafetensorsArchive implements TensorArchive {
 
     @Override
     public Optional<Path> path() {
-        return Optional.of(path);
+        return Optional.ofNullable(path);
     }
 
     @Override

@@ -42,6 +42,11 @@ import java.util.stream.Collectors;
  * {@link SafetensorsReader} parses with the same code and then also requires the data section
  * to end exactly at the end of the file.
  *
+ * <p>The JSON is read with Jackson's streaming parser (jackson-core), token by token into the
+ * records below: no tree is built, which keeps a 12k-tensor header fast to open and the CLI's
+ * start-up free of databind's set-up. Every module outside the api reads JSON this way
+ * (tests use databind trees where that is handier).
+ *
  * @param headerLength the JSON header's length {@code N} in bytes, padding included
  * @param metadata     {@code __metadata__}, in header order (empty when absent)
  * @param tensors      every tensor, in data order (sorted by {@code data_offsets})

@@ -5,9 +5,11 @@ import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorIOException;
 import io.anamnesis.api.spi.FileProbe;
+import io.anamnesis.api.spi.HeaderStream;
 import io.anamnesis.api.spi.FormatReader;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.NoSuchFileException;
@@ -78,6 +80,15 @@ public final class SafetensorsReader implements FormatReader {
         }
     }
 
+    /**
+     * The header from a stream, exactly {@code 8 + N} bytes; the archive has the metadata and
+     * the tensor index, and no tensor data (however much the header declares).
+     */
+    @Override
+    public TensorArchive openHeader(InputStream in, ParseLimits limits) {
+        return new SafetensorsArchive(null, new HeaderStream(in), SafetensorsHeader.read(in, limits));
+    }
+
     /** Prefix and header from the channel, every size checked against the file before allocation. */
     static SafetensorsHeader readHeader(FileChannel channel, ParseLimits limits) throws IOException {
         long size = channel.size();
@@ -86,6 +97,14 @@ public final class SafetensorsReader implements FormatReader {
         }
         byte[] prefix = new byte[SafetensorsHeader.PREFIX_BYTES];
         readFully(channel, ByteBuffer.wrap(prefix), 0);
+        // A file that is not safetensors at all (text under a .safetensors name) would read
+        // as a huge length; the header's first byte says which it is before the limit does.
+        ByteBuffer first = ByteBuffer.allocate(1);
+        if (size > SafetensorsHeader.PREFIX_BYTES) readFully(channel, first, SafetensorsHeader.PREFIX_BYTES);
+        if (size == SafetensorsHeader.PREFIX_BYTES || first.get(0) != '{') {
+            throw new MalformedFileException("not a safetensors file: the 8-byte header length is not followed by"
+                    + " a JSON object ('{')");
+        }
         // The limit comes first (the reference's HeaderTooLarge), then the file size.
         int n = SafetensorsHeader.headerLength(prefix, limits);
         if (n > size - SafetensorsHeader.PREFIX_BYTES) {

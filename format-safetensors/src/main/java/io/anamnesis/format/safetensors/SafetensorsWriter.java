@@ -5,11 +5,11 @@ import io.anamnesis.api.LimitExceededException;
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.TensorIOException;
 import io.anamnesis.api.UnsupportedFeatureException;
-import io.anamnesis.api.spi.AtomicOutput;
+import io.anamnesis.api.write.AtomicOutput;
 import io.anamnesis.api.spi.FormatWriter;
 import io.anamnesis.api.spi.OutputPlan;
 import io.anamnesis.api.spi.PlannedTensor;
-import io.anamnesis.api.spi.TensorDataWriter;
+import io.anamnesis.api.write.TensorDataWriter;
 import io.anamnesis.api.spi.WriteOptions;
 
 import java.nio.ByteBuffer;

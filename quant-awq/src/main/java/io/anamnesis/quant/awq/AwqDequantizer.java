@@ -9,7 +9,7 @@ import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.ClaimContext;
-import io.anamnesis.api.spi.QuantizationConfig;
+import io.anamnesis.api.config.QuantizationConfig;
 import io.anamnesis.api.spi.Dequantizer;
 import io.anamnesis.api.spi.Recovery;
 
@@ -48,9 +48,10 @@ public final class AwqDequantizer implements Dequantizer {
             if (e.name().endsWith(".qweight")) prefixes.add(e.name().substring(0, e.name().length() - ".qweight".length()));
         }
         if (prefixes.isEmpty()) return List.of();
-        Optional<QuantizationConfig> config = QuantizationConfig.find(context);
-        String method = config.map(QuantizationConfig::method).orElse("");
-        if (!method.isEmpty() && !method.equals(QuantizationConfig.AWQ)) return List.of();
+        Optional<AwqConfig> found = AwqConfig.find(context);
+        String method = found.map(AwqConfig::method).orElse("");
+        if (!method.isEmpty() && !method.equals(AwqConfig.AWQ)) return List.of();
+        Optional<QuantizationConfig> config = found.map(AwqConfig::config);
         List<Recovery> out = new ArrayList<>();
         for (String p : prefixes) {
             TensorEntry qweight = archive.tensor(p + ".qweight").orElseThrow();

@@ -11,6 +11,7 @@ import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.ChunkFiller;
 import io.anamnesis.api.spi.ClaimContext;
 import io.anamnesis.api.spi.Recovery;
+import io.anamnesis.api.testing.MemoryArchive;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -87,7 +88,7 @@ class AwqDequantizerTest {
             if (scaleType.equals(DType.F32)) {
                 float[] f = new float[groups() * out];
                 for (int g = 0; g < groups(); g++) System.arraycopy(s[g], 0, f, g * out, out);
-                a.floats(P + ".scales", f, groups(), out);
+                a.f32(P + ".scales", new long[]{groups(), out}, f);
             } else {
                 short[] b = new short[groups() * out];
                 for (int g = 0; g < groups(); g++) {

@@ -1,8 +1,5 @@
 package io.anamnesis.quant.bnb;
 
-import com.fasterxml.jackson.core.JacksonException;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.ParseLimits;
@@ -10,6 +7,7 @@ import io.anamnesis.api.Shape;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.UnsupportedFeatureException;
+import io.anamnesis.api.json.Json;
 import io.anamnesis.api.numeric.LittleEndian;
 import io.anamnesis.api.spi.ClaimContext;
 
@@ -214,13 +212,14 @@ record BnbRecipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
         if (inMetadata != null) return Optional.of(inMetadata);
         Optional<String> config = new ClaimContext(reference, limits).sidecar("config.json");
         if (config.isEmpty()) return Optional.empty();
+        Object root;
         try {
-            JsonNode qc = new ObjectMapper().readTree(config.get()).get("quantization_config");
-            return qc == null || !qc.isObject() ? Optional.empty() : Optional.of(qc.toString());
-        } catch (JacksonException e) {
-            throw new MalformedFileException("config.json beside the reference is not valid JSON: "
-                    + e.getOriginalMessage().lines().findFirst().orElse("parse error"));
+            root = Json.parse(config.get(), limits.maxNestingDepth());
+        } catch (IllegalArgumentException e) {
+            throw new MalformedFileException("config.json beside the reference is not valid JSON: " + e.getMessage());
         }
+        return Json.member(root, "quantization_config").filter(q -> q instanceof Map<?, ?>)
+                .map(q -> Json.dumps(Json.wholeNumbersAsLongs(q)));
     }
 
     private static boolean sameBits(float[] a, float[] b) {

@@ -6,7 +6,7 @@ import io.anamnesis.api.Shape;
 import io.anamnesis.api.numeric.LittleEndian;
 import io.anamnesis.api.spi.DenseReader;
 import io.anamnesis.api.spi.DenseTensor;
-import io.anamnesis.api.spi.Json;
+import io.anamnesis.api.json.Json;
 import io.anamnesis.api.spi.PlannedTensor;
 
 import java.lang.foreign.Arena;

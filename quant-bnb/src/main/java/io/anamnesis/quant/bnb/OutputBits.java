@@ -1,6 +1,7 @@
 package io.anamnesis.quant.bnb;
 
 import io.anamnesis.api.numeric.KernelRace;
+import io.anamnesis.api.numeric.Kernels;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -23,10 +24,10 @@ final class OutputBits {
     }
 
     /**
-     * Whether the BF16 kernels run on {@code jdk.incubator.vector}: the module must be in the
-     * boot layer (it is incubating; {@code --add-modules jdk.incubator.vector}) and the CPU
-     * must offer 256-bit vectors or wider. {@code -Dio.anamnesis.quant.bnb.vector=false} forces the
-     * scalar kernels. Both give identical bytes.
+     * Whether the BF16 kernels may run on {@code jdk.incubator.vector}:
+     * {@link Kernels#vectorAllowed()} (the incubating module is resolved and
+     * {@code anamnesis.kernels} is not {@code scalar}) and the CPU offers 256-bit vectors or
+     * wider. Both give identical bytes.
      */
     static final boolean VECTOR = vectorAvailable();
 
@@ -71,8 +72,7 @@ final class OutputBits {
     }
 
     private static boolean vectorAvailable() {
-        if (!Boolean.parseBoolean(System.getProperty("io.anamnesis.quant.bnb.vector", "true"))) return false;
-        if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) return false;
+        if (!Kernels.vectorAllowed()) return false;
         try {
             return VectorKernels.usable();
         } catch (LinkageError e) {

@@ -11,6 +11,7 @@ import io.anamnesis.api.numeric.LittleEndian;
 import io.anamnesis.api.spi.ChunkFiller;
 import io.anamnesis.api.spi.ForgetPlan;
 import io.anamnesis.api.spi.PlannedTensor;
+import io.anamnesis.api.testing.MemoryArchive;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
@@ -49,11 +50,11 @@ class BnbQuantizerTest {
     /** A small llama-like model: embeddings, one MLP projection with a bias, a norm, the head. */
     static MemoryArchive model(float[] gate) {
         return new MemoryArchive()
-                .put("model.embed_tokens.weight", DType.BF16, new long[]{8, 64}, bf16(weights(512, 1)))
-                .put(GATE, DType.BF16, new long[]{16, gate.length / 16}, bf16(gate))
-                .put("model.layers.0.mlp.gate_proj.bias", DType.BF16, new long[]{16}, bf16(weights(16, 2)))
-                .put("model.norm.weight", DType.BF16, new long[]{64}, bf16(weights(64, 3)))
-                .put("lm_head.weight", DType.BF16, new long[]{8, 64}, bf16(weights(512, 4)));
+                .add("model.embed_tokens.weight", DType.BF16, new long[]{8, 64}, bf16(weights(512, 1)))
+                .add(GATE, DType.BF16, new long[]{16, gate.length / 16}, bf16(gate))
+                .add("model.layers.0.mlp.gate_proj.bias", DType.BF16, new long[]{16}, bf16(weights(16, 2)))
+                .add("model.norm.weight", DType.BF16, new long[]{64}, bf16(weights(64, 3)))
+                .add("lm_head.weight", DType.BF16, new long[]{8, 64}, bf16(weights(512, 4)));
     }
 
     /** Every planned tensor produced in two chunks (the second first), as an archive a dequantizer can read. */
@@ -67,7 +68,7 @@ class BnbQuantizerTest {
                 ChunkFiller f = t.producer().open(arena);
                 if (half < n) f.fill(half, n - half, dest.asSlice(t.dtype().byteSize(half)));
                 f.fill(0, half, dest.asSlice(0, t.dtype().byteSize(half)));
-                out.put(t.name(), t.dtype(), t.shape().toArray(), dest.toArray(ValueLayout.JAVA_BYTE));
+                out.add(t.name(), t.dtype(), t.shape().toArray(), dest.toArray(ValueLayout.JAVA_BYTE));
             }
         }
         return out;
@@ -251,7 +252,7 @@ class BnbQuantizerTest {
         float[] tuned = weights(16 * 1040, 12);
         ByteBuffer f = ByteBuffer.allocate(4 * tuned.length).order(ByteOrder.LITTLE_ENDIAN);
         for (float v : tuned) f.putFloat(v);
-        MemoryArchive model = model(tuned).put(GATE, DType.F32, new long[]{16, 1040}, f.array());
+        MemoryArchive model = model(tuned).add(GATE, DType.F32, new long[]{16, 1040}, f.array());
         ForgetPlan plan = AMN.planForget(model, "fp4", ForgetOptions.defaults().imitating(reference), new LossMeter());
         assertThat(plan.decisions()).filteredOn(ForgetPlan.Decision::encoded).extracting(ForgetPlan.Decision::tensor)
                 .containsExactly(GATE);

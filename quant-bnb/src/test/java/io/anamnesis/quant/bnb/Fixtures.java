@@ -4,6 +4,7 @@ import io.anamnesis.api.DType;
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.spi.ClaimContext;
 import io.anamnesis.api.spi.Recovery;
+import io.anamnesis.api.testing.MemoryArchive;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -70,7 +71,7 @@ final class Fixtures {
     static MemoryArchive fourBit(String type, int blocksize, long[] shape, int[] codes, float[] absmax) {
         byte[] packed = pack(codes);
         return new MemoryArchive()
-                .put(W, DType.U8, new long[]{packed.length, 1}, packed)
+                .add(W, DType.U8, new long[]{packed.length, 1}, packed)
                 .f32(W + ".absmax", absmax)
                 .f32(W + ".quant_map", type.equals("nf4") ? NF4 : FP4)
                 .json(W + ".quant_state.bitsandbytes__" + type, "{\"quant_type\": \"" + type + "\", \"blocksize\": "

@@ -1,5 +1,6 @@
 package io.anamnesis.quant.bnb;
 
+import io.anamnesis.api.testing.MemoryArchive;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

@@ -6,6 +6,7 @@ import io.anamnesis.api.RecoveryPlan;
 import io.anamnesis.api.Role;
 import io.anamnesis.api.Shape;
 import io.anamnesis.api.spi.Recovery;
+import io.anamnesis.api.testing.MemoryArchive;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -143,8 +144,8 @@ class FourBitTest {
         float offset = t[2];
         byte[] packed = Fixtures.pack(codes);
         MemoryArchive a = new MemoryArchive()
-                .put(W, DType.U8, new long[]{packed.length, 1}, packed)
-                .put(W + ".absmax", DType.U8, new long[]{blocks}, absmaxCodes)
+                .add(W, DType.U8, new long[]{packed.length, 1}, packed)
+                .add(W + ".absmax", DType.U8, new long[]{blocks}, absmaxCodes)
                 .f32(W + ".quant_map", NF4)
                 .f32(W + ".nested_absmax", nestedAbsmax)
                 .f32(W + ".nested_quant_map", nestedMap)

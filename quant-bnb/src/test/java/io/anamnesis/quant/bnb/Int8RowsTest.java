@@ -7,6 +7,7 @@ import io.anamnesis.api.Role;
 import io.anamnesis.api.Shape;
 import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.Recovery;
+import io.anamnesis.api.testing.MemoryArchive;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -43,7 +44,7 @@ class Int8RowsTest {
 
     private static MemoryArchive checkpoint(int rows, int cols) {
         return new MemoryArchive()
-                .put(W, DType.I8, new long[]{rows, cols}, weights(rows, cols))
+                .add(W, DType.I8, new long[]{rows, cols}, weights(rows, cols))
                 .f32(P + ".SCB", scales(rows));
     }
 
@@ -97,7 +98,7 @@ class Int8RowsTest {
 
     @Test
     void rowWeightFormatIsConsumed() {
-        MemoryArchive a = checkpoint(4, 16).put(P + ".weight_format", DType.U8, new long[0], new byte[]{0});
+        MemoryArchive a = checkpoint(4, 16).add(P + ".weight_format", DType.U8, new long[0], new byte[]{0});
         Recovery r = Fixtures.only(a);
         assertThat(r.inputs()).containsEntry(P + ".weight_format", Role.QUANT_STATE).hasSize(3);
         assertThat(Fixtures.recover(a, DType.F32)).isEqualTo(Fixtures.encode(expected(4, 16), DType.F32));
@@ -105,14 +106,14 @@ class Int8RowsTest {
 
     @Test
     void tiledWeightFormatIsUnsupported() {
-        MemoryArchive a = checkpoint(4, 16).put(P + ".weight_format", DType.U8, new long[0], new byte[]{1});
+        MemoryArchive a = checkpoint(4, 16).add(P + ".weight_format", DType.U8, new long[0], new byte[]{1});
         assertThatThrownBy(() -> Fixtures.claim(a)).isInstanceOf(UnsupportedFeatureException.class)
                 .hasMessageContaining("col32");
     }
 
     @Test
     void unknownWeightFormatIsMalformed() {
-        MemoryArchive a = checkpoint(4, 16).put(P + ".weight_format", DType.U8, new long[0], new byte[]{9});
+        MemoryArchive a = checkpoint(4, 16).add(P + ".weight_format", DType.U8, new long[0], new byte[]{9});
         assertThatThrownBy(() -> Fixtures.claim(a)).isInstanceOf(MalformedFileException.class);
     }
 
@@ -132,7 +133,7 @@ class Int8RowsTest {
 
     @Test
     void rejectsWeightThatIsNotI8Matrix() {
-        MemoryArchive a = checkpoint(4, 16).put(W, DType.U8, new long[]{4, 16}, new byte[64]);
+        MemoryArchive a = checkpoint(4, 16).add(W, DType.U8, new long[]{4, 16}, new byte[64]);
         assertThatThrownBy(() -> Fixtures.claim(a)).isInstanceOf(MalformedFileException.class)
                 .satisfies(t -> assertThat(((AnamnesisException) t).tensor()).contains(W));
     }

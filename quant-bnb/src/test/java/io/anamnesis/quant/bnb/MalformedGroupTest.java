@@ -6,6 +6,7 @@ import io.anamnesis.api.LimitExceededException;
 import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.UnsupportedFeatureException;
+import io.anamnesis.api.testing.MemoryArchive;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -120,7 +121,7 @@ class MalformedGroupTest {
     @Test
     void rejectsNestedKeysWithoutNestedTensors() {
         MemoryArchive a = good()
-                .put(W + ".absmax", DType.U8, new long[]{2}, new byte[]{1, 2})
+                .add(W + ".absmax", DType.U8, new long[]{2}, new byte[]{1, 2})
                 .json(STATE, "{\"quant_type\": \"nf4\", \"blocksize\": 64, \"dtype\": \"float32\", \"shape\": [128], "
                         + "\"nested_blocksize\": 256, \"nested_dtype\": \"float32\", \"nested_offset\": 0.5}");
         assertFails(a, MalformedFileException.class, W, W + ".nested_absmax");
@@ -130,7 +131,7 @@ class MalformedGroupTest {
         assertFails(a, MalformedFileException.class, W + ".nested_quant_map", "256");
         a.f32(W + ".nested_quant_map", new float[256]).f32(W + ".absmax", 1f, 2f);
         assertFails(a, MalformedFileException.class, W + ".absmax", "U8");
-        a.put(W + ".absmax", DType.U8, new long[]{2}, new byte[]{1, 2}).f32(W + ".nested_absmax", 1f, 2f);
+        a.add(W + ".absmax", DType.U8, new long[]{2}, new byte[]{1, 2}).f32(W + ".nested_absmax", 1f, 2f);
         assertFails(a, MalformedFileException.class, W + ".nested_absmax", "1 elements");
         a.f32(W + ".nested_absmax", 1f);
         assertThat(Fixtures.claim(a)).hasSize(1);

@@ -1,8 +1,9 @@
 package io.anamnesis.quant.fp8;
 
 import io.anamnesis.api.MalformedFileException;
+import io.anamnesis.api.config.QuantizationConfig;
+import io.anamnesis.api.json.Json;
 import io.anamnesis.api.spi.ClaimContext;
-import io.anamnesis.api.spi.Json;
 
 import java.util.List;
 import java.util.Map;
@@ -24,31 +25,13 @@ record Fp8Config(ScaleLayout.Block block, String source) {
 
     /** The declared block size: archive metadata first, then {@code config.json} beside the file. */
     static Fp8Config find(ClaimContext context) {
-        String inMetadata = context.archive().metadata().get("quantization_config");
-        if (inMetadata != null) {
-            String source = "quantization_config in the file's metadata";
-            Optional<ScaleLayout.Block> b = blockSize(parse(inMetadata, source, context), source);
-            if (b.isPresent()) return new Fp8Config(b.get(), source);
-        }
-        Optional<String> config = context.sidecar("config.json");
-        if (config.isPresent()) {
-            String source = "quantization_config in config.json";
-            Object root = parse(config.get(), "config.json", context);
-            Optional<Object> qc = Json.member(root, "quantization_config");
-            if (qc.isPresent()) {
-                Optional<ScaleLayout.Block> b = blockSize(qc.get(), source);
-                if (b.isPresent()) return new Fp8Config(b.get(), source);
-            }
-        }
-        return new Fp8Config(DEFAULT, "the default block size");
+        Optional<Fp8Config> declared = declared(QuantizationConfig.inMetadata(context));
+        if (declared.isEmpty()) declared = declared(QuantizationConfig.inConfigJson(context));
+        return declared.orElse(new Fp8Config(DEFAULT, "the default block size"));
     }
 
-    private static Object parse(String json, String source, ClaimContext context) {
-        try {
-            return Json.parse(json, context.limits().maxNestingDepth());
-        } catch (IllegalArgumentException e) {
-            throw new MalformedFileException(source + ": " + e.getMessage());
-        }
+    private static Optional<Fp8Config> declared(Optional<QuantizationConfig> config) {
+        return config.flatMap(c -> blockSize(c.values(), c.origin()).map(b -> new Fp8Config(b, c.origin())));
     }
 
     /** {@code weight_block_size}, or one {@code block_structure} shared by every config group. */

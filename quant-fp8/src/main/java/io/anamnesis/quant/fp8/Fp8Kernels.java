@@ -5,6 +5,7 @@ import io.anamnesis.api.numeric.Floats;
 import io.anamnesis.api.numeric.LittleEndian;
 
 import io.anamnesis.api.numeric.KernelRace;
+import io.anamnesis.api.numeric.Kernels;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -30,8 +31,7 @@ public final class Fp8Kernels {
     private static final boolean VECTOR_AVAILABLE = detectVector();
 
     private static boolean detectVector() {
-        if (Boolean.parseBoolean(System.getProperty("anamnesis.fp8.scalar", "false"))) return false;
-        if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) return false;
+        if (!Kernels.vectorAllowed()) return false;
         try {
             return Fp8VectorKernels.supported();
         } catch (LinkageError e) {
@@ -39,7 +39,7 @@ public final class Fp8Kernels {
         }
     }
 
-    /** True when the Vector API module is resolved and the hardware has 256-bit vectors or wider. */
+    /** True when {@link Kernels#vectorAllowed()} and the hardware has 256-bit vectors or wider. */
     public static boolean vectorAvailable() {
         return VECTOR_AVAILABLE;
     }

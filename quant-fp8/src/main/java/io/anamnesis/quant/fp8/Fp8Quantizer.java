@@ -7,7 +7,7 @@ import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.DenseTensor;
 import io.anamnesis.api.spi.ForgetPlan;
 import io.anamnesis.api.spi.ForgetRequest;
-import io.anamnesis.api.spi.Json;
+import io.anamnesis.api.json.Json;
 import io.anamnesis.api.spi.LinearWeights;
 import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.Quantizer;

@@ -8,7 +8,7 @@ import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.ClaimContext;
-import io.anamnesis.api.spi.Json;
+import io.anamnesis.api.json.Json;
 
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -191,19 +191,7 @@ record Fp8Recipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
             throw new MalformedFileException("config.json beside the reference: " + e.getMessage());
         }
         return Json.member(root, "quantization_config").filter(q -> q instanceof Map<?, ?>)
-                .map(q -> Json.dumps(integral(q)));
-    }
-
-    /** Parsed numbers are doubles; the whole ones were integers in the file (a block size of 128, not 128.0). */
-    private static Object integral(Object v) {
-        if (v instanceof Double d && d == Math.rint(d) && !Double.isInfinite(d) && Math.abs(d) < 1e15) return d.longValue();
-        if (v instanceof Map<?, ?> m) {
-            Map<String, Object> out = new LinkedHashMap<>();
-            m.forEach((k, x) -> out.put(String.valueOf(k), integral(x)));
-            return out;
-        }
-        if (v instanceof List<?> l) return l.stream().map(Fp8Recipe::integral).toList();
-        return v;
+                .map(q -> Json.dumps(Json.wholeNumbersAsLongs(q)));
     }
 
     private static Map<String, TensorEntry> byName(TensorArchive archive) {

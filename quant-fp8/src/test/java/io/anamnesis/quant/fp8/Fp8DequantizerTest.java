@@ -13,6 +13,7 @@ import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.numeric.LittleEndian;
 import io.anamnesis.api.spi.ChunkFiller;
 import io.anamnesis.api.spi.Recovery;
+import io.anamnesis.api.testing.MemoryArchive;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

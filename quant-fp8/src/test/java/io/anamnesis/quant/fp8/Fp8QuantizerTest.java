@@ -12,6 +12,7 @@ import io.anamnesis.api.spi.ChunkFiller;
 import io.anamnesis.api.spi.ForgetPlan;
 import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.Recovery;
+import io.anamnesis.api.testing.MemoryArchive;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;

@@ -10,6 +10,10 @@ import java.util.stream.Collectors;
  * Every ggml block type this module decodes, with its ggml type id and block geometry
  * (ggml-common.h, QK_K = 256). The name is ggml's upper-case spelling, which is how a GGUF
  * reader names the tensor's {@link io.anamnesis.api.DType}.
+ *
+ * <p>format-gguf's {@code GgufType} writes the same table the same way (name, id, elements,
+ * bytes), scalar types included; neither module may depend on the other, so test-corpus
+ * checks that the two agree on every id either knows.
  */
 public enum GgufBlockType {
     Q4_0(2, 32, 18, GgufKernels::q4_0),

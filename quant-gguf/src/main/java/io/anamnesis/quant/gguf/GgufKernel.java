@@ -7,6 +7,7 @@ import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.numeric.Floats;
 import io.anamnesis.api.numeric.KernelRace;
+import io.anamnesis.api.numeric.Kernels;
 import io.anamnesis.api.numeric.LittleEndian;
 import io.anamnesis.api.spi.ChunkFiller;
 import io.anamnesis.api.spi.RecoveryKernel;
@@ -28,13 +29,11 @@ final class GgufKernel implements RecoveryKernel {
     static final int BATCH_ELEMENTS = 8192;
 
     /**
-     * Whether the Vector API paths run: the incubating module must be in the boot layer
-     * (the class is never loaded otherwise) and the CPU must have 256-bit vectors. The
-     * system property {@code anamnesis.gguf.scalar=true} forces the scalar path.
+     * Whether the Vector API paths may run: {@link Kernels#vectorAllowed()} (the incubating
+     * module is resolved and {@code anamnesis.kernels} is not {@code scalar}; the vector
+     * class is never loaded otherwise) and the CPU has 256-bit vectors.
      */
-    static final boolean VECTOR = !Boolean.getBoolean("anamnesis.gguf.scalar")
-            && ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()
-            && GgufVectorKernels.usable();
+    static final boolean VECTOR = Kernels.vectorAllowed() && GgufVectorKernels.usable();
 
     /** A decoder fused with the store: {@code blocks} blocks from byte {@code s} to element {@code e}. */
     @FunctionalInterface

@@ -2,7 +2,9 @@ package io.anamnesis.quant.gguf;
 
 /**
  * The codebooks of ggml's i-quants and non-linear types, as ggml-common.h defines them
- * (lookup tables are facts of the format). Generated from that header; do not edit by hand.
+ * (lookup tables are facts of the format). Generated from that header by
+ * quant-gguf/src/tools/GgufTablesGenerator.java (ggml at llama.cpp commit
+ * ca01960e6a30e3d6a4cfeb1755d6e027b31f6b07); do not edit by hand, run the generator.
  * Grid entries are packed little-endian: byte j of an entry is element j of its group.
  */
 final class GgufTables {
@@ -40,7 +42,7 @@ final class GgufTables {
             1, 13, 25, 38, 53, 69, 89, 113,
     };
 
-    /** ggml kvalues_fp4 (int8_t[16]). */
+    /** ggml kvalues_mxfp4 (int8_t[16]). */
     static final int[] KVALUES_FP4 = {
             0, 1, 2, 3, 4, 6, 8, 12,
             0, -1, -2, -3, -4, -6, -8, -12,

@@ -10,17 +10,15 @@ import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.spi.ChunkFiller;
 import io.anamnesis.api.spi.ClaimContext;
 import io.anamnesis.api.spi.Recovery;
+import io.anamnesis.api.testing.MemoryArchive;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -29,24 +27,10 @@ class GgufDequantizerTest {
 
     static final DType Q8_0 = new DType("Q8_0", DType.Kind.QUANTIZED, 32, 34);
 
-    /** An in-memory archive of whole tensors. */
-    record MemoryArchive(Map<TensorEntry, byte[]> data) implements TensorArchive {
-        @Override public String format() { return "gguf"; }
-        @Override public Optional<Path> path() { return Optional.empty(); }
-        @Override public Map<String, String> metadata() { return Map.of(); }
-        @Override public Map<String, String> properties() { return Map.of(); }
-        @Override public List<TensorEntry> tensors() { return List.copyOf(data.keySet()); }
-        @Override public MemorySegment data(TensorEntry entry, Arena arena) {
-            byte[] b = data.get(entry);
-            return arena.allocate(b.length).copyFrom(MemorySegment.ofArray(b));
-        }
-        @Override public void close() { }
-    }
-
     static MemoryArchive archive(Object... entriesAndBytes) {
-        Map<TensorEntry, byte[]> m = new LinkedHashMap<>();
-        for (int i = 0; i < entriesAndBytes.length; i += 2) m.put((TensorEntry) entriesAndBytes[i], (byte[]) entriesAndBytes[i + 1]);
-        return new MemoryArchive(m);
+        MemoryArchive a = new MemoryArchive();
+        for (int i = 0; i < entriesAndBytes.length; i += 2) a.addRaw((TensorEntry) entriesAndBytes[i], (byte[]) entriesAndBytes[i + 1]);
+        return a;
     }
 
     static List<Recovery> claim(TensorArchive a) {
@@ -95,7 +79,7 @@ class GgufDequantizerTest {
     void rejectsDataOfTheWrongSize() {
         TensorEntry declared = TensorEntry.of("w", Q8_0, Shape.of(64));
         // the archive returns 34 bytes for a tensor that needs 68
-        MemoryArchive a = new MemoryArchive(Map.of(declared, new byte[34]));
+        MemoryArchive a = archive(declared, new byte[34]);
         Recovery r = claim(a).getFirst();
         try (Arena arena = Arena.ofConfined()) {
             assertThatThrownBy(() -> r.kernel().open(a, arena, DType.BF16))

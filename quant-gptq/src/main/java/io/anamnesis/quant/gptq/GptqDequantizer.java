@@ -9,7 +9,7 @@ import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.ClaimContext;
-import io.anamnesis.api.spi.QuantizationConfig;
+import io.anamnesis.api.config.QuantizationConfig;
 import io.anamnesis.api.spi.Dequantizer;
 import io.anamnesis.api.spi.Recovery;
 
@@ -51,9 +51,10 @@ public final class GptqDequantizer implements Dequantizer {
             if (e.name().endsWith(".qweight")) prefixes.add(e.name().substring(0, e.name().length() - ".qweight".length()));
         }
         if (prefixes.isEmpty()) return List.of();
-        Optional<QuantizationConfig> config = QuantizationConfig.find(context);
-        String method = config.map(QuantizationConfig::method).orElse("");
-        if (!method.isEmpty() && !method.equals(QuantizationConfig.GPTQ)) return List.of();
+        Optional<GptqConfig> found = GptqConfig.find(context);
+        String method = found.map(GptqConfig::method).orElse("");
+        if (!method.isEmpty() && !method.equals(GptqConfig.GPTQ)) return List.of();
+        Optional<QuantizationConfig> config = found.map(GptqConfig::config);
         List<Recovery> out = new ArrayList<>();
         for (String p : prefixes) {
             Group g = Group.of(archive, p);
@@ -93,41 +94,85 @@ public final class GptqDequantizer implements Dequantizer {
         }
     }
 
+    /**
+     * One group's recovery: its tensors checked, then the checkpoint format (zero offset), the
+     * bit width, in_features and the group size worked out from the config and the shapes,
+     * each checked against the others, in that order.
+     */
     static Recovery recover(Group g, Optional<QuantizationConfig> config, ParseLimits limits) {
-        String p = g.prefix();
-        TensorEntry qweight = g.qweight();
-        TensorEntry qzeros = g.qzeros().orElseThrow(() ->
-                MalformedFileException.inTensor(qweight.name(), "has no companion " + p + ".qzeros"));
-        TensorEntry scales = g.scales().orElseThrow(() ->
-                MalformedFileException.inTensor(qweight.name(), "has no companion " + p + ".scales"));
-        requireInt32(qweight);
-        requireInt32(qzeros);
-        requireRank(qweight, 2);
-        requireRank(qzeros, 2);
-        requireRank(scales, 2);
-        DType st = scales.dtype();
-        if (!st.equals(DType.F16) && !st.equals(DType.BF16) && !st.equals(DType.F32)) {
-            throw UnsupportedFeatureException.inTensor(scales.name(), "GPTQ scales in " + st + " (expected F16, BF16 or F32)");
-        }
-        if (g.gIdx().isPresent()) {
-            TensorEntry gi = g.gIdx().get();
-            requireRank(gi, 1);
-            if (!gi.dtype().equals(DType.I32) && !gi.dtype().equals(DType.I64)) {
-                throw MalformedFileException.inTensor(gi.name(), "g_idx is " + gi.dtype() + ", expected I32 or I64");
+        CheckedGroup t = CheckedGroup.of(g);
+        int zeroOffset = zeroOffset(config, t.qweight());
+        int bits = bits(config, g, t);
+        long in = inFeatures(g, t, bits, limits);
+        int groupSize = groupSize(config, g, t, in);
+
+        var layout = new GptqKernel.Layout(bits, (int) in, (int) t.out(), (int) t.groups(),
+                (int) t.qzeros().shape().dim(1), zeroOffset, t.scales().dtype());
+        boolean actOrder = config.flatMap(c -> c.bool("desc_act")).orElse(false);
+        String description = "GPTQ " + bits + "-bit, " + (groupSize == -1 ? "one group" : "group " + groupSize)
+                + (actOrder ? ", act-order" : "") + ", " + (zeroOffset == 1 ? "v1" : "v2") + " zeros";
+
+        Map<String, Role> inputs = new LinkedHashMap<>();
+        inputs.put(t.qweight().name(), Role.QUANTIZED);
+        inputs.put(t.scales().name(), Role.SCALE);
+        inputs.put(t.qzeros().name(), Role.ZERO_POINT);
+        g.gIdx().ifPresent(e -> inputs.put(e.name(), Role.G_IDX));
+        return new Recovery(g.prefix() + ".weight", Shape.of(t.out(), in), "gptq", description, inputs,
+                new GptqKernel.Kernel(t.qweight(), t.qzeros(), t.scales(), g.gIdx(), layout, groupSize));
+    }
+
+    /**
+     * A group's tensors, each present with the dtype and rank GPTQ stores, and
+     * agreeing on out_features and the number of groups.
+     *
+     * @param out    out_features (columns of qweight and scales)
+     * @param groups rows of scales and qzeros
+     */
+    record CheckedGroup(TensorEntry qweight, TensorEntry qzeros, TensorEntry scales, long out, long groups) {
+        static CheckedGroup of(Group g) {
+            String p = g.prefix();
+            TensorEntry qweight = g.qweight();
+            TensorEntry qzeros = g.qzeros().orElseThrow(() ->
+                    MalformedFileException.inTensor(qweight.name(), "has no companion " + p + ".qzeros"));
+            TensorEntry scales = g.scales().orElseThrow(() ->
+                    MalformedFileException.inTensor(qweight.name(), "has no companion " + p + ".scales"));
+            requireInt32(qweight);
+            requireInt32(qzeros);
+            requireRank(qweight, 2);
+            requireRank(qzeros, 2);
+            requireRank(scales, 2);
+            DType st = scales.dtype();
+            if (!st.equals(DType.F16) && !st.equals(DType.BF16) && !st.equals(DType.F32)) {
+                throw UnsupportedFeatureException.inTensor(scales.name(), "GPTQ scales in " + st + " (expected F16, BF16 or F32)");
             }
-        }
-        long rows = qweight.shape().dim(0);
-        long out = qweight.shape().dim(1);
-        long groups = scales.shape().dim(0);
-        if (scales.shape().dim(1) != out) {
-            throw MalformedFileException.inTensor(scales.name(), "has " + scales.shape().dim(1)
-                    + " columns, qweight " + qweight.shape() + " has " + out + " output features");
-        }
-        if (qzeros.shape().dim(0) != groups) {
-            throw MalformedFileException.inTensor(qzeros.name(), "has " + qzeros.shape().dim(0)
-                    + " groups, scales " + scales.shape() + " has " + groups);
+            if (g.gIdx().isPresent()) {
+                TensorEntry gi = g.gIdx().get();
+                requireRank(gi, 1);
+                if (!gi.dtype().equals(DType.I32) && !gi.dtype().equals(DType.I64)) {
+                    throw MalformedFileException.inTensor(gi.name(), "g_idx is " + gi.dtype() + ", expected I32 or I64");
+                }
+            }
+            long out = qweight.shape().dim(1);
+            long groups = scales.shape().dim(0);
+            if (scales.shape().dim(1) != out) {
+                throw MalformedFileException.inTensor(scales.name(), "has " + scales.shape().dim(1)
+                        + " columns, qweight " + qweight.shape() + " has " + out + " output features");
+            }
+            if (qzeros.shape().dim(0) != groups) {
+                throw MalformedFileException.inTensor(qzeros.name(), "has " + qzeros.shape().dim(0)
+                        + " groups, scales " + scales.shape() + " has " + groups);
+            }
+            return new CheckedGroup(qweight, qzeros, scales, out, groups);
         }
 
+        /** int32 rows of qweight: in_features * bits / 32, rounded up. */
+        long rows() {
+            return qweight.shape().dim(0);
+        }
+    }
+
+    /** 1 for v1 zeros (AutoGPTQ's checkpoint_format gptq: stored zero + 1), 0 for GPTQModel's gptq_v2. */
+    private static int zeroOffset(Optional<QuantizationConfig> config, TensorEntry qweight) {
         String format = config.flatMap(c -> c.text("checkpoint_format", "format")).orElse("gptq").toLowerCase(Locale.ROOT);
         int zeroOffset = switch (format) {
             case "gptq", "" -> 1;
@@ -138,24 +183,40 @@ public final class GptqDequantizer implements Dequantizer {
         if (config.flatMap(c -> c.bool("is_marlin_format")).orElse(false)) {
             throw UnsupportedFeatureException.inTensor(qweight.name(), "GPTQ Marlin-format weights are not supported");
         }
+        return zeroOffset;
+    }
 
-        // bits: the config, else the packing ratio of qweight to g_idx, else of qzeros to scales
+    /** The bit width: the config's, else the packing ratio of qweight to g_idx, else of qzeros to scales. */
+    private static int bits(Optional<QuantizationConfig> config, Group g, CheckedGroup t) {
+        long rows = t.rows();
         Optional<Integer> configBits = config.flatMap(c -> c.integer("bits", "w_bit"));
         int bits;
         if (configBits.isPresent()) {
             bits = configBits.get();
         } else if (g.gIdx().isPresent() && g.gIdx().get().shape().dim(0) > 0 && rows * 32 % g.gIdx().get().shape().dim(0) == 0) {
             bits = (int) (rows * 32 / g.gIdx().get().shape().dim(0));
-        } else if (out > 0 && qzeros.shape().dim(1) * 32 % out == 0) {
-            bits = (int) (qzeros.shape().dim(1) * 32 / out);
+        } else if (t.out() > 0 && t.qzeros().shape().dim(1) * 32 % t.out() == 0) {
+            bits = (int) (t.qzeros().shape().dim(1) * 32 / t.out());
         } else {
-            throw UnsupportedFeatureException.inTensor(qweight.name(), "GPTQ bits unknown: no quantization_config.bits "
+            throw UnsupportedFeatureException.inTensor(t.qweight().name(), "GPTQ bits unknown: no quantization_config.bits "
                     + "(metadata, config.json or quantize_config.json) and the shapes do not determine it");
         }
         if (bits != 2 && bits != 3 && bits != 4 && bits != 8) {
-            throw UnsupportedFeatureException.inTensor(qweight.name(), "GPTQ with " + bits + " bits (supported: 2, 3, 4, 8)");
+            throw UnsupportedFeatureException.inTensor(t.qweight().name(), "GPTQ with " + bits + " bits (supported: 2, 3, 4, 8)");
         }
+        return bits;
+    }
 
+    /**
+     * in_features: g_idx's length, else what the packed rows hold; checked against qweight's
+     * and qzeros' packing, the kernel's index range and the limits, and against the groups.
+     */
+    private static long inFeatures(Group g, CheckedGroup t, int bits, ParseLimits limits) {
+        TensorEntry qweight = t.qweight();
+        TensorEntry qzeros = t.qzeros();
+        long rows = t.rows();
+        long out = t.out();
+        long groups = t.groups();
         long in;
         if (g.gIdx().isPresent()) {
             in = g.gIdx().get().shape().dim(0);
@@ -181,46 +242,36 @@ public final class GptqDequantizer implements Dequantizer {
         // the kernel keeps a group index per input row and a scale and zero per group and tile column
         ParseLimits.check("in_features of " + qweight.name(), in, limits.maxArrayLength());
         if (groups > Math.max(1, in)) {
-            throw MalformedFileException.inTensor(scales.name(), "has " + groups + " groups for " + in + " inputs");
+            throw MalformedFileException.inTensor(t.scales().name(), "has " + groups + " groups for " + in + " inputs");
         }
         if (groups < 1 && in > 0) {
-            throw MalformedFileException.inTensor(scales.name(), "has no groups");
+            throw MalformedFileException.inTensor(t.scales().name(), "has no groups");
         }
+        return in;
+    }
 
+    /** The group size: the config's (checked against the groups stored), else what in_features and the groups imply; -1 for one group. */
+    private static int groupSize(Optional<QuantizationConfig> config, Group g, CheckedGroup t, long in) {
+        long groups = t.groups();
         Optional<Integer> configGroup = config.flatMap(c -> c.integer("group_size", "q_group_size"));
-        int groupSize;
         if (configGroup.isPresent()) {
-            groupSize = configGroup.get();
+            int groupSize = configGroup.get();
             if (groupSize == 0 || groupSize < -1) {
-                throw MalformedFileException.inTensor(qweight.name(), "GPTQ group_size " + groupSize);
+                throw MalformedFileException.inTensor(t.qweight().name(), "GPTQ group_size " + groupSize);
             }
             long expected = groupSize == -1 ? 1 : (in + groupSize - 1) / groupSize;
             if (groups != expected && !(in == 0 && groups <= 1)) {
-                throw MalformedFileException.inTensor(scales.name(), "has " + groups + " groups; " + in
+                throw MalformedFileException.inTensor(t.scales().name(), "has " + groups + " groups; " + in
                         + " inputs in groups of " + groupSize + " need " + expected);
             }
+            return groupSize;
         } else if (groups == 1) {
-            groupSize = -1;
+            return -1;
         } else if (g.gIdx().isPresent() || (groups > 0 && in % groups == 0)) {
-            groupSize = (int) (in / Math.max(1, groups));
-        } else {
-            throw UnsupportedFeatureException.inTensor(qweight.name(), "GPTQ group_size unknown: no "
-                    + "quantization_config.group_size and " + in + " inputs do not split evenly into " + groups + " groups");
+            return (int) (in / Math.max(1, groups));
         }
-
-        var layout = new GptqKernel.Layout(bits, (int) in, (int) out, (int) groups,
-                (int) qzeros.shape().dim(1), zeroOffset, st);
-        boolean actOrder = config.flatMap(c -> c.bool("desc_act")).orElse(false);
-        String description = "GPTQ " + bits + "-bit, " + (groupSize == -1 ? "one group" : "group " + groupSize)
-                + (actOrder ? ", act-order" : "") + ", " + (zeroOffset == 1 ? "v1" : "v2") + " zeros";
-
-        Map<String, Role> inputs = new LinkedHashMap<>();
-        inputs.put(qweight.name(), Role.QUANTIZED);
-        inputs.put(scales.name(), Role.SCALE);
-        inputs.put(qzeros.name(), Role.ZERO_POINT);
-        g.gIdx().ifPresent(e -> inputs.put(e.name(), Role.G_IDX));
-        return new Recovery(p + ".weight", Shape.of(out, in), "gptq", description, inputs,
-                new GptqKernel.Kernel(qweight, qzeros, scales, g.gIdx(), layout, groupSize));
+        throw UnsupportedFeatureException.inTensor(t.qweight().name(), "GPTQ group_size unknown: no "
+                + "quantization_config.group_size and " + in + " inputs do not split evenly into " + groups + " groups");
     }
 
     private static void requireInt32(TensorEntry e) {

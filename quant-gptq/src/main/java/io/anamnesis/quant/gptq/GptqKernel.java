@@ -6,6 +6,7 @@ import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.numeric.Floats;
 import io.anamnesis.api.numeric.KernelRace;
+import io.anamnesis.api.numeric.Kernels;
 import io.anamnesis.api.numeric.LittleEndian;
 import io.anamnesis.api.spi.ChunkFiller;
 import io.anamnesis.api.spi.RecoveryKernel;
@@ -44,11 +45,10 @@ public final class GptqKernel {
     static final int TILE_IN = 256;
 
     /**
-     * Whether the Vector API kernel runs: the incubating module must be in the boot layer
-     * ({@code --add-modules jdk.incubator.vector}); {@code -Danamnesis.vector=false} forces scalar.
+     * Whether the Vector API kernel may run: {@link Kernels#vectorAllowed()} (the incubating
+     * module is resolved and {@code anamnesis.kernels} is not {@code scalar}).
      */
-    static final boolean VECTOR = ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()
-            && !"false".equals(System.getProperty("anamnesis.vector"));
+    static final boolean VECTOR = Kernels.vectorAllowed();
 
     static final int TARGET_F32 = 0;
     static final int TARGET_BF16 = 1;

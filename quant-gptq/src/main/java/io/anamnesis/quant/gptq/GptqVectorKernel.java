@@ -47,71 +47,142 @@ final class GptqVectorKernel {
                 && (target.equals(DType.BF16) || target.equals(DType.F32));
     }
 
+    /**
+     * Output rows {@code [firstRow, firstRow + rowCount)} to BF16 or F32, L rows (one tile of
+     * L output columns of qweight) at a time: load the tile's scales and zeros, decode the
+     * inputs that fill whole vectors, then the few left over; rows that make no whole tile,
+     * and tiles with a non-finite scale, go to the scalar kernel.
+     */
     static void dequantizeRows(MemorySegment qweight, MemorySegment qzeros, MemorySegment scales, int[] groupOf,
                                GptqKernel.Layout l, int firstRow, int rowCount, DType target, MemorySegment dest) {
-        int bits = l.bits();
-        int perWord = 32 / bits;
-        int mask = (1 << bits) - 1;
-        int in = l.in();
-        long out = l.out();
-        boolean bf16 = target.equals(DType.BF16);
-        int elementBytes = bf16 ? 2 : 4;
-        int rowsPerVector = L * bits / 32;
-        float[] scale = new float[l.groups() * L];
-        int[] zero = new int[l.groups() * L];
-        // act-order with up to 16L groups: per column, all groups' zeros and scale bits in
-        // pairs of vectors (2L groups each), so lane selections by group index replace gathers
-        int tableParts = (l.groups() + 2 * L - 1) / (2 * L);
-        boolean byTable = tableParts <= MAX_TABLE_PARTS;
-        int tableWidth = tableParts * 2 * L;
-        int[] zeroTable = new int[byTable ? tableWidth * L : 0];
-        int[] scaleTable = new int[byTable ? tableWidth * L : 0];
-
-        int[] pick = new int[L];
-        int[] shift = new int[L];
-        int[] merge = new int[L];
-        for (int lane = 0; lane < L; lane++) {
-            int word = lane * bits / 32;
-            // two-source selection indexes: 0..L-1 from the first vector, L..2L-1 from the second
-            pick[lane] = rowsPerVector == 4 ? L * (word & 1) : L * word;
-            shift[lane] = lane * bits % 32;
-            merge[lane] = lane < L / 2 ? lane : L + lane - L / 2;
-        }
-        IntVector pickBase = IntVector.fromArray(I, pick, 0);
-        IntVector shifts = IntVector.fromArray(I, shift, 0);
-        IntVector merger = IntVector.fromArray(I, merge, 0);
-
-        int blocks = in / L;
-        int[] blockGroup = new int[blocks];
-        int[] groupCol = new int[in];
-        for (int i = 0; i < in; i++) groupCol[i] = groupOf[i] * L;
-        for (int b = 0; b < blocks; b++) {
-            int g = groupOf[b * L];
-            for (int k = 1; k < L && g >= 0; k++) if (groupOf[b * L + k] != g) g = -1;
-            blockGroup[b] = g;
-        }
-        int full = blocks * L;
-        long rowStride = out * 4;
-
+        Tile tile = new Tile(l, groupOf, target);
+        long rowBytes = (long) l.in() * tile.elementBytes;
         int end = firstRow + rowCount;
         int c0 = firstRow;
         for (; c0 + L <= end; c0 += L) {
-            GptqKernel.loadGroupParameters(qzeros, scales, l, c0, L, L, scale, zero);
-            if (!allFinite(scale, l.groups())) {
+            GptqKernel.loadGroupParameters(qzeros, scales, l, c0, L, L, tile.scale, tile.zero);
+            if (!allFinite(tile.scale, l.groups())) {
                 scalar(qweight, qzeros, scales, groupOf, l, firstRow, c0, L, target, dest);
                 continue;
             }
-            if (byTable) {
-                for (int g = 0; g < l.groups(); g++) {
-                    for (int t = 0; t < L; t++) {
-                        zeroTable[t * tableWidth + g] = zero[g * L + t];
-                        scaleTable[t * tableWidth + g] = Float.floatToRawIntBits(scale[g * L + t]);
-                    }
+            if (tile.byTable) tile.fillGroupTables();
+            long tileAt = (c0 - firstRow) * rowBytes;
+            tile.decodeWholeVectors(qweight, c0, dest, tileAt);
+            tile.decodeRemainder(qweight, c0, dest, tileAt);
+        }
+        if (c0 < end) scalar(qweight, qzeros, scales, groupOf, l, firstRow, c0, end - c0, target, dest);
+    }
+
+    /**
+     * What one call works with, tile after tile of L output columns: the lane patterns that
+     * spread packed words over lanes, each whole vector's group, and the current tile's
+     * scales and zeros (per group, column-minor), also as lane tables for act-order.
+     */
+    private static final class Tile {
+        final GptqKernel.Layout l;
+        final int[] groupOf;
+        final boolean bf16;
+        final int elementBytes;
+        /** Codes per int32 word, and the mask of one code. */
+        final int perWord;
+        final int mask;
+        /** Bytes from one packed row of qweight to the next. */
+        final long rowStride;
+        /** int32 rows of qweight (one word each) that L consecutive inputs of a column fill: 1, 2 or 4. */
+        final int rowsPerVector;
+        /** Per lane: the first selection index (which word), its bit shift, and how two halves merge (4 rows). */
+        final int[] pick = new int[L];
+        final int[] shift = new int[L];
+        final int[] merge = new int[L];
+        /** Per whole vector of inputs, its group when all L inputs share one, else -1. */
+        final int[] blockGroup;
+        /** Per input, its group's index into {@link #scale} and {@link #zero} ({@code group * L}). */
+        final int[] groupCol;
+        final float[] scale;
+        final int[] zero;
+        /**
+         * Act-order with up to {@link #MAX_TABLE_PARTS} x 2L groups: per column, all groups'
+         * zeros and scale bits in pairs of vectors (2L groups each), so that lane selections
+         * by group index replace gathers.
+         */
+        final boolean byTable;
+        final int tableParts;
+        final int tableWidth;
+        final int[] zeroTable;
+        final int[] scaleTable;
+
+        Tile(GptqKernel.Layout l, int[] groupOf, DType target) {
+            this.l = l;
+            this.groupOf = groupOf;
+            bf16 = target.equals(DType.BF16);
+            elementBytes = bf16 ? 2 : 4;
+            perWord = 32 / l.bits();
+            mask = (1 << l.bits()) - 1;
+            rowStride = l.out() * 4L;
+            rowsPerVector = L * l.bits() / 32;
+            for (int lane = 0; lane < L; lane++) {
+                int word = lane * l.bits() / 32;
+                // two-source selection indexes: 0..L-1 from the first vector, L..2L-1 from the second
+                pick[lane] = rowsPerVector == 4 ? L * (word & 1) : L * word;
+                shift[lane] = lane * l.bits() % 32;
+                merge[lane] = lane < L / 2 ? lane : L + lane - L / 2;
+            }
+            int in = l.in();
+            blockGroup = new int[in / L];
+            groupCol = new int[in];
+            for (int i = 0; i < in; i++) groupCol[i] = groupOf[i] * L;
+            for (int b = 0; b < blockGroup.length; b++) {
+                int g = groupOf[b * L];
+                for (int k = 1; k < L && g >= 0; k++) if (groupOf[b * L + k] != g) g = -1;
+                blockGroup[b] = g;
+            }
+            scale = new float[l.groups() * L];
+            zero = new int[l.groups() * L];
+            tableParts = (l.groups() + 2 * L - 1) / (2 * L);
+            byTable = tableParts <= MAX_TABLE_PARTS;
+            tableWidth = tableParts * 2 * L;
+            zeroTable = new int[byTable ? tableWidth * L : 0];
+            scaleTable = new int[byTable ? tableWidth * L : 0];
+        }
+
+        /** The tile's zeros and scale bits, column by column, in the lane tables act-order selects from. */
+        void fillGroupTables() {
+            for (int g = 0; g < l.groups(); g++) {
+                for (int t = 0; t < L; t++) {
+                    zeroTable[t * tableWidth + g] = zero[g * L + t];
+                    scaleTable[t * tableWidth + g] = Float.floatToRawIntBits(scale[g * L + t]);
                 }
             }
+        }
+
+        /**
+         * Inputs {@code [0, in - in % L)} of output rows {@code [c0, c0 + L)}: per vector of L
+         * inputs, the W packed rows are loaded once, then each output row's codes are selected,
+         * shifted and masked, scaled (a uniform group broadcasts, act-order selects from the
+         * tables or gathers) and narrowed. The hot loop: everything it reads is a local.
+         */
+        void decodeWholeVectors(MemorySegment qweight, int c0, MemorySegment dest, long tileAt) {
+            int perWord = this.perWord;
+            int mask = this.mask;
+            long rowStride = this.rowStride;
             long colBase = c0 * 4L;
-            long tileAt = (long) (c0 - firstRow) * in * elementBytes;
-            long rowBytes = (long) in * elementBytes;
+            long rowBytes = (long) l.in() * elementBytes;
+            int full = blockGroup.length * L;
+            int rowsPerVector = this.rowsPerVector;
+            boolean bf16 = this.bf16;
+            boolean byTable = this.byTable;
+            int tableParts = this.tableParts;
+            int tableWidth = this.tableWidth;
+            int[] groupOf = this.groupOf;
+            int[] blockGroup = this.blockGroup;
+            int[] groupCol = this.groupCol;
+            float[] scale = this.scale;
+            int[] zero = this.zero;
+            int[] zeroTable = this.zeroTable;
+            int[] scaleTable = this.scaleTable;
+            IntVector pickBase = IntVector.fromArray(I, pick, 0);
+            IntVector shifts = IntVector.fromArray(I, shift, 0);
+            IntVector merger = IntVector.fromArray(I, merge, 0);
             for (int i = 0; i < full; i += L) {
                 long row = (long) (i / perWord) * rowStride + colBase;
                 IntVector a0 = IntVector.fromMemorySegment(I, qweight, row, ByteOrder.LITTLE_ENDIAN);
@@ -123,6 +194,7 @@ final class GptqVectorKernel {
                 IntVector partIndex = groupLanes.and(2 * L - 1);
                 long off = tileAt + (long) i * elementBytes;
                 for (int t = 0; t < L; t++, off += rowBytes) {
+                    // column t's W words spread over the lanes, then each lane's code
                     IntVector select = pickBase.add(t);
                     IntVector words;
                     if (rowsPerVector == 1) {
@@ -133,6 +205,7 @@ final class GptqVectorKernel {
                         words = merger.selectFrom(select.selectFrom(a0, a1), select.selectFrom(a2, a3));
                     }
                     IntVector q = words.lanewise(VectorOperators.LSHR, shifts).and(mask);
+                    // scale * (q - zero), one float32 multiply as the scalar kernel does
                     FloatVector f;
                     if (g >= 0) {
                         f = ((FloatVector) q.sub(zero[g * L + t]).convert(VectorOperators.I2F, 0)).mul(scale[g * L + t]);
@@ -156,6 +229,7 @@ final class GptqVectorKernel {
                         FloatVector s = FloatVector.fromArray(F, scale, t, groupCol, i);
                         f = ((FloatVector) q.sub(z).convert(VectorOperators.I2F, 0)).mul(s);
                     }
+                    // BF16: round to nearest even on the bits, as Floats.f32ToBf16 (no NaN: the scales are finite)
                     if (bf16) {
                         IntVector b = f.reinterpretAsInts();
                         IntVector rounded = b.add(b.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7FFF)
@@ -167,11 +241,17 @@ final class GptqVectorKernel {
                     }
                 }
             }
+        }
+
+        /** Inputs {@code [in - in % L, in)} of output rows {@code [c0, c0 + L)}, one value at a time. */
+        void decodeRemainder(MemorySegment qweight, int c0, MemorySegment dest, long tileAt) {
+            int in = l.in();
             for (int t = 0; t < L; t++) {
-                long at = (long) (c0 - firstRow + t) * in * elementBytes;
-                for (int i = full; i < in; i++) {
-                    int word = qweight.get(LittleEndian.I32, (long) (i / perWord) * rowStride + colBase + t * 4L);
-                    int q = (word >>> (bits * (i % perWord))) & mask;
+                long at = tileAt + (long) t * in * elementBytes;
+                long column = c0 * 4L + t * 4L;
+                for (int i = blockGroup.length * L; i < in; i++) {
+                    int word = qweight.get(LittleEndian.I32, (long) (i / perWord) * rowStride + column);
+                    int q = (word >>> (l.bits() * (i % perWord))) & mask;
                     int g = groupCol[i] + t;
                     float v = scale[g] * (float) (q - zero[g]);
                     long off = at + (long) i * elementBytes;
@@ -183,7 +263,6 @@ final class GptqVectorKernel {
                 }
             }
         }
-        if (c0 < end) scalar(qweight, qzeros, scales, groupOf, l, firstRow, c0, end - c0, target, dest);
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.anamnesis.quant.gptq;
 
 import io.anamnesis.api.DType;
+import io.anamnesis.api.testing.MemoryArchive;
 
 import java.util.Random;
 

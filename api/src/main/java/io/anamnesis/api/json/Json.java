@@ -1,4 +1,4 @@
-package io.anamnesis.api.spi;
+package io.anamnesis.api.json;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
@@ -38,6 +38,22 @@ public final class Json {
         Object v = p.value(0);
         p.skipSpace();
         if (p.pos != text.length()) throw p.error("trailing characters");
+        return v;
+    }
+
+    /**
+     * {@link #parse} reads every number as a double; this gives back the whole ones as longs
+     * (a block size of 128, not 128.0), in maps and lists too, so that {@link #dumps} writes
+     * them as the file did.
+     */
+    public static Object wholeNumbersAsLongs(Object v) {
+        if (v instanceof Double d && d == Math.rint(d) && !Double.isInfinite(d) && Math.abs(d) < 1e15) return d.longValue();
+        if (v instanceof Map<?, ?> m) {
+            Map<String, Object> out = new java.util.LinkedHashMap<>();
+            m.forEach((k, x) -> out.put(String.valueOf(k), wholeNumbersAsLongs(x)));
+            return out;
+        }
+        if (v instanceof List<?> l) return l.stream().map(Json::wholeNumbersAsLongs).toList();
         return v;
     }
 

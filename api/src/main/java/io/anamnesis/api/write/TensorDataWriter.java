@@ -1,7 +1,11 @@
-package io.anamnesis.api.spi;
+package io.anamnesis.api.write;
 
 import io.anamnesis.api.AnamnesisException;
 import io.anamnesis.api.TensorIOException;
+import io.anamnesis.api.spi.ChunkFiller;
+import io.anamnesis.api.spi.PlannedTensor;
+import io.anamnesis.api.spi.ProgressListener;
+import io.anamnesis.api.spi.WriteOptions;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -87,6 +91,9 @@ public final class TensorDataWriter {
         Throwable t = failure.get();
         if (t == null) return;
         if (t instanceof AnamnesisException ae) throw ae;
+        // a page of an input mapping vanished under a producer: every reader's data is mapped
+        // and every producer runs here, so this is the one place such a fault surfaces
+        if (TensorIOException.isMappingFault(t)) throw TensorIOException.inputChanged(t);
         if (t instanceof IOException io) throw new TensorIOException("writing tensor data failed: " + AtomicOutput.describe(io), io);
         if (t instanceof InterruptedException ie) throw new TensorIOException("interrupted while writing", ie);
         if (t instanceof RuntimeException re) throw re;
