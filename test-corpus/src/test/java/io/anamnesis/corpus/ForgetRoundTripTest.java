@@ -307,18 +307,21 @@ class ForgetRoundTripTest {
             Path bf16 = tmp.resolve("recovered.safetensors");
             assertThat(amn("remember", "--quiet", "--to", "bf16", "-o", bf16.toString(), fp8.input().toString()).code()).isZero();
             Path out = tmp.resolve("out.safetensors");
-            List<String[]> bad = new ArrayList<>();
-            bad.add(new String[]{"--to", "nf4", "--block-size", "48"});   // not a power of two
-            bad.add(new String[]{"--to", "fp4", "--block-size", "63"});   // odd
-            bad.add(new String[]{"--to", "nf4", "--block-size", "16"});   // below bitsandbytes' 32
-            bad.add(new String[]{"--to", "fp8", "--block-size", "100"});  // not a power of two
-            bad.add(new String[]{"--to", "fp8", "--block-size", "512"});  // 512x512 blocks do not tile a 256x256 weight
-            bad.add(new String[]{"--like", bf16.toString()});               // a reference with nothing quantized
-            for (String[] args : bad) {
+            // settings the scheme cannot take are bad requests (2); a weight the blocks do not
+            // tile and a reference with nothing quantized are unsupported input (6)
+            Map<String[], Integer> bad = new LinkedHashMap<>();
+            bad.put(new String[]{"--to", "nf4", "--block-size", "48"}, 2);   // not a power of two
+            bad.put(new String[]{"--to", "fp4", "--block-size", "63"}, 2);   // odd
+            bad.put(new String[]{"--to", "nf4", "--block-size", "16"}, 2);   // below bitsandbytes' 32
+            bad.put(new String[]{"--to", "fp8", "--block-size", "100"}, 2);  // not a power of two
+            bad.put(new String[]{"--to", "fp8", "--block-size", "512"}, 6);  // 512x512 blocks do not tile a 256x256 weight
+            bad.put(new String[]{"--like", bf16.toString()}, 6);               // a reference with nothing quantized
+            for (Map.Entry<String[], Integer> e : bad.entrySet()) {
+                String[] args = e.getKey();
                 List<String> cmd = new ArrayList<>(List.of("forget", bf16.toString(), "-o", out.toString()));
                 cmd.addAll(List.of(args));
                 CorpusCliTest.Run r = amn(cmd.toArray(String[]::new));
-                assertThat(r.code()).as(String.join(" ", args) + ": " + r.err()).isEqualTo(6);
+                assertThat(r.code()).as(String.join(" ", args) + ": " + r.err()).isEqualTo(e.getValue());
                 assertThat(r.err()).startsWith("amn: ").doesNotContain("\tat ");
                 assertThat(files(tmp)).as("nothing written for " + String.join(" ", args)).containsExactly("recovered.safetensors");
             }

@@ -1,6 +1,7 @@
 package io.anamnesis.quant.bnb;
 
 import io.anamnesis.api.DType;
+import io.anamnesis.api.InvalidRequestException;
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.RecoveryPlan;
 import io.anamnesis.api.TensorArchive;
@@ -65,7 +66,7 @@ public final class BnbQuantizer implements Quantizer {
     @Override
     public ForgetPlan plan(ForgetRequest request) {
         if (request.options().importance().isPresent()) {
-            throw new UnsupportedFeatureException("bitsandbytes quantization does not weight by an importance matrix (--imatrix)");
+            throw new InvalidRequestException("bitsandbytes quantization does not weight by an importance matrix (--imatrix)");
         }
         ParseLimits limits = ParseLimits.defaults();
         BnbRecipe recipe = request.options().like().isPresent()

@@ -1,6 +1,7 @@
 package io.anamnesis.quant.bnb;
 
 import io.anamnesis.api.DType;
+import io.anamnesis.api.InvalidRequestException;
 import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.Shape;
@@ -79,7 +80,7 @@ record BnbRecipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
         Spec spec;
         if (target.equals("int8")) {
             for (String key : s.keySet()) {
-                throw new UnsupportedFeatureException("LLM.int8() quantizes whole rows with one scale each: it takes no --"
+                throw new InvalidRequestException("LLM.int8() quantizes whole rows with one scale each: it takes no --"
                         + key);
             }
             spec = new Int8Spec(true, Optional.empty());
@@ -90,7 +91,7 @@ record BnbRecipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
             String dq = s.remove("double-quant");
             boolean doubleQuant = dq != null && !dq.equalsIgnoreCase("false");
             for (String key : s.keySet()) {
-                throw new UnsupportedFeatureException("bitsandbytes " + target + " takes --block-size and --double-quant, not --"
+                throw new InvalidRequestException("bitsandbytes " + target + " takes --block-size and --double-quant, not --"
                         + key);
             }
             spec = new FourBitSpec(target.equals("fp4"), blocksize, Optional.empty(),
@@ -104,10 +105,10 @@ record BnbRecipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
         try {
             v = Long.parseLong(text.trim());
         } catch (NumberFormatException e) {
-            throw new UnsupportedFeatureException("block size '" + text + "' is not a number");
+            throw new InvalidRequestException("block size '" + text + "' is not a number");
         }
         if (v < MIN_BLOCKSIZE || v > MAX_BLOCKSIZE || Long.bitCount(v) != 1) {
-            throw new UnsupportedFeatureException("block size " + v + " is not one bitsandbytes quantizes with: a power"
+            throw new InvalidRequestException("block size " + v + " is not one bitsandbytes quantizes with: a power"
                     + " of two from " + MIN_BLOCKSIZE + " to " + MAX_BLOCKSIZE + " (64 unless given)");
         }
         return (int) v;

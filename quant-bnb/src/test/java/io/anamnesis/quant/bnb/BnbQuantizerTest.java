@@ -3,6 +3,7 @@ package io.anamnesis.quant.bnb;
 import io.anamnesis.api.Anamnesis;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.ForgetOptions;
+import io.anamnesis.api.InvalidRequestException;
 import io.anamnesis.api.LossMeter;
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.Shape;
@@ -226,18 +227,18 @@ class BnbQuantizerTest {
     }
 
     @Test
-    void settingsBitsandbytesCannotTakeAreTypedErrors() {
+    void settingsBitsandbytesCannotTakeAreInvalidRequests() {
         MemoryArchive m = model(weights(1024, 10));
         for (String bad : new String[]{"48", "63", "16", "8192", "0", "-64", "abc"}) {
             assertThatThrownBy(() -> AMN.planForget(m, "nf4", settings(Map.of("block-size", bad)), new LossMeter()))
-                    .as("block size " + bad).isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("block size");
+                    .as("block size " + bad).isInstanceOf(InvalidRequestException.class).hasMessageContaining("block size");
         }
         assertThatThrownBy(() -> AMN.planForget(m, "int8", settings(Map.of("block-size", "64")), new LossMeter()))
-                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("no --block-size");
+                .isInstanceOf(InvalidRequestException.class).hasMessageContaining("no --block-size");
         assertThatThrownBy(() -> AMN.planForget(m, "fp4", settings(Map.of("granularity", "block")), new LossMeter()))
-                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("not --granularity");
+                .isInstanceOf(InvalidRequestException.class).hasMessageContaining("not --granularity");
         assertThatThrownBy(() -> AMN.planForget(m, "nf4", new ForgetOptions(Map.of(), Optional.of(m), false, List.of()),
-                new LossMeter())).isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("importance");
+                new LossMeter())).isInstanceOf(InvalidRequestException.class).hasMessageContaining("importance");
     }
 
     @Test

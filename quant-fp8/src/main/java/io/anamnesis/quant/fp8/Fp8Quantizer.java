@@ -1,5 +1,6 @@
 package io.anamnesis.quant.fp8;
 
+import io.anamnesis.api.InvalidRequestException;
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.RecoveryPlan;
 import io.anamnesis.api.TensorArchive;
@@ -68,7 +69,7 @@ public final class Fp8Quantizer implements Quantizer {
     @Override
     public ForgetPlan plan(ForgetRequest request) {
         if (request.options().importance().isPresent()) {
-            throw new UnsupportedFeatureException("FP8 quantization does not weight by an importance matrix (--imatrix)");
+            throw new InvalidRequestException("FP8 quantization does not weight by an importance matrix (--imatrix)");
         }
         boolean like = request.options().like().isPresent();
         Fp8Recipe recipe = like ? Fp8Recipe.read(request.options().like().get(), ParseLimits.defaults())

@@ -1,6 +1,7 @@
 package io.anamnesis.quant.fp8;
 
 import io.anamnesis.api.DType;
+import io.anamnesis.api.InvalidRequestException;
 import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.Shape;
@@ -70,13 +71,13 @@ record Fp8Recipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
             case "tensor" -> Granularity.TENSOR;
             case "channel" -> Granularity.CHANNEL;
             case "block" -> Granularity.BLOCK;
-            default -> throw new UnsupportedFeatureException("granularity '" + g + "': FP8 scales are per tensor, channel or block");
+            default -> throw new InvalidRequestException("granularity '" + g + "': FP8 scales are per tensor, channel or block");
         };
         long block = 128;
         String bs = s.remove("block-size");
         if (bs != null) {
             if (granularity != Granularity.BLOCK) {
-                throw new UnsupportedFeatureException("--block-size is for --granularity block, not " + g);
+                throw new InvalidRequestException("--block-size is for --granularity block, not " + g);
             }
             block = blockSize(bs);
         }
@@ -85,10 +86,10 @@ record Fp8Recipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
             case "f32", "fp32", "float32" -> DType.F32;
             case "bf16", "bfloat16" -> DType.BF16;
             case "f16", "fp16", "float16" -> DType.F16;
-            default -> throw new UnsupportedFeatureException("scale dtype '" + sd + "': FP8 scales are stored as bf16, f16 or f32");
+            default -> throw new InvalidRequestException("scale dtype '" + sd + "': FP8 scales are stored as bf16, f16 or f32");
         };
         for (String key : s.keySet()) {
-            throw new UnsupportedFeatureException("FP8 takes --granularity, --block-size and --scale-dtype, not --" + key);
+            throw new InvalidRequestException("FP8 takes --granularity, --block-size and --scale-dtype, not --" + key);
         }
         Spec spec = new Spec(format, granularity, block, block, scaleDtype,
                 granularity == Granularity.BLOCK ? SCALE_INV : SCALE, Optional.empty(), Optional.empty());
@@ -101,10 +102,10 @@ record Fp8Recipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
         try {
             v = Long.parseLong(text.trim());
         } catch (NumberFormatException e) {
-            throw new UnsupportedFeatureException("block size '" + text + "' is not a number");
+            throw new InvalidRequestException("block size '" + text + "' is not a number");
         }
         if (v < 16 || v > 4096 || Long.bitCount(v) != 1) {
-            throw new UnsupportedFeatureException("block size " + v + " is not one FP8 block scales take here: a power of two"
+            throw new InvalidRequestException("block size " + v + " is not one FP8 block scales take here: a power of two"
                     + " from 16 to 4096 (square blocks; 128 unless given)");
         }
         return v;

@@ -3,6 +3,7 @@ package io.anamnesis.quant.fp8;
 import io.anamnesis.api.Anamnesis;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.ForgetOptions;
+import io.anamnesis.api.InvalidRequestException;
 import io.anamnesis.api.LossMeter;
 import io.anamnesis.api.Shape;
 import io.anamnesis.api.UnsupportedFeatureException;
@@ -207,20 +208,20 @@ class Fp8QuantizerTest {
     }
 
     @Test
-    void settingsAndShapesFp8CannotTakeAreTypedErrors() {
+    void settingsFp8CannotTakeAreInvalidRequestsAndUntiledShapesUnsupported() {
         MemoryArchive m = model(weights(ROWS * COLS, 8));
         for (String bad : new String[]{"100", "63", "8", "8192", "abc"}) {
             assertThatThrownBy(() -> AMN.planForget(m, "fp8", settings(Map.of("block-size", bad)), new LossMeter()))
-                    .as(bad).isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("block size");
+                    .as(bad).isInstanceOf(InvalidRequestException.class).hasMessageContaining("block size");
         }
         assertThatThrownBy(() -> AMN.planForget(m, "fp8", settings(Map.of("granularity", "row")), new LossMeter()))
-                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("granularity");
+                .isInstanceOf(InvalidRequestException.class).hasMessageContaining("granularity");
         assertThatThrownBy(() -> AMN.planForget(m, "fp8", settings(Map.of("granularity", "tensor", "block-size", "128")),
-                new LossMeter())).isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("--block-size");
+                new LossMeter())).isInstanceOf(InvalidRequestException.class).hasMessageContaining("--block-size");
         assertThatThrownBy(() -> AMN.planForget(m, "fp8", settings(Map.of("scale-dtype", "f8")), new LossMeter()))
-                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("scale dtype");
+                .isInstanceOf(InvalidRequestException.class).hasMessageContaining("scale dtype");
         assertThatThrownBy(() -> AMN.planForget(m, "fp8", settings(Map.of("double-quant", "true")), new LossMeter()))
-                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("not --double-quant");
+                .isInstanceOf(InvalidRequestException.class).hasMessageContaining("not --double-quant");
         // 384 columns are not a whole number of 256-wide blocks
         assertThatThrownBy(() -> AMN.planForget(m, "fp8", settings(Map.of("block-size", "256")), new LossMeter()))
                 .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("do not tile");
