@@ -11,6 +11,7 @@ import io.anamnesis.api.spi.ForgetRequest;
 import io.anamnesis.api.spi.OutputPlan;
 import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.Quantizer;
+import io.anamnesis.api.config.QuantizationConfig;
 import io.anamnesis.api.spi.Recovery;
 import io.anamnesis.api.spi.WriteOptions;
 import io.anamnesis.api.numeric.LittleEndian;
@@ -338,15 +339,37 @@ public final class Anamnesis {
                         "a recovered tensor would take the name of a stored one");
             }
         }
+        Map<String, TensorEntry> byName = new HashMap<>();
+        for (TensorEntry e : archive.tensors()) byName.putIfAbsent(e.name(), e);
+        var installed = new java.util.HashSet<String>();
+        for (Dequantizer d : dequantizers) installed.add(d.scheme());
         return new RecoveryPlan(archive, target, recoveries, roles, schemes, outputs,
-                RecoveryPlan.describeUnclaimed(unclaimed, stored, installedSchemes()));
+                RecoveryPlan.describeUnclaimed(unclaimed, byName, installed, memoized(() -> declaredMethod(context)),
+                        !recoveries.isEmpty(), archive.metadata()));
     }
 
-    /** The scheme names of the installed dequantizers, for hints that name only missing modules. */
-    private java.util.Set<String> installedSchemes() {
-        var out = new java.util.HashSet<String>();
-        for (Dequantizer d : dequantizers) out.add(d.scheme().toLowerCase(Locale.ROOT));
-        return out;
+    private static java.util.function.Supplier<String> memoized(java.util.function.Supplier<String> s) {
+        return new java.util.function.Supplier<>() {
+            private String value;
+
+            @Override
+            public String get() {
+                if (value == null) value = s.get();
+                return value;
+            }
+        };
+    }
+
+    /**
+     * The {@code quant_method} of the archive's quantization config, or "" when there is none,
+     * or none that parses (a dequantizer that needed it has already said so).
+     */
+    private static String declaredMethod(ClaimContext context) {
+        try {
+            return QuantizationConfig.find(context).flatMap(QuantizationConfig::quantMethod).orElse("");
+        } catch (AnamnesisException e) {
+            return "";
+        }
     }
 
     // ---------------------------------------------------------------- write and convert

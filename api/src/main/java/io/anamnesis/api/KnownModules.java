@@ -27,7 +27,12 @@ final class KnownModules {
             "gptq", "quant-gptq",
             "awq", "quant-awq",
             "bnb", "quant-bnb",
-            "gguf", "quant-gguf");
+            "gguf", "quant-gguf",
+            "compressed-tensors", "quant-compressed-tensors",
+            "mxfp4", "quant-mxfp4");
+
+    /** quant_method values whose scheme goes by another name. */
+    private static final Map<String, String> METHOD_SCHEMES = Map.of("bitsandbytes", "bnb");
 
     /** "add io.anamnesis:anamnesis-format-gguf (module io.anamnesis.format.gguf)". */
     static String addHint(String folder) {
@@ -75,17 +80,47 @@ final class KnownModules {
     }
 
     /**
-     * The scheme a stored tensor suggests when no dequantizer claimed it: companion names
-     * that only quantized checkpoints use, or a block dtype.
+     * Why a stored tensor that no dequantizer claimed still looks quantized.
+     *
+     * @param scheme the scheme it suggests ("gptq or awq" when the names cannot tell)
+     * @param why    what gives it away
      */
-    static Optional<String> suspectScheme(TensorEntry e) {
+    record Suspect(String scheme, String why) {
+    }
+
+    /**
+     * The scheme a stored tensor suggests when no dequantizer claimed it: companion names
+     * that only quantized checkpoints use, packed payloads beside their scales, FP8 weights
+     * (whose scale is missing, or was not recovered), or a block dtype.
+     *
+     * @param byName every tensor of the archive, for the companions a verdict depends on
+     */
+    static Optional<Suspect> suspect(TensorEntry e, Map<String, TensorEntry> byName) {
         String n = e.name();
-        if (e.dtype().kind() == DType.Kind.QUANTIZED) return Optional.of("gguf");
-        if (n.endsWith(".qweight") || n.endsWith(".qzeros") || n.endsWith(".g_idx")) return Optional.of("gptq or awq");
-        if (n.endsWith(".weight_scale_inv")
-                || (n.endsWith(".weight_scale") && e.shape().elementCount() > 0)) return Optional.of("fp8");
+        if (e.dtype().kind() == DType.Kind.QUANTIZED) return Optional.of(new Suspect("gguf", "a ggml block type"));
+        if (n.endsWith(".qweight") || n.endsWith(".qzeros") || n.endsWith(".g_idx")) {
+            return Optional.of(new Suspect("gptq or awq", "a packed GPTQ/AWQ tensor"));
+        }
+        if (n.endsWith(".weight_packed")) return Optional.of(new Suspect("compressed-tensors", "a packed weight payload"));
+        for (String[] pair : new String[][]{{"_blocks", "_scales"}, {".blocks", ".scales"}}) {
+            if (n.endsWith(pair[0]) && e.dtype().equals(DType.U8)
+                    && byName.containsKey(n.substring(0, n.length() - pair[0].length()) + pair[1])) {
+                return Optional.of(new Suspect("mxfp4", "MXFP4 blocks beside their scales"));
+            }
+        }
+        if (isFloat8(e.dtype()) && n.endsWith("weight")) {
+            String prefix = n.endsWith(".weight") ? n.substring(0, n.length() - ".weight".length()) : "";
+            boolean scaled = byName.containsKey(prefix + ".weight_scale") || byName.containsKey(prefix + ".weight_scale_inv");
+            return Optional.of(new Suspect("fp8", scaled ? "an FP8 weight" : "an FP8 weight whose scale is missing"));
+        }
+        if (n.endsWith(".weight_scale_inv") || (n.endsWith(".weight_scale") && e.shape().elementCount() > 0)) {
+            String suffix = n.endsWith(".weight_scale_inv") ? ".weight_scale_inv" : ".weight_scale";
+            TensorEntry weight = byName.get(n.substring(0, n.length() - suffix.length()) + ".weight");
+            // beside a 16- or 32-bit float weight a scale is a leftover of a dense (frozen) checkpoint
+            if (weight == null || !isWideFloat(weight.dtype())) return Optional.of(new Suspect("fp8", "a weight scale"));
+        }
         if (n.endsWith(".SCB") || n.contains(".quant_state.bitsandbytes") || n.endsWith(".weight.absmax")) {
-            return Optional.of("bnb");
+            return Optional.of(new Suspect("bnb", "a bitsandbytes companion"));
         }
         return Optional.empty();
     }
@@ -133,11 +168,49 @@ final class KnownModules {
                 + " to the class path or module path", e);
     }
 
-    /** The add-hint for a suspected scheme, which may name two candidates. */
-    static String schemeHint(String suspected) {
-        if (suspected.equals("gptq or awq")) {
-            return addHint("quant-gptq") + " or " + addHint("quant-awq");
+    /** A dtype packed or quantized payloads come in: 8 bits or fewer, or 32-bit ints of a matrix. */
+    static boolean looksPacked(TensorEntry e) {
+        DType d = e.dtype();
+        if (d.kind() == DType.Kind.QUANTIZED || d.kind() == DType.Kind.COMPLEX || d.kind() == DType.Kind.BOOL) {
+            return d.kind() == DType.Kind.QUANTIZED;
         }
-        return schemeModule(suspected).map(KnownModules::addHint).orElse("add a module that recovers " + suspected);
+        int bits = d.blockBytes() * 8 / d.blockElements();
+        return bits <= 8 || (bits == 32 && d.kind() != DType.Kind.FLOAT && e.shape().rank() >= 2);
+    }
+
+    private static boolean isFloat8(DType d) {
+        return d.equals(DType.F8_E4M3) || d.equals(DType.F8_E5M2) || d.equals(DType.F8_E4M3FNUZ) || d.equals(DType.F8_E5M2FNUZ);
+    }
+
+    private static boolean isWideFloat(DType d) {
+        return d.equals(DType.F16) || d.equals(DType.BF16) || d.equals(DType.F32) || d.equals(DType.F64);
+    }
+
+    /**
+     * The scheme a quantization config's {@code quant_method} names, or "" when it names none
+     * a message could carry: a method is a short identifier, and a hostile file's 8 MB
+     * "method" must not be repeated in every problem.
+     */
+    static String schemeOfMethod(String method) {
+        if (method.length() > 64 || !method.matches("[a-z0-9_.+-]*")) return "";
+        return METHOD_SCHEMES.getOrDefault(method, method);
+    }
+
+    /**
+     * What to do about a suspected scheme: add the module that recovers it when that module
+     * is not installed; when it is, say what is wrong instead ({@code why}).
+     */
+    static String schemeHint(String suspected, java.util.Set<String> installed, String why) {
+        java.util.List<String> missing = new java.util.ArrayList<>();
+        for (String s : suspected.split(" or ")) {
+            if (!installed.contains(s)) missing.add(s);
+        }
+        if (missing.isEmpty()) {
+            return "the installed " + suspected.replace(" or ", " and ") + " dequantizer"
+                    + (suspected.contains(" or ") ? "s" : "") + " did not recover it: " + why;
+        }
+        java.util.List<String> hints = new java.util.ArrayList<>();
+        for (String s : missing) hints.add(schemeModule(s).map(KnownModules::addHint).orElse("add a module that recovers " + s));
+        return "no installed dequantizer recovers it: " + String.join(" or ", hints);
     }
 }

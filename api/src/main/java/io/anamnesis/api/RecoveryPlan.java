@@ -102,8 +102,8 @@ public final class RecoveryPlan {
 
     /**
      * Reasons the plan cannot be carried out faithfully: stored tensors that look quantized
-     * but that no installed dequantizer claimed, each naming the module to add when it is
-     * missing, or what is wrong with the group when it is installed.
+     * but that no installed dequantizer claimed, each naming the tensor and the scheme, and
+     * the module to add when it is not installed (what is wrong when it is).
      */
     public List<String> problems() {
         return problems.stream().map(Problem::message).toList();
@@ -173,22 +173,52 @@ public final class RecoveryPlan {
         return dest;
     }
 
-    static List<Problem> describeUnclaimed(List<TensorEntry> unclaimed, java.util.Set<String> stored,
-                                           java.util.Set<String> installedSchemes) {
+    /**
+     * The problems of tensors no dequantizer claimed that still look quantized (see
+     * {@link KnownModules#suspect}), each naming the tensor and the scheme; the scheme a
+     * checkpoint's quantization config names, when it has one, is the one to name. When no
+     * tensor gives itself away by name but the config names a method, nothing was recovered
+     * and packed-looking payloads are there, that is one problem for the file.
+     *
+     * <p>A problem is {@link ErrorKind#UNSUPPORTED} (add the module, or the installed module
+     * does not take this variant), except for a companion whose quantized tensor is not
+     * stored (a scale without its weight), which is a malformed file whatever is installed.
+     *
+     * @param installed   the schemes of the installed dequantizers
+     * @param method      the config's {@code quant_method} (looked up only when needed), or ""
+     * @param recovered   whether any group was claimed
+     */
+    static List<Problem> describeUnclaimed(List<TensorEntry> unclaimed, Map<String, TensorEntry> byName,
+                                           java.util.Set<String> installed, java.util.function.Supplier<String> method,
+                                           boolean recovered, Map<String, String> metadata) {
         List<Problem> out = new ArrayList<>();
+        String declared = null;
+        TensorEntry firstPacked = null;
         for (TensorEntry e : unclaimed) {
-            KnownModules.suspectScheme(e).ifPresent(s -> {
-                String what = "tensor '" + e.name() + "' (" + e.dtype() + ") looks like " + s + " data";
-                if (!KnownModules.installed(s, installedSchemes)) {
-                    out.add(new Problem(ErrorKind.UNSUPPORTED, what + ", but no installed dequantizer recovers it: "
-                            + KnownModules.schemeHint(s)));
-                } else {
-                    // the module is here and did not claim it: the group is incomplete or odd
-                    out.add(new Problem(ErrorKind.MALFORMED, what + ", but the installed " + s + " dequantizer found no"
-                            + " group it belongs to" + KnownModules.missingCompanion(e, stored).map(m -> ": " + m)
-                            .orElse(" (a companion without its quantized tensor?)")));
-                }
-            });
+            if (firstPacked == null && KnownModules.looksPacked(e)) firstPacked = e;
+            Optional<KnownModules.Suspect> s = KnownModules.suspect(e, byName);
+            if (s.isEmpty()) continue;
+            if (declared == null) declared = KnownModules.schemeOfMethod(method.get());
+            String scheme = s.get().scheme();
+            // the config names the scheme when names alone are shared (weight_scale, qweight)
+            if (!declared.isEmpty() && e.dtype().kind() != DType.Kind.QUANTIZED) scheme = declared;
+            String what = "tensor '" + e.name() + "' (" + e.dtype() + ") looks like " + scheme + " data, but ";
+            Optional<String> orphan = KnownModules.missingCompanion(e, byName.keySet());
+            if (orphan.isPresent() && KnownModules.installed(scheme, installed)) {
+                // the module is here and could not place it: the group is incomplete
+                out.add(new Problem(ErrorKind.MALFORMED, what + "the installed " + scheme
+                        + " dequantizer found no group it belongs to: " + orphan.get()));
+            } else {
+                out.add(new Problem(ErrorKind.UNSUPPORTED, what + KnownModules.schemeHint(scheme, installed, s.get().why())));
+            }
+        }
+        if (out.isEmpty() && firstPacked != null && !recovered && !metadata.containsKey(RECOVERED_FROM_KEY)) {
+            String scheme = KnownModules.schemeOfMethod(method.get());
+            if (!scheme.isEmpty()) {
+                out.add(new Problem(ErrorKind.UNSUPPORTED, "tensor '" + firstPacked.name() + "' (" + firstPacked.dtype()
+                        + ") looks like " + scheme + " data (the quantization_config says " + scheme + "), but "
+                        + KnownModules.schemeHint(scheme, installed, "none of its tensors was recognized")));
+            }
         }
         return out;
     }

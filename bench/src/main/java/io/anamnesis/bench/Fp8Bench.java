@@ -13,6 +13,7 @@ import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -26,7 +27,8 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * FP8 E4M3 to BF16 at 4096 x 11008, single thread, through the same
+ * FP8 (E4M3, E5M2 and the FNUZ variants, {@code format}) to BF16 at 4096 x 11008, single
+ * thread, through the same
  * {@link Fp8Kernels#dequantizeGrid} the recovery uses: per-tensor (one F32 scale) and
  * fine-grained (128 x 128 blocks, BF16 scales widened once, as the dequantizer does), scalar
  * and Vector API. Scores are elements per second ({@code ops/s} with one op per element).
@@ -45,6 +47,10 @@ public class Fp8Bench {
     static final int COLS = 11008;
     static final int ELEMENTS = ROWS * COLS;
 
+    @Param({"E4M3", "E5M2", "E4M3FNUZ", "E5M2FNUZ"})
+    public String format;
+
+    private Fp8Format fp8;
     private Arena arena;
     private MemorySegment codes;
     private MemorySegment out;
@@ -57,10 +63,13 @@ public class Fp8Bench {
         codes = arena.allocate(ELEMENTS, 64);
         out = arena.allocate(2L * ELEMENTS, 64);
         SplittableRandom random = new SplittableRandom(42);
+        fp8 = Fp8Format.valueOf(format);
+        int[] finite = new int[256];
+        int n = 0;
+        for (int c = 0; c < 256; c++) if (!fp8.number().isSpecial(c)) finite[n++] = c;
         for (long i = 0; i < ELEMENTS; i++) {
-            // every code but the two NaNs, as quantized weights hold
-            int c = random.nextInt(254);
-            codes.set(ValueLayout.JAVA_BYTE, i, (byte) (c < 0x7F ? c : c + 1));
+            // every code but the NaNs and infinities, as quantized weights hold
+            codes.set(ValueLayout.JAVA_BYTE, i, (byte) finite[random.nextInt(n)]);
         }
         tensorScale = new float[]{0x1p-8f * 1.37f};
         int blocks = ((ROWS + 127) / 128) * ((COLS + 127) / 128);
@@ -77,7 +86,7 @@ public class Fp8Bench {
     }
 
     private MemorySegment run(Impl impl, float[] scales, long block) {
-        Fp8Kernels.dequantizeGrid(impl, Fp8Format.E4M3, DType.BF16, codes, COLS, scales, block, block, 0, ELEMENTS, out);
+        Fp8Kernels.dequantizeGrid(impl, fp8, DType.BF16, codes, COLS, scales, block, block, 0, ELEMENTS, out);
         return out;
     }
 

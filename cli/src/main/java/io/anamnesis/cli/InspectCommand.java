@@ -19,8 +19,9 @@ import java.util.concurrent.Callable;
 @Command(name = "inspect", aliases = "info", sortOptions = false,
         header = "Summarize a file from its header: format, scheme, sizes, properties, metadata.",
         description = "Reads the header only, so it is quick on any size of model and safe on hostile files: "
-                + "a malformed or hostile file is refused here as a full read would refuse it. Modules missing "
-                + "for a scheme are reported as warnings on stderr.",
+                + "a malformed or hostile file is refused here as a full read would refuse it. Tensors that "
+                + "would stay quantized (a scheme's module missing, a companion missing) are reported as warnings on "
+                + "stderr, naming the tensor and the scheme.",
         mixinStandardHelpOptions = true,
         footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
 final class InspectCommand implements Callable<Integer> {

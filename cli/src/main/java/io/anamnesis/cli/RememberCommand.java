@@ -13,8 +13,10 @@ import java.util.concurrent.Callable;
 @Command(name = "remember", aliases = "dequantize", sortOptions = false,
         header = "Recover every quantized tensor to bf16, f16 or f32 and write a .safetensors file.",
         description = "Quantized groups (FP8 + scales, GPTQ/AWQ qweight + qzeros + scales, bitsandbytes, "
-                + "GGUF blocks) become one dense tensor each; plain tensors pass through unchanged; the metadata "
-                + "is kept. The output appears complete or not at all.",
+                + "compressed-tensors, gpt-oss MXFP4 blocks, GGUF blocks) become one dense tensor each; plain tensors "
+                + "pass through unchanged; the metadata is kept. A tensor that still looks quantized (its scheme's "
+                + "module missing, a companion missing) is refused (exit 6), never copied as if recovered. The "
+                + "output appears complete or not at all.",
         mixinStandardHelpOptions = true,
         footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
 final class RememberCommand implements Callable<Integer> {

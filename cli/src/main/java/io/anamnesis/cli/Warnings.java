@@ -4,7 +4,7 @@ import io.anamnesis.api.RecoveryPlan;
 
 import java.io.PrintWriter;
 
-/** A plan's problems (each names the module to add), printed as warnings on stderr. */
+/** A plan's problems (each names a tensor, its scheme and what to do), printed as warnings on stderr. */
 final class Warnings {
     private Warnings() {
     }

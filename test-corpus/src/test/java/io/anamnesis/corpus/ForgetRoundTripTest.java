@@ -70,6 +70,13 @@ class ForgetRoundTripTest {
             CorpusCliTest.Run r1 = amn("remember", "--quiet", "--to", "bf16", "-o", recovered.toString(), c.input().toString());
             assertThat(r1.code()).as(c.id() + " remember: " + r1.err()).isZero();
             CorpusCliTest.Run r2 = amn("forget", recovered.toString(), "--like", c.input().toString(), "-o", out.toString());
+            if (c.id().contains("fnuz")) {
+                // E4M3FNUZ/E5M2FNUZ are recovered (issue 13) but not written: a typed refusal, nothing written
+                assertThat(r2.code()).as(c.id() + " forget --like: " + r2.err()).isEqualTo(6);
+                assertThat(r2.err()).contains("which no installed quantizer writes").doesNotContain("\tat ");
+                assertThat(out).doesNotExist();
+                return;
+            }
             assertThat(r2.code()).as(c.id() + " forget --like: " + r2.err()).isZero();
             assertThat(r2.out()).contains(" quantized to ");
 

@@ -24,10 +24,7 @@ final class Requirements {
      * family are new, by case name prefix). Each is reported as skipped with the issue named;
      * the issue that adds the capability removes its line.
      */
-    private static final List<Pending> PENDING = List.of(
-            new Pending("compressed-tensors", "", "issue 13 (compressed-tensors, gpt-oss MXFP4, FP8 FNUZ) adds compressed-tensors"),
-            new Pending("mxfp4", "", "issue 13 (compressed-tensors, gpt-oss MXFP4, FP8 FNUZ) adds gpt-oss MXFP4"),
-            new Pending("fp8", "gen-e4m3fnuz", "issue 13 (compressed-tensors, gpt-oss MXFP4, FP8 FNUZ) adds E4M3FNUZ"));
+    private static final List<Pending> PENDING = List.of();
 
     private record Pending(String family, String casePrefix, String why) {
         boolean covers(CorpusCase c) {

@@ -122,6 +122,30 @@ public final class MemoryArchive implements TensorArchive {
         return add(name, dtype, shape, b.array());
     }
 
+    /** An I32 tensor, shape first. */
+    public MemoryArchive i32(String name, long[] shape, int... values) {
+        return ints(name, values, shape);
+    }
+
+    /** An I64 tensor. */
+    public MemoryArchive i64(String name, long[] shape, long... values) {
+        ByteBuffer b = little(8 * values.length);
+        for (long v : values) b.putLong(v);
+        return add(name, DType.I64, shape, b.array());
+    }
+
+    /** A one-byte-per-element tensor (U8, I8, F8 kinds) from each value's low byte. */
+    public MemoryArchive bytes(String name, DType dtype, long[] shape, int... values) {
+        byte[] b = new byte[values.length];
+        for (int i = 0; i < values.length; i++) b[i] = (byte) values[i];
+        return add(name, dtype, shape, b);
+    }
+
+    /** A U8 tensor from each value's low byte. */
+    public MemoryArchive bytes(String name, long[] shape, int... values) {
+        return bytes(name, DType.U8, shape, values);
+    }
+
     private static ByteBuffer little(int bytes) {
         return ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
     }

@@ -8,6 +8,7 @@ import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.ClaimContext;
 import io.anamnesis.api.spi.Dequantizer;
+import io.anamnesis.api.config.QuantizationConfig;
 import io.anamnesis.api.spi.Recovery;
 
 import java.util.ArrayList;
@@ -20,7 +21,8 @@ import java.util.function.Supplier;
 
 /**
  * Recovers FP8 weights as checkpoints ship them: {@code <p>.weight} in {@code F8_E4M3}
- * ({@code float8_e4m3fn}) or {@code F8_E5M2}, scaled by {@code <p>.weight_scale} or
+ * ({@code float8_e4m3fn}), {@code F8_E5M2}, or AMD's {@code F8_E4M3FNUZ} /
+ * {@code F8_E5M2FNUZ}, scaled by {@code <p>.weight_scale} or
  * {@code <p>.weight_scale_inv}. Both names mean multiply (DeepSeek-V3 and Qwen3 call the
  * multiplier "scale_inv" because it inverts the quantizer's division). The scale's shape
  * says its granularity: {@code []} or {@code [1]} per tensor, {@code [rows, 1]} per output
@@ -29,11 +31,17 @@ import java.util.function.Supplier;
  *
  * <p>An FP8 tensor without a scale companion, activation scales ({@code input_scale}) and
  * everything else are left alone and pass through.
+ *
+ * <p>A checkpoint whose quantization config says {@code compressed-tensors} is left whole to
+ * that scheme's module: its FP8 layers ({@code float-quantized}) look like these, but only
+ * the config's groups, targets and ignore list say which tensors it quantized and how.
  */
 public final class Fp8Dequantizer implements Dequantizer {
     static final String WEIGHT = ".weight";
     static final String SCALE = ".weight_scale";
     static final String SCALE_INV = ".weight_scale_inv";
+    /** The quant_method of checkpoints this module leaves to their own module. */
+    static final String COMPRESSED_TENSORS = "compressed-tensors";
 
     @Override
     public String scheme() {
@@ -42,7 +50,7 @@ public final class Fp8Dequantizer implements Dequantizer {
 
     @Override
     public String description() {
-        return "FP8 E4M3/E5M2 weights with per-tensor, per-channel or block scales (weight_scale, weight_scale_inv)";
+        return "FP8 E4M3/E5M2 (and FNUZ) weights with per-tensor, per-channel or block scales (weight_scale, weight_scale_inv)";
     }
 
     @Override
@@ -74,6 +82,11 @@ public final class Fp8Dequantizer implements Dequantizer {
             }
             TensorEntry s = scale != null ? scale : scaleInv;
             if (s == null) continue;
+            // read the config only for a file with FP8 weights, as before this check existed
+            if (out.isEmpty() && QuantizationConfig.find(context).flatMap(QuantizationConfig::quantMethod)
+                    .orElse("").equals(COMPRESSED_TENSORS)) {
+                return List.of();
+            }
             out.add(group(weight, format.get(), s, config));
         }
         return out;

@@ -1,57 +1,55 @@
 package io.anamnesis.quant.fp8;
 
 import io.anamnesis.api.DType;
+import io.anamnesis.api.numeric.Float8;
 
 import java.util.Optional;
 
 /**
- * The two FP8 encodings checkpoints ship, with the F32 value of every one of their 256
- * codes. The table is worked out from each format's bit layout (sign, exponent, mantissa,
- * bias), so decoding is one lookup and every value is exact in F32.
+ * The FP8 encodings checkpoints ship, each the api's {@link Float8} number format of the
+ * same name (which holds the decode table) under the safetensors dtype it is stored as.
  */
 public enum Fp8Format {
-    /**
-     * {@code float8_e4m3fn} (OCP "E4M3"): bias 7, subnormals, no infinities; only
-     * {@code S.1111.111} is NaN, which frees {@code S.1111.110} = 448 as the largest finite.
-     */
-    E4M3(DType.F8_E4M3, 4, 3, 7, false),
-    /** {@code float8_e5m2}: IEEE 754 rules, bias 15; exponent 11111 is infinity (mantissa 0) or NaN. */
-    E5M2(DType.F8_E5M2, 5, 2, 15, true);
+    /** {@code float8_e4m3fn}, dtype {@code F8_E4M3}: bias 7, no infinities, {@code S.1111.111} NaN. */
+    E4M3(Float8.E4M3FN),
+    /** {@code float8_e5m2}, dtype {@code F8_E5M2}: IEEE 754 rules, bias 15. */
+    E5M2(Float8.E5M2),
+    /** {@code float8_e4m3fnuz}, dtype {@code F8_E4M3FNUZ} (AMD ROCm checkpoints): bias 8, {@code 0x80} NaN, no -0. */
+    E4M3FNUZ(Float8.E4M3FNUZ),
+    /** {@code float8_e5m2fnuz}, dtype {@code F8_E5M2FNUZ}: bias 16, {@code 0x80} NaN, no -0, no infinities. */
+    E5M2FNUZ(Float8.E5M2FNUZ);
 
-    private final DType dtype;
-    private final int exponentBits;
-    private final int mantissaBits;
-    private final int bias;
-    private final boolean ieeeSpecials;
-    private final float[] table = new float[256];
+    private final Float8 number;
+    private final float[] table;
 
-    Fp8Format(DType dtype, int exponentBits, int mantissaBits, int bias, boolean ieeeSpecials) {
-        this.dtype = dtype;
-        this.exponentBits = exponentBits;
-        this.mantissaBits = mantissaBits;
-        this.bias = bias;
-        this.ieeeSpecials = ieeeSpecials;
-        for (int code = 0; code < 256; code++) table[code] = Float.intBitsToFloat(widen(code));
+    Fp8Format(Float8 number) {
+        this.number = number;
+        this.table = number.table();
     }
 
-    /** The format stored under a safetensors dtype, if it is one of these two. */
+    /** The format stored under a safetensors dtype, if it is one of these. */
     public static Optional<Fp8Format> of(DType dtype) {
         for (Fp8Format f : values()) {
-            if (f.dtype.equals(dtype)) return Optional.of(f);
+            if (f.dtype().equals(dtype)) return Optional.of(f);
         }
         return Optional.empty();
     }
 
+    /** The number format. */
+    public Float8 number() {
+        return number;
+    }
+
     public DType dtype() {
-        return dtype;
+        return number.dtype();
     }
 
     public int mantissaBits() {
-        return mantissaBits;
+        return number.mantissaBits();
     }
 
     public int bias() {
-        return bias;
+        return number.bias();
     }
 
     /** The F32 value of a code (0..255), exact. */
@@ -62,28 +60,5 @@ public enum Fp8Format {
     /** The decode table, shared: callers must not write to it. */
     float[] table() {
         return table;
-    }
-
-    /**
-     * F32 bits of one code. NaN codes keep their mantissa as the top bits of the F32
-     * payload (what widening a float8 in PyTorch does), infinities stay infinite.
-     */
-    private int widen(int code) {
-        int sign = (code >>> 7) & 1;
-        int exponentMax = (1 << exponentBits) - 1;
-        int mantissaMax = (1 << mantissaBits) - 1;
-        int e = (code >>> mantissaBits) & exponentMax;
-        int m = code & mantissaMax;
-        boolean special = ieeeSpecials ? e == exponentMax : e == exponentMax && m == mantissaMax;
-        if (special) {
-            // infinity when m == 0 (E5M2 only), NaN otherwise
-            return (sign << 31) | 0x7F80_0000 | (m << (23 - mantissaBits));
-        }
-        float magnitude = e == 0
-                // subnormal: m x 2^(1 - bias - mantissaBits)
-                ? Math.scalb((float) m, 1 - bias - mantissaBits)
-                // normal: 1.m x 2^(e - bias) = (2^mantissaBits + m) x 2^(e - bias - mantissaBits)
-                : Math.scalb((float) ((1 << mantissaBits) | m), e - bias - mantissaBits);
-        return Float.floatToRawIntBits(sign == 1 ? -magnitude : magnitude);
     }
 }

@@ -237,15 +237,11 @@ public final class Fp8Kernels {
     }
 
     /**
-     * F32 to F16, round-to-nearest-even ({@link Floats#f32ToF16}). A NaN becomes the quiet F16
-     * NaN with the top ten payload bits, as x86's {@code vcvtps2ph} does, so that the result
+     * F32 to F16, round-to-nearest-even ({@link Floats#f32BitsToF16}): a NaN becomes the quiet
+     * F16 NaN with the top ten payload bits, as x86's {@code vcvtps2ph} does, so that the result
      * does not depend on whether the JIT intrinsified the conversion.
      */
     static short f32ToF16(float value) {
-        int bits = Float.floatToRawIntBits(value);
-        if ((bits & 0x7FFF_FFFF) > 0x7F80_0000) {
-            return (short) (((bits >>> 16) & 0x8000) | 0x7E00 | ((bits >>> 13) & 0x3FF));
-        }
-        return Floats.f32ToF16(value);
+        return Floats.f32BitsToF16(Float.floatToRawIntBits(value));
     }
 }

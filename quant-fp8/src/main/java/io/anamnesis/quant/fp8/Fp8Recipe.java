@@ -111,12 +111,15 @@ record Fp8Recipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
         return v;
     }
 
-    /** The target of a reference's first scaled FP8 weight: fp8 (E4M3) or fp8_e5m2. */
+    /**
+     * The target of a reference's first scaled FP8 weight: fp8 (E4M3) or fp8_e5m2. The FNUZ
+     * formats (ROCm) are read but not written, so a reference of them has nothing to imitate.
+     */
     static Optional<String> targetOf(TensorArchive reference) {
         Map<String, TensorEntry> byName = byName(reference);
         for (TensorEntry w : reference.tensors()) {
             if (!w.name().endsWith(Fp8Dequantizer.WEIGHT)) continue;
-            Optional<Fp8Format> f = Fp8Format.of(w.dtype());
+            Optional<Fp8Format> f = Fp8Format.of(w.dtype()).filter(Fp8Recipe::written);
             if (f.isEmpty()) continue;
             String prefix = w.name().substring(0, w.name().length() - Fp8Dequantizer.WEIGHT.length());
             if (byName.containsKey(prefix + Fp8Dequantizer.SCALE) || byName.containsKey(prefix + Fp8Dequantizer.SCALE_INV)) {
@@ -155,6 +158,10 @@ record Fp8Recipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
             TensorEntry scale = byName.get(prefix + Fp8Dequantizer.SCALE);
             if (scale == null) scale = byName.get(prefix + Fp8Dequantizer.SCALE_INV);
             if (scale == null) continue;
+            if (!written(f.get())) {
+                throw UnsupportedFeatureException.inTensor(w.name(), "is " + w.dtype()
+                        + "; forget writes FP8 E4M3 and E5M2, not the FNUZ formats");
+            }
             DType sd = scale.dtype();
             if (!sd.equals(DType.BF16) && !sd.equals(DType.F16) && !sd.equals(DType.F32)) {
                 throw UnsupportedFeatureException.inTensor(scale.name(), "is " + sd + "; FP8 scales are BF16, F16 or F32");
@@ -193,6 +200,11 @@ record Fp8Recipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
         }
         return Json.member(root, "quantization_config").filter(q -> q instanceof Map<?, ?>)
                 .map(q -> Json.dumps(Json.wholeNumbersAsLongs(q)));
+    }
+
+    /** The formats the encoder writes. */
+    static boolean written(Fp8Format f) {
+        return f == Fp8Format.E4M3 || f == Fp8Format.E5M2;
     }
 
     private static Map<String, TensorEntry> byName(TensorArchive archive) {

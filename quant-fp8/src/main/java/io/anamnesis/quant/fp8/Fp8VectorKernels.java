@@ -22,7 +22,8 @@ import java.nio.ByteOrder;
  * {@code 2^-(127 - bias)}; normal codes land on normal F32s and subnormal codes on F32
  * subnormals, so one exact multiply by {@code 2^(127 - bias)} finishes both. Codes with an
  * all-ones exponent (E5M2) or {@code S.1111.111} (E4M3) get the F32 all-ones exponent
- * instead, which keeps infinities infinite and NaN mantissas as the payload's top bits.
+ * instead, which keeps infinities infinite and NaN mantissas as the payload's top bits; the
+ * FNUZ formats' one NaN, {@code 0x80}, which the shift would make -0, gets the table's NaN.
  * Narrowing to BF16 and F16 is integer arithmetic on the F32 bits.
  */
 final class Fp8VectorKernels {
@@ -53,26 +54,36 @@ final class Fp8VectorKernels {
      * of its sign above them; {@code fieldMask} keeps the F32 sign and those fields.
      * {@code specialFrom}: the lowest (sign-less) shifted pattern with F32's all-ones exponent.
      */
-    private record Layout(int shift, int fieldMask, int specialFrom, byte specialByteMask, float rebias,
-                          float maxFoldableScale) {
+    private record Layout(int shift, int fieldMask, int specialFrom, byte specialByteMask, byte specialByteValue,
+                          boolean fnuz, float rebias, float maxFoldableScale) {
         static Layout of(Fp8Format f) {
             int shift = 23 - f.mantissaBits();
             int field = 0x7F << shift;
-            // E4M3: only S.1111.111; E5M2: every code with exponent 11111. A code is special
-            // when all the bits of specialByteMask are set.
-            int special = f == Fp8Format.E4M3 ? 0x7F : 0x7C;
+            // A code is special when its bits under specialByteMask equal specialByteValue.
+            // E4M3: only S.1111.111; E5M2: every code with exponent 11111; FNUZ: only 0x80.
+            boolean fnuz = f.number().nanIsNegativeZero();
+            int mask = fnuz ? 0xFF : f == Fp8Format.E4M3 ? 0x7F : 0x7C;
+            int value = fnuz ? 0x80 : mask;
             int k = 127 - f.bias();
-            return new Layout(shift, 0x8000_0000 | field, special << shift, (byte) special,
+            // specialFrom: FNUZ has no all-ones-exponent specials, so no shifted pattern reaches it
+            int specialFrom = fnuz ? Integer.MAX_VALUE : mask << shift;
+            return new Layout(shift, 0x8000_0000 | field, specialFrom, (byte) mask, (byte) value, fnuz,
                     Math.scalb(1.0f, k), Math.scalb(1.0f, 128 - k));
         }
     }
 
-    private static final Layout E4M3 = Layout.of(Fp8Format.E4M3);
-    private static final Layout E5M2 = Layout.of(Fp8Format.E5M2);
+    private static final Layout[] LAYOUTS = new Layout[Fp8Format.values().length];
+
+    static {
+        for (Fp8Format f : Fp8Format.values()) LAYOUTS[f.ordinal()] = Layout.of(f);
+    }
 
     private static Layout layout(Fp8Format f) {
-        return f == Fp8Format.E4M3 ? E4M3 : E5M2;
+        return LAYOUTS[f.ordinal()];
     }
+
+    /** The F32 bits the FNUZ NaN code widens to (see {@code Float8}). */
+    private static final int FNUZ_NAN = Float.floatToRawIntBits(Fp8Format.E4M3FNUZ.decode(0x80));
 
     /**
      * Whether one multiplier can do both the rebias and the scale, when {@code |scale|} is
@@ -94,8 +105,12 @@ final class Fp8VectorKernels {
         IntVector x = (IntVector) ByteVector.fromMemorySegment(B, codes, offset, LE)
                 .convertShape(VectorOperators.B2I, I, 0);
         IntVector bits = x.lanewise(VectorOperators.LSHL, l.shift()).and(l.fieldMask());
-        VectorMask<Integer> special = bits.and(0x7FFF_FFFF).compare(VectorOperators.GE, l.specialFrom());
-        bits = bits.lanewise(VectorOperators.OR, 0x7F80_0000, special);
+        if (l.fnuz()) {
+            bits = bits.blend(FNUZ_NAN, x.compare(VectorOperators.EQ, (int) (byte) 0x80));
+        } else {
+            VectorMask<Integer> special = bits.and(0x7FFF_FFFF).compare(VectorOperators.GE, l.specialFrom());
+            bits = bits.lanewise(VectorOperators.OR, 0x7F80_0000, special);
+        }
         FloatVector p = bits.reinterpretAsFloats().mul(factor);
         return folded ? p : p.mul(scale);
     }
@@ -112,9 +127,8 @@ final class Fp8VectorKernels {
 
     /** Whether any of the {@code STEP} codes from {@code offset} is an infinity or NaN. */
     private static boolean anySpecial(MemorySegment codes, long offset, Layout l) {
-        byte mask = l.specialByteMask();
-        return ByteVector.fromMemorySegment(WIDE, codes, offset, LE).and(mask)
-                .compare(VectorOperators.EQ, mask).anyTrue();
+        return ByteVector.fromMemorySegment(WIDE, codes, offset, LE).and(l.specialByteMask())
+                .compare(VectorOperators.EQ, l.specialByteValue()).anyTrue();
     }
 
     static void toF32(Fp8Format format, MemorySegment codes, long codeOffset, float scale,
@@ -283,9 +297,9 @@ final class Fp8VectorKernels {
      * {@code Floats.f32ToBf16} lane-wise for the products these kernels make: round to
      * nearest even on the integer bits. {@code Floats} also forces a NaN's quiet bit so that a
      * NaN with low payload bits cannot round into infinity; with a non-NaN scale (NaN scales
-     * take the scalar path) every NaN product is quiet with its low 16 bits zero (an FP8
-     * NaN's payload is at most its top 3 mantissa bits; {@code inf x 0} gives the default
-     * NaN), and for those the plain rounding already yields the same bits.
+     * take the scalar path) every NaN product is quiet with its low 16 bits 0 or 1 (an FP8
+     * NaN's payload is its top 3 mantissa bits, or the FNUZ NaN's lowest bit; {@code inf x 0}
+     * gives the default NaN), and for those the plain rounding already yields the same bits.
      */
     static ShortVector bf16(IntVector bits) {
         IntVector rounded = bits.add(bits.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7FFF)

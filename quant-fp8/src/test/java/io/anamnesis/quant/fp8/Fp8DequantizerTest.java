@@ -141,16 +141,44 @@ class Fp8DequantizerTest {
     }
 
     @Test
-    void compressedTensorsBlockStructureAndNullBlockSizeAreRead() {
-        // compressed-tensors: config_groups.<g>.weights.block_structure = [2, 2]; weight_block_size null
+    void compressedTensorsCheckpointsAreLeftToTheirOwnModule() {
         MemoryArchive a = new MemoryArchive()
                 .meta("quantization_config", """
-                        {"quant_method": "compressed-tensors", "weight_block_size": null,
+                        {"quant_method": "compressed-tensors", "format": "float-quantized",
+                         "config_groups": {"group_0": {"targets": ["Linear"],
+                           "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}}}""")
+                .fp8(W, DType.F8_E4M3, 1, 2, 0x38, 0x40)
+                .half(P + ".weight_scale", DType.BF16, new long[]{1, 1}, 0x3F80);
+        assertThat(new Fp8Dequantizer().claim(new io.anamnesis.api.spi.ClaimContext(a, io.anamnesis.api.ParseLimits.defaults()))).isEmpty();
+    }
+
+    @Test
+    void configGroupBlockStructureAndNullBlockSizeAreRead() {
+        // the compressed-tensors spelling, config_groups.<g>.weights.block_structure = [2, 2], in a
+        // config that does not name that method; weight_block_size null
+        MemoryArchive a = new MemoryArchive()
+                .meta("quantization_config", """
+                        {"weight_block_size": null,
                          "config_groups": {"group_0": {"targets": ["Linear"],
                            "weights": {"num_bits": 8, "type": "float", "strategy": "block", "block_structure": [2, 2]}}}}""")
                 .fp8(W, DType.F8_E4M3, 2, 4, 0x38, 0x38, 0x38, 0x38, 0x38, 0x38, 0x38, 0x38)
                 .f32(P + ".weight_scale", new long[]{1, 2}, 5f, 7f);
         assertThat(f32(a, W)).containsExactly(b(5f), b(5f), b(7f), b(7f), b(5f), b(5f), b(7f), b(7f));
+    }
+
+    @Test
+    void fnuzWeightsUseTheirOwnBiasAndNan() {
+        // E4M3FNUZ 1.0 (0x40), 240 (0x7F), -2^-10 (0x81), NaN (0x80) times 0.5; E5M2FNUZ 1.0 (0x40), 57344 (0x7F)
+        MemoryArchive a = new MemoryArchive()
+                .fp8(W, DType.F8_E4M3FNUZ, 1, 4, 0x40, 0x7F, 0x81, 0x80)
+                .f32(P + ".weight_scale", new long[0], 0.5f)
+                .fp8("m.weight", DType.F8_E5M2FNUZ, 1, 2, 0x40, 0x7F)
+                .f32("m.weight_scale", new long[0], 2f);
+        // 0x7F800001 (c10's FNUZ NaN) times 0.5 in float32 is the quiet 0x7FC00001
+        assertThat(f32(a, W)).containsExactly(b(0.5f), b(120f), b(-0x1p-11f), 0x7FC0_0001);
+        assertThat(f32(a, "m.weight")).containsExactly(b(2f), b(114688f));
+        assertThat(AMN.plan(a, DType.F32).schemeDescriptions())
+                .containsExactly("FP8 E4M3FNUZ, per-tensor scale (F32)", "FP8 E5M2FNUZ, per-tensor scale (F32)");
     }
 
     @Test

@@ -90,7 +90,29 @@ class Fp8FormatTest {
     void mapsSafetensorsDtypes() {
         assertThat(Fp8Format.of(DType.F8_E4M3)).contains(Fp8Format.E4M3);
         assertThat(Fp8Format.of(DType.F8_E5M2)).contains(Fp8Format.E5M2);
-        assertThat(Fp8Format.of(DType.F8_E4M3FNUZ)).isEmpty();
+        assertThat(Fp8Format.of(DType.F8_E4M3FNUZ)).contains(Fp8Format.E4M3FNUZ);
+        assertThat(Fp8Format.of(DType.F8_E5M2FNUZ)).contains(Fp8Format.E5M2FNUZ);
+        assertThat(Fp8Format.of(DType.F8_E8M0)).isEmpty();
         assertThat(Fp8Format.of(DType.BF16)).isEmpty();
+    }
+
+    @Test
+    void fnuzFormatsHaveBiasEightAndSixteenAndNanAtNegativeZero() {
+        Fp8Format f = Fp8Format.E4M3FNUZ;
+        assertThat(f.decode(0x40)).isEqualTo(1.0f);           // 0.1000.000: 2^(8-8)
+        assertThat(f.decode(0x7F)).isEqualTo(240.0f);         // 0.1111.111: 1.875 x 2^7, a number here
+        assertThat(f.decode(0x08)).isEqualTo(0x1p-7f);        // smallest normal 2^(1-8)
+        assertThat(f.decode(0x01)).isEqualTo(0x1p-10f);       // 1/8 x 2^-7
+        assertThat(f.decode(0xC0)).isEqualTo(-1.0f);
+        assertThat(bits(f, 0x80)).isEqualTo(0x7F80_0001);     // NaN, never -0.0
+        Fp8Format g = Fp8Format.E5M2FNUZ;
+        assertThat(g.decode(0x40)).isEqualTo(1.0f);           // 0.10000.00
+        assertThat(g.decode(0x7F)).isEqualTo(57344.0f);       // 0.11111.11: 1.75 x 2^15
+        assertThat(g.decode(0x01)).isEqualTo(0x1p-17f);       // 1/4 x 2^(1-16)
+        assertThat(Float.isNaN(g.decode(0x80))).isTrue();
+        for (int c = 0; c < 256; c++) {
+            assertThat(Float.isInfinite(f.decode(c)) || Float.isInfinite(g.decode(c))).isFalse();
+            if (c != 0x80) assertThat(Float.isNaN(f.decode(c)) || Float.isNaN(g.decode(c))).isFalse();
+        }
     }
 }

@@ -257,4 +257,22 @@ class Fp8QuantizerTest {
         assertThatThrownBy(() -> AMN.planForget(narrow, "fp8", ForgetOptions.defaults().imitating(reference), new LossMeter()))
                 .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("same shapes");
     }
+
+    @Test
+    void fnuzReferencesAreReadButNotImitated() {
+        byte[] codes = new byte[ROWS * COLS];
+        byte[] one = new byte[4];
+        java.nio.ByteBuffer.wrap(one).order(java.nio.ByteOrder.LITTLE_ENDIAN).putFloat(1f);
+        MemoryArchive fnuz = new MemoryArchive()
+                .add(DOWN, DType.F8_E4M3FNUZ, new long[]{ROWS, COLS}, codes)
+                .add("model.layers.0.mlp.down_proj.weight_scale", DType.F32, new long[]{}, one);
+        // recovered (issue 13), but the encoder writes E4M3 and E5M2 only: nothing to imitate
+        assertThat(new Fp8Quantizer().imitates(fnuz)).isEmpty();
+        assertThatThrownBy(() -> AMN.imitation(fnuz)).isInstanceOf(UnsupportedFeatureException.class)
+                .hasMessageContaining("which no installed quantizer writes");
+        // and asked to imitate it as fp8 anyway, the quantizer refuses instead of writing E4M3 codes
+        assertThatThrownBy(() -> AMN.planForget(model(weights(ROWS * COLS, 12)), "fp8",
+                ForgetOptions.defaults().imitating(fnuz), new LossMeter()))
+                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("not the FNUZ formats");
+    }
 }

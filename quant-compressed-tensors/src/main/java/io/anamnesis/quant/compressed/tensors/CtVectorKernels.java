@@ -1,0 +1,88 @@
+package io.anamnesis.quant.compressed.tensors;
+
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
+import jdk.incubator.vector.VectorSpecies;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+
+/**
+ * The Vector API form of {@link CtKernels}' 4-bit table lookups, byte for byte the same
+ * (both read the same tables; a lane only selects an entry). 32 codes per step: 16 bytes
+ * are loaded, each duplicated into two byte lanes, the low nibble kept in even lanes and
+ * the high one in odd lanes (the storage order), then each half of 16 indices selects from
+ * its group's 16-entry table ({@code selectFrom}: {@code vpermw} for 16-bit targets,
+ * {@code vpermd} for F32). Loaded only when {@code jdk.incubator.vector} is resolved.
+ */
+final class CtVectorKernels {
+    private CtVectorKernels() {
+    }
+
+    private static final VectorSpecies<Byte> B128 = ByteVector.SPECIES_128;
+    private static final VectorSpecies<Byte> B256 = ByteVector.SPECIES_256;
+    private static final VectorSpecies<Short> S256 = ShortVector.SPECIES_256;
+    private static final VectorSpecies<Integer> I512 = IntVector.SPECIES_512;
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+    private static final VectorShuffle<Byte> DUPLICATE = VectorShuffle.fromOp(B256, i -> i / 2);
+    private static final VectorMask<Byte> ODD = VectorMask.fromLong(B256, 0xAAAA_AAAAL);
+
+    /** 16-bit targets need 256-bit vectors; F32 needs 512-bit ones (a 16-entry table of ints). */
+    static boolean supported(boolean wide) {
+        int bits = IntVector.SPECIES_PREFERRED.vectorBitSize();
+        return wide ? bits >= 512 : bits >= 256;
+    }
+
+    /** The 32 codes from byte {@code at}, one per byte lane, in storage order. */
+    private static ByteVector nibbles(MemorySegment codes, long at) {
+        ByteVector bytes = ByteVector.fromMemorySegment(B128, codes, at, LE);
+        ByteVector twice = ((ByteVector) bytes.reinterpretShape(B256, 0)).rearrange(DUPLICATE);
+        ByteVector low = twice.and((byte) 15);
+        ByteVector high = twice.lanewise(VectorOperators.LSHR, 4).and((byte) 15);
+        return low.blend(high, ODD);
+    }
+
+    /**
+     * One row of codes from byte {@code src}; the 16 codes of half {@code h} (columns
+     * {@code 16h .. 16h+15}) use the table at {@code base[halfGroup[h]]}. Columns past the
+     * last whole step are left to the caller.
+     *
+     * @return the columns done (a multiple of 32)
+     */
+    static int row16(MemorySegment codes, long src, int cols, short[] table, int[] base, int[] halfGroup,
+                     MemorySegment dest, long out) {
+        int c = 0;
+        for (; c + 32 <= cols; c += 32) {
+            int h = c >>> 4;
+            ShortVector t0 = ShortVector.fromArray(S256, table, base[halfGroup[h]]);
+            ShortVector t1 = ShortVector.fromArray(S256, table, base[halfGroup[h + 1]]);
+            ByteVector z = nibbles(codes, src + (c >>> 1));
+            ShortVector i0 = (ShortVector) z.convertShape(VectorOperators.B2S, S256, 0);
+            ShortVector i1 = (ShortVector) z.convertShape(VectorOperators.B2S, S256, 1);
+            i0.selectFrom(t0).intoMemorySegment(dest, out + 2L * c, LE);
+            i1.selectFrom(t1).intoMemorySegment(dest, out + 2L * c + 32, LE);
+        }
+        return c;
+    }
+
+    /** {@link #row16} for F32: 16-entry int tables. */
+    static int row32(MemorySegment codes, long src, int cols, int[] table, int[] base, int[] halfGroup,
+                     MemorySegment dest, long out) {
+        int c = 0;
+        for (; c + 32 <= cols; c += 32) {
+            int h = c >>> 4;
+            IntVector t0 = IntVector.fromArray(I512, table, base[halfGroup[h]]);
+            IntVector t1 = IntVector.fromArray(I512, table, base[halfGroup[h + 1]]);
+            ByteVector z = nibbles(codes, src + (c >>> 1));
+            IntVector i0 = (IntVector) z.convertShape(VectorOperators.B2I, I512, 0);
+            IntVector i1 = (IntVector) z.convertShape(VectorOperators.B2I, I512, 1);
+            i0.selectFrom(t0).intoMemorySegment(dest, out + 4L * c, LE);
+            i1.selectFrom(t1).intoMemorySegment(dest, out + 4L * c + 64, LE);
+        }
+        return c;
+    }
+}

@@ -1,0 +1,13 @@
+/**
+ * compressed-tensors recovery (the checkpoint layout of llm-compressor and vLLM):
+ * pack-quantized int4/int8, naive/int/float-quantized int8 and FP8, NVFP4 and MXFP4.
+ */
+module io.anamnesis.quant.compressed.tensors {
+    requires io.anamnesis.api;
+    // Optional: the vector lookups run only when the platform resolves this module.
+    requires static jdk.incubator.vector;
+
+    exports io.anamnesis.quant.compressed.tensors;
+
+    provides io.anamnesis.api.spi.Dequantizer with io.anamnesis.quant.compressed.tensors.CompressedTensorsDequantizer;
+}

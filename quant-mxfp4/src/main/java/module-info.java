@@ -1,0 +1,11 @@
+/**
+ * gpt-oss MXFP4 recovery: {@code *_blocks} (FP4 E2M1 pairs) and {@code *_scales} (E8M0 per
+ * 32 values) to the tensors transformers loads (and gpt-oss's own {@code .blocks}/{@code .scales}).
+ */
+module io.anamnesis.quant.mxfp4 {
+    requires io.anamnesis.api;
+
+    exports io.anamnesis.quant.mxfp4;
+
+    provides io.anamnesis.api.spi.Dequantizer with io.anamnesis.quant.mxfp4.Mxfp4Dequantizer;
+}
