@@ -81,7 +81,16 @@ public final class Fp8Encoder {
 
     /** The largest finite value of a format: 448 (E4M3), 57344 (E5M2). */
     public static float maxFinite(Fp8Format format) {
-        return format == Fp8Format.E4M3 ? 448f : 57344f;
+        return switch (format) {
+            case E4M3 -> 448f;
+            case E5M2 -> 57344f;
+            default -> throw notWritten(format);
+        };
+    }
+
+    /** The FNUZ formats are decoded (ROCm checkpoints) but not encoded: their callers refuse them first. */
+    private static IllegalArgumentException notWritten(Fp8Format format) {
+        return new IllegalArgumentException(format + " is read, not written; the encoder writes E4M3 and E5M2");
     }
 
     /** E4M3 (float8_e4m3fn) code of {@code v}: saturated, round to nearest even, NaN to 0x7F with its sign. */
@@ -119,7 +128,11 @@ public final class Fp8Encoder {
     }
 
     public static int encode(Fp8Format format, float v) {
-        return format == Fp8Format.E4M3 ? e4m3(v) : e5m2(v);
+        return switch (format) {
+            case E4M3 -> e4m3(v);
+            case E5M2 -> e5m2(v);
+            default -> throw notWritten(format);
+        };
     }
 
     /** The largest finite {@code |x|} of {@code x[from, to)}; 0 when there is none. */
@@ -165,6 +178,7 @@ public final class Fp8Encoder {
      */
     public static void encode(Fp8Format format, float[] x, int off, int n, float scale, byte[] out, int outOff,
                               float[] decoded) {
+        if (format != Fp8Format.E4M3 && format != Fp8Format.E5M2) throw notWritten(format);
         if (vectorNow()) Fp8EncodeVectors.encode(format, x, off, n, scale, out, outOff, decoded);
         else encodeScalar(format, x, off, n, scale, out, outOff, decoded);
     }

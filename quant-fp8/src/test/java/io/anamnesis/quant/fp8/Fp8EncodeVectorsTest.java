@@ -14,7 +14,7 @@ class Fp8EncodeVectorsTest {
     void codesAbsmaxAndDecodedValuesMatchTheScalarPath() {
         Assumptions.assumeTrue(Fp8Encoder.VECTOR, "jdk.incubator.vector with 512-bit vectors is not available");
         Random r = new Random(8);
-        for (Fp8Format f : Fp8Format.values()) {
+        for (Fp8Format f : new Fp8Format[]{Fp8Format.E4M3, Fp8Format.E5M2}) { // the formats the encoder writes
             for (int round = 0; round < 200; round++) {
                 int n = 1 + r.nextInt(1000);
                 float[] x = new float[n];

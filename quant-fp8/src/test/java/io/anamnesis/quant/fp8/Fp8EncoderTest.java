@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * FP8 encoding against the OCP FP8 definition, worked out here by brute force: the code of a
@@ -132,7 +133,7 @@ class Fp8EncoderTest {
         float[][] groups = {new float[64], outlier, {Float.MAX_VALUE, -Float.MAX_VALUE, 1f, -0f},
                 {Float.NaN, 0.5f, -0.25f, Float.intBitsToFloat(0xFFC0_0001)}, sub,
                 {Float.POSITIVE_INFINITY, 0.5f, -1f, Float.NEGATIVE_INFINITY}};
-        for (Fp8Format f : Fp8Format.values()) {
+        for (Fp8Format f : new Fp8Format[]{Fp8Format.E4M3, Fp8Format.E5M2}) { // the formats the encoder writes
             for (DType sd : new DType[]{DType.F32, DType.BF16}) {
                 for (float[] x : groups) {
                     float[] want = new float[1];
@@ -160,7 +161,7 @@ class Fp8EncoderTest {
     @Test
     void decodingThenEncodingGivesCodesAndF32ScaleBack() {
         Random r = new Random(4);
-        for (Fp8Format f : Fp8Format.values()) {
+        for (Fp8Format f : new Fp8Format[]{Fp8Format.E4M3, Fp8Format.E5M2}) { // the formats the encoder writes
             for (int g = 0; g < 300; g++) {
                 int n = 1 + r.nextInt(200);
                 byte[] codes = new byte[n];
@@ -177,6 +178,16 @@ class Fp8EncoderTest {
                 byte[] again = encode(f, x, DType.F32, s, null);
                 if (s[0] == scale) assertThat(again).containsExactly(codes);
             }
+        }
+    }
+
+    @Test
+    void theFnuzFormatsAreNotEncoded() {
+        for (Fp8Format f : new Fp8Format[]{Fp8Format.E4M3FNUZ, Fp8Format.E5M2FNUZ}) {
+            assertThatThrownBy(() -> Fp8Encoder.encode(f, 1f)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("read, not written");
+            assertThatThrownBy(() -> Fp8Encoder.encode(f, new float[4], 0, 4, 1f, new byte[4], 0, null))
+                    .isInstanceOf(IllegalArgumentException.class);
         }
     }
 }
