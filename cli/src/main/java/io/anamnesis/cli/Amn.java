@@ -35,7 +35,8 @@ import java.util.function.Supplier;
                         + "compares two files tensor by tensor ('diff').",
                 "An input is a path, or ollama:<model>[:<tag>] for a model in the local Ollama store "
                         + "($OLLAMA_MODELS or ~/.ollama/models), or - (parse, inspect) for a safetensors or GGUF "
-                        + "header on standard input. -o - writes to standard output."},
+                        + "header on standard input, or (parse, inspect) an https:// or hf://ORG/REPO[@REV]/PATH URL, "
+                        + "whose headers alone are read by HTTP range requests. -o - writes to standard output."},
         commandListHeading = "%nCommands:%n",
         subcommands = {
                 ParseCommand.class,
@@ -67,7 +68,9 @@ import java.util.function.Supplier;
                 "     not tile, a --like reference with nothing quantized",
                 "  7  I/O: missing or unreadable file, Ollama model, manifest or blob; an",
                 "     input that is not a regular file (use - for a header on stdin) or that",
-                "     changed while it was read; output not writable",
+                "     changed while it was read; output not writable; a URL not found,",
+                "     refused (401/403: a token may be needed, HF_TOKEN), timed out, or on a",
+                "     server that ignores range requests",
                 "  8  differ: amn diff found tensors, shapes, dtypes or values that differ"})
 public final class Amn implements Runnable {
     /** Exit codes outside {@link io.anamnesis.api.ErrorKind}. */

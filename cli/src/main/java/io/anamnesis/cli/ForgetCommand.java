@@ -103,6 +103,7 @@ final class ForgetCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Amn.Context ctx = parent.context();
+        InputRef.refuseRemote(input);
         if ((target == null) == (like == null)) {
             throw new UsageException(target == null ? "give --to <type> or --like <ref>" : "give --to or --like, not both");
         }
@@ -149,6 +150,7 @@ final class ForgetCommand implements Callable<Integer> {
      */
     static ForgetPlan run(Amn.Context ctx, String reference, String target, ForgetOptions options, Path report,
                           Recover.OutputOptions output) {
+        InputRef.refuseRemote(reference);
         long start = System.nanoTime();
         Anamnesis amn = ctx.amn();
         ReportKind reportKind = report == null ? null : ReportKind.of(report);
