@@ -624,12 +624,52 @@ public final class Anamnesis {
     }
 
     /**
+     * The target that quantizes a model the way {@code reference} is quantized, for
+     * {@code forget --like}: the answer of the first installed quantizer (by scheme name)
+     * that {@linkplain Quantizer#imitates imitates} it. Headers and small companions only.
+     *
+     * @throws UnsupportedFeatureException when the reference holds no quantized tensor, or only
+     *         tensors of schemes no installed quantizer writes
+     */
+    public String imitation(TensorArchive reference) {
+        for (Quantizer q : quantizers) {
+            Optional<String> target = q.imitates(reference);
+            if (target.isPresent()) return target.get().toLowerCase(Locale.ROOT);
+        }
+        String name = reference.path().map(p -> p.getFileName().toString()).orElse("the reference");
+        RecoveryPlan recovered = plan(reference, DType.F32);
+        if (recovered.recoveries().isEmpty()) {
+            throw new UnsupportedFeatureException(name + " holds no quantized tensor: there is nothing to imitate"
+                    + " (--like takes a quantized checkpoint, e.g. bitsandbytes NF4 or FP8)");
+        }
+        java.util.Set<String> schemes = new java.util.LinkedHashSet<>();
+        for (Recovery r : recovered.recoveries()) schemes.add(r.scheme());
+        throw new UnsupportedFeatureException(name + " is quantized with " + String.join(", ", schemes)
+                + ", which no installed quantizer writes" + (quantizers.isEmpty() ? " (no quantizer modules are installed)"
+                : " (installed: " + String.join(", ", quantizers.stream().map(Quantizer::scheme).toList()) + ")"));
+    }
+
+    /**
      * Plans forgetting {@code archive} as {@code target}: every tensor is read, or recovered
      * on the fly, as dense F32 values, and the target's quantizer decides what each becomes.
      * Headers only; no value is read until the plan's tensors are produced.
      */
     public ForgetPlan planForget(TensorArchive archive, String target, ForgetOptions options, LossMeter loss) {
         Quantizer quantizer = quantizer(target);
+        List<DenseTensor> dense = dense(archive, options);
+        return quantizer.plan(new ForgetRequest(target.toLowerCase(Locale.ROOT), dense, archive, options, loss));
+    }
+
+    /**
+     * Every tensor of {@code archive} as the forget path sees it: read as it is, or recovered
+     * on the fly, with its values as F32 when it holds numbers. Headers only; what
+     * {@code amn diff} compares, and what a quantizer plans from.
+     */
+    public List<DenseTensor> dense(TensorArchive archive) {
+        return dense(archive, ForgetOptions.defaults());
+    }
+
+    private List<DenseTensor> dense(TensorArchive archive, ForgetOptions options) {
         RecoveryPlan recovered = plan(archive, DType.F32).requireComplete();
         Map<String, Recovery> byOutput = new HashMap<>();
         for (Recovery r : recovered.recoveries()) byOutput.put(r.outputName(), r);
@@ -641,7 +681,7 @@ public final class Anamnesis {
             dense.add(new DenseTensor(t.name(), t.shape(), stored, Optional.ofNullable(r).map(Recovery::description),
                     t, Widening.toF32(t), options.keeps(t.name())));
         }
-        return quantizer.plan(new ForgetRequest(target.toLowerCase(Locale.ROOT), dense, archive, options, loss));
+        return dense;
     }
 
     /**
@@ -712,6 +752,36 @@ public final class Anamnesis {
         }
     }
 
+    /**
+     * Copies from a mapped tensor and hands the pages it has read back: pages of a mapped file
+     * stay in the process's resident set until the mapping closes, a whole tensor later, so
+     * without this a tensor in flight counts whole against the memory bound. Pages before the
+     * furthest copy are unloaded in steps of {@value #UNLOAD_STEP} bytes (a system call per
+     * step, not per copy: readers of many small ranges stay cheap); they stay in the page
+     * cache, and a later read of one only faults it back in.
+     */
+    static final class Unloading implements io.anamnesis.api.spi.ChunkFiller {
+        static final long UNLOAD_STEP = 8L << 20;
+        private final MemorySegment src;
+        private final DType dtype;
+        private long unloadedTo;
+
+        Unloading(MemorySegment src, DType dtype) {
+            this.src = src;
+            this.dtype = dtype;
+        }
+
+        @Override
+        public void fill(long first, long count, MemorySegment dest) {
+            long offset = dtype.byteSize(first);
+            MemorySegment.copy(src, offset, dest, 0, dest.byteSize());
+            if (offset - unloadedTo >= UNLOAD_STEP) {
+                src.asSlice(unloadedTo, offset - unloadedTo).unload();
+                unloadedTo = offset;
+            }
+        }
+    }
+
     /** Output tensors copied unchanged from a stored tensor. */
     static final class Passthrough {
         private Passthrough() {
@@ -725,7 +795,8 @@ public final class Anamnesis {
                     throw MalformedFileException.inTensor(e.name(), "holds " + src.byteSize()
                             + " bytes, its dtype and shape need " + e.byteSize());
                 }
-                return (first, count, dest) -> MemorySegment.copy(src, e.dtype().byteSize(first), dest, 0, dest.byteSize());
+                return src.isMapped() ? new Unloading(src, e.dtype()) : (first, count, dest) ->
+                        MemorySegment.copy(src, e.dtype().byteSize(first), dest, 0, dest.byteSize());
             });
         }
     }

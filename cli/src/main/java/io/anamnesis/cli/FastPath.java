@@ -48,9 +48,9 @@ final class FastPath {
 
     /**
      * Commands that always go through picocli: they run long enough that its start-up does not
-     * matter, and their options are too many to mirror here.
+     * matter, and their options are too many to mirror here ({@code diff} reads two whole models).
      */
-    static final Set<String> PICOCLI_ONLY_COMMANDS = Set.of("forget", "quantize");
+    static final Set<String> PICOCLI_ONLY_COMMANDS = Set.of("forget", "quantize", "diff");
 
     /** The options above that take a value. */
     static final Set<String> TAKE_A_VALUE = Set.of("--to", "--dtype", "-o", "--output", "--threads", "--gguf-kv",

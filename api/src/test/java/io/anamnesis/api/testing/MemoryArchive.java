@@ -58,6 +58,13 @@ public final class MemoryArchive implements TensorArchive {
         return this;
     }
 
+    /** A copy of the bytes stored for {@code name} (what a test built or a plan produced). */
+    public byte[] bytes(String name) {
+        byte[] b = bytes.get(name);
+        if (b == null) throw new IllegalArgumentException("no tensor " + name);
+        return b.clone();
+    }
+
     public MemoryArchive meta(String key, String value) {
         metadata.put(key, value);
         typed.remove(key);
