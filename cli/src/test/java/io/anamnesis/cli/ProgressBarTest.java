@@ -29,7 +29,7 @@ class ProgressBarTest {
         assertThat(ProgressBar.isTerminalDevice("/dev/pts/3")).isTrue();
         assertThat(ProgressBar.isTerminalDevice("/dev/tty1")).isTrue();
         assertThat(ProgressBar.isTerminalDevice("pipe:[81234]")).isFalse();
-        assertThat(ProgressBar.isTerminalDevice("/home/user/log.txt")).isFalse();
+        assertThat(ProgressBar.isTerminalDevice("/srv/logs/log.txt")).isFalse();
         assertThat(ProgressBar.isTerminalDevice("/dev/null")).isFalse();
     }
 
