@@ -68,6 +68,7 @@ final class FastPath {
         boolean json = false;
         boolean full = false;
         DType target = DType.BF16;
+        String dtypeName = null;
         boolean convert = command.equals("convert");
         boolean remember = command.equals("remember") || command.equals("dequantize") || convert;
         String format = null;
@@ -110,6 +111,7 @@ final class FastPath {
                 case "--dtype" -> {
                     if (!convert || i + 1 == args.length) return OptionalInt.empty();
                     try {
+                        dtypeName = args[i + 1];
                         target = DType.recoveryTarget(args[++i]);
                     } catch (IllegalArgumentException e) {
                         return OptionalInt.empty();
@@ -173,6 +175,7 @@ final class FastPath {
                 c.input = input;
                 c.format = format;
                 c.target = target;
+                c.dtypeName = dtypeName;
                 c.asStored = asStored;
                 c.output = output;
                 call = c;
