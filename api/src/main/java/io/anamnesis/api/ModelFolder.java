@@ -81,7 +81,8 @@ final class ModelFolder {
                     .filter(n -> n.startsWith("model") && n.endsWith(".safetensors"))
                     .filter(n -> Files.isRegularFile(dir.resolve(n))).sorted().toList();
             if (names.isEmpty()) {
-                throw new TensorIOException(dir + " is a folder without model.safetensors (or shards named in " + INDEX + ")");
+                throw new TensorIOException(dir + " is a directory, not a tensor file, and not a model folder (no "
+                        + "model.safetensors, nor shards named in " + INDEX + ")");
             }
             return names;
         } catch (IOException e) {

@@ -40,7 +40,7 @@ final class FastPath {
             "info", Set.of("--debug", "--json", "--full", "--to"),
             "remember", union(Set.of("--debug", "--to"), OUTPUT),
             "dequantize", union(Set.of("--debug", "--to"), OUTPUT),
-            "convert", union(Set.of("--debug", "--to", "--dtype", "--as-stored"), OUTPUT),
+            "convert", union(Set.of("--debug", "--to", "--dtype", "--as-stored", "--no-vocab"), OUTPUT),
             "formats", Set.of("--debug", "--json"),
             "aot-train", Set.of("--debug"));
 
@@ -73,6 +73,7 @@ final class FastPath {
         boolean remember = command.equals("remember") || command.equals("dequantize") || convert;
         String format = null;
         boolean asStored = false;
+        boolean noVocab = false;
         boolean inspect = command.equals("inspect") || command.equals("info");
         Recover.OutputOptions output = new Recover.OutputOptions();
         Set<String> accepted = OPTIONS.get(command);
@@ -107,6 +108,10 @@ final class FastPath {
                 case "--as-stored" -> {
                     if (!convert) return OptionalInt.empty();
                     asStored = true;
+                }
+                case "--no-vocab" -> {
+                    if (!convert) return OptionalInt.empty();
+                    noVocab = true;
                 }
                 case "--dtype" -> {
                     if (!convert || i + 1 == args.length) return OptionalInt.empty();
@@ -177,6 +182,7 @@ final class FastPath {
                 c.target = target;
                 c.dtypeName = dtypeName;
                 c.asStored = asStored;
+                c.noVocab = noVocab;
                 c.output = output;
                 call = c;
             }
