@@ -33,7 +33,8 @@ import java.util.function.Supplier;
                         + "reference implementations.",
                 "An input is a path, or ollama:<model>[:<tag>] for a model in the local Ollama store "
                         + "($OLLAMA_MODELS or ~/.ollama/models), or - (parse, inspect) for a safetensors or GGUF "
-                        + "header on standard input. -o - writes to standard output."},
+                        + "header on standard input, or (parse, inspect) an https:// or hf://ORG/REPO[@REV]/PATH URL, "
+                        + "whose headers alone are read by HTTP range requests. -o - writes to standard output."},
         commandListHeading = "%nCommands:%n",
         subcommands = {
                 ParseCommand.class,
@@ -62,7 +63,9 @@ import java.util.function.Supplier;
                 "     (named in the message) is not installed",
                 "  7  I/O: missing or unreadable file, Ollama model, manifest or blob; an",
                 "     input that is not a regular file (use - for a header on stdin) or that",
-                "     changed while it was read; output not writable"})
+                "     changed while it was read; output not writable; a URL not found,",
+                "     refused (401/403: a token may be needed, HF_TOKEN), timed out, or on a",
+                "     server that ignores range requests"})
 public final class Amn implements Runnable {
     /** Exit codes outside {@link io.anamnesis.api.ErrorKind}. */
     static final int OK = 0;

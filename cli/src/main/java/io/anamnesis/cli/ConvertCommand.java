@@ -86,6 +86,7 @@ final class ConvertCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        InputRef.refuseRemote(input);
         if (isFolder(input)) {
             exportFolder();
             return Amn.OK;
