@@ -1,4 +1,4 @@
-/** bitsandbytes recovery: NF4, FP4 (with double quantization) and LLM.int8(). */
+/** bitsandbytes recovery and quantization: NF4, FP4 (with double quantization) and LLM.int8(). */
 module io.anamnesis.quant.bnb {
     requires transitive io.anamnesis.api;
     requires com.fasterxml.jackson.core;
@@ -7,4 +7,5 @@ module io.anamnesis.quant.bnb {
     exports io.anamnesis.quant.bnb;
 
     provides io.anamnesis.api.spi.Dequantizer with io.anamnesis.quant.bnb.BnbDequantizer;
+    provides io.anamnesis.api.spi.Quantizer with io.anamnesis.quant.bnb.BnbQuantizer;
 }

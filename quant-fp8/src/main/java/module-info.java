@@ -1,4 +1,4 @@
-/** FP8 (E4M3, E5M2, E4M3FNUZ, E5M2FNUZ) recovery with per-tensor, per-channel and 128x128 block scales. */
+/** FP8 (E4M3, E5M2, E4M3FNUZ, E5M2FNUZ) recovery with per-tensor, per-channel and 128x128 block scales; quantization to E4M3 and E5M2. */
 // the digits name the format (FP8), as the module names of every scheme do
 @SuppressWarnings("module")
 module io.anamnesis.quant.fp8 {
@@ -9,4 +9,5 @@ module io.anamnesis.quant.fp8 {
     exports io.anamnesis.quant.fp8;
 
     provides io.anamnesis.api.spi.Dequantizer with io.anamnesis.quant.fp8.Fp8Dequantizer;
+    provides io.anamnesis.api.spi.Quantizer with io.anamnesis.quant.fp8.Fp8Quantizer;
 }

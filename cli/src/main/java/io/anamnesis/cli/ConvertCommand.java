@@ -34,14 +34,18 @@ import java.util.concurrent.Callable;
                         + "LlamaForCausalLM, MistralForCausalLM): GGUF names, rope row order, hyper-parameters, "
                         + "vocabulary; --dtype f32|f16|bf16|q8_0|auto as its --outtype (default auto), or a "
                         + "llama-quantize type (q4_k_m) applied to that file in the same pass. A quantized folder "
-                        + "(FP8, GPTQ, AWQ, ...) is recovered on the way."},
+                        + "(FP8, GPTQ, AWQ, ...) is recovered on the way.",
+                "Metadata goes along whole and typed: GGUF to safetensors keeps every GGUF key/value in the "
+                        + "typed-json/1 encoding, safetensors to GGUF restores them; the summary says how many keys "
+                        + "a conversion dropped (--debug names them)."},
         mixinStandardHelpOptions = true,
         footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
 final class ConvertCommand implements Callable<Integer> {
     @ParentCommand
     Amn parent;
 
-    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, or ollama:<model>[:<tag>].")
+    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file; a model folder, its index JSON or any "
+            + "one shard (the whole model); or ollama:<model>[:<tag>].")
     String input;
 
     @Option(names = "--to", paramLabel = "<format>", required = true,
@@ -81,22 +85,40 @@ final class ConvertCommand implements Callable<Integer> {
             + "(tokenizer.ggml.model = none), e.g. when the folder has no tokenizer.model.")
     boolean noVocab;
 
+    @Option(names = "--split-max-size", paramLabel = "<size>",
+            description = "With --to gguf: write splits of at most this much tensor data each, in llama.cpp's "
+                    + "gguf-split layout (<name>-00001-of-0000M.gguf, split.* keys, metadata in the first); "
+                    + "sizes as gguf-split writes them (128M, 4G) or as --max-shard-size.")
+    String splitMaxSize;
+
     @Mixin
     Recover.OutputOptions output;
+
+    @Mixin
+    GgufMetadataOptions gguf = new GgufMetadataOptions();
 
     @Override
     public Integer call() {
         InputRef.refuseRemote(input);
-        if (isFolder(input)) {
+        var typed = gguf.values();
+        if (isHfFolder(input) && exportsFolders()) {
+            if (!typed.isEmpty() || splitMaxSize != null) {
+                throw new UsageException("--gguf-kv, --gguf-metadata and --split-max-size are not yet taken with a "
+                        + "Hugging Face model folder laid out for " + format);
+            }
             exportFolder();
             return Amn.OK;
         }
-        if (noVocab) throw new UsageException("--no-vocab is for a model folder; " + input + " is a file");
+        if (noVocab) throw new UsageException("--no-vocab is for a Hugging Face model folder; " + input + " is not one");
+        if (!typed.isEmpty() && !parent.context().amn().writer(format).format().equals("gguf")) {
+            throw new UsageException("--gguf-kv and --gguf-metadata set GGUF key/values: they need --to gguf, not --to " + format);
+        }
         if (forgetTarget != null) {
+            if (!typed.isEmpty()) throw new UsageException("--gguf-kv and --gguf-metadata are not yet taken with a quantizing --dtype " + forgetTarget);
             forget();
             return Amn.OK;
         }
-        Recover.run(parent.context(), "convert", input, format, target, output, asStored);
+        Recover.run(parent.context(), "convert", input, format, target, output, asStored, typed, splitMaxSize);
         return Amn.OK;
     }
 
@@ -117,10 +139,22 @@ final class ConvertCommand implements Callable<Integer> {
         ForgetCommand.run(parent.context(), input, forgetTarget, ForgetOptions.defaults(), null, output);
     }
 
-    private static boolean isFolder(String input) {
+    /**
+     * Whether the --to format lays a Hugging Face folder out anew (an exporter: the GGUF
+     * llama.cpp's converter writes); otherwise a folder is converted as the one model it
+     * holds, like a file (a folder of GGUF splits to one GGUF, a sharded folder to safetensors).
+     */
+    private boolean exportsFolders() {
+        Anamnesis amn = parent.context().amn();
+        return amn.findWriter(format).flatMap(w -> amn.exporter(w.format())).isPresent();
+    }
+
+    /** A folder with a {@code config.json}: a Hugging Face model folder, laid out by the exporter. */
+    private static boolean isHfFolder(String input) {
         if (input.startsWith(InputRef.OLLAMA) || input.equals(InputRef.STDIN)) return false;
         try {
-            return Files.isDirectory(Path.of(input));
+            Path p = Path.of(input);
+            return Files.isDirectory(p) && Files.isRegularFile(p.resolve("config.json"));
         } catch (InvalidPathException e) {
             return false;
         }
