@@ -7,6 +7,7 @@ import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.UnsupportedFeatureException;
+import io.anamnesis.api.model.ShardedArchive;
 import io.anamnesis.api.spi.DenseTensor;
 import io.anamnesis.api.spi.ExportRequest;
 import io.anamnesis.api.spi.ExportedModel;
@@ -82,7 +83,7 @@ public final class HfGgufExporter implements ModelExporter {
         long blockCount = required(config, Architectures.BLOCK_COUNT);
         if (blockCount < 0 || blockCount > Integer.MAX_VALUE) throw badKey("num_hidden_layers", blockCount + " is out of range");
 
-        List<String> order = converterOrder(request.source(), files);
+        List<String> order = converterOrder(request.source());
         String outtype = request.outputType().equals("auto") ? auto(request.source(), order) : request.outputType();
         if (!FILE_TYPE.containsKey(outtype)) throw new UnsupportedFeatureException("output type " + outtype + " is not one of "
                 + String.join(", ", outputTypes().keySet()));
@@ -162,15 +163,18 @@ public final class HfGgufExporter implements ModelExporter {
     }
 
     /**
-     * The converter's tensor order: the weight files in name order (those of
-     * {@code model.safetensors.index.json} when there is one), each file's tensors sorted by
-     * name (gguf-py's {@code SafetensorsLocal}).
+     * The converter's tensor order: the weight files in name order (gguf-py's
+     * {@code SafetensorsLocal}, the files of the index when there is one), each file's tensors
+     * sorted by name. The model's files are those the folder opened as ({@link ShardedArchive}).
      */
-    private static List<String> converterOrder(TensorArchive source, ModelFiles files) {
+    private static List<String> converterOrder(TensorArchive source) {
         Map<String, String> part = new HashMap<>();
-        files.json("model.safetensors.index.json").ifPresent(index -> {
-            if (index.get("weight_map") instanceof Map<?, ?> m) m.forEach((k, v) -> part.put(String.valueOf(k), String.valueOf(v)));
-        });
+        if (source instanceof ShardedArchive model) {
+            for (ShardedArchive.Shard s : model.shards()) {
+                String file = String.valueOf(s.file().getFileName());
+                for (TensorEntry e : s.archive().tensors()) part.put(e.name(), file);
+            }
+        }
         List<String> names = new ArrayList<>();
         for (TensorEntry e : source.tensors()) names.add(e.name());
         names.sort(Comparator.comparing((String n) -> part.getOrDefault(n, "")).thenComparing(Comparator.naturalOrder()));

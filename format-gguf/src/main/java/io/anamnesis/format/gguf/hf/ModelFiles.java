@@ -16,13 +16,14 @@ import java.util.Optional;
 
 /**
  * The companion files of a Hugging Face model folder ({@code config.json}, the tokenizer's
- * files, the shard index), beside the archive's first weight file, each read whole and
- * bounded by {@link ParseLimits#maxHeaderBytes()}.
+ * files, the shard index), each read whole and bounded by {@link ParseLimits#maxHeaderBytes()}.
+ * The folder is the archive's path when the model was opened as a folder (its
+ * {@code ShardedArchive}), else the folder its one file is in.
  */
 record ModelFiles(TensorArchive archive, ParseLimits limits) {
 
     Optional<Path> folder() {
-        return archive.path().map(p -> p.toAbsolutePath().getParent());
+        return archive.path().map(p -> Files.isDirectory(p) ? p.toAbsolutePath() : p.toAbsolutePath().getParent());
     }
 
     boolean has(String name) {
