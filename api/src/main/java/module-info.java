@@ -16,4 +16,5 @@ module io.anamnesis.api {
     uses io.anamnesis.api.spi.FormatWriter;
     uses io.anamnesis.api.spi.Dequantizer;
     uses io.anamnesis.api.spi.Quantizer;
+    uses io.anamnesis.api.spi.ModelExporter;
 }
