@@ -1,4 +1,11 @@
-/** bitsandbytes recovery: NF4, FP4 (with double quantization) and LLM.int8(). */
+/**
+ * bitsandbytes recovery: NF4, FP4 (with double quantization) and LLM.int8().
+ *
+ * <p><b>Add it for</b>: recovering checkpoints saved by transformers with bitsandbytes
+ * ({@code load_in_4bit}, {@code load_in_8bit}).
+ *
+ * @provides io.anamnesis.api.spi.Dequantizer {@code bnb}: 4-bit with its quant-state, and int8 with {@code SCB}
+ */
 module io.anamnesis.quant.bnb {
     requires transitive io.anamnesis.api;
     requires com.fasterxml.jackson.core;

@@ -1,4 +1,12 @@
-/** FP8 (E4M3, E5M2, E4M3FNUZ, E5M2FNUZ) recovery with per-tensor, per-channel and 128x128 block scales. */
+/**
+ * FP8 (E4M3, E5M2, E4M3FNUZ, E5M2FNUZ) recovery with per-tensor, per-channel and 128x128 block
+ * scales.
+ *
+ * <p><b>Add it for</b>: recovering FP8 checkpoints (DeepSeek, Qwen, Llama FP8 releases, AMD's
+ * FNUZ variants) to BF16, F16 or F32.
+ *
+ * @provides io.anamnesis.api.spi.Dequantizer {@code fp8}: a weight with {@code weight_scale} or {@code weight_scale_inv}
+ */
 // the digits name the format (FP8), as the module names of every scheme do
 @SuppressWarnings("module")
 module io.anamnesis.quant.fp8 {
