@@ -62,7 +62,7 @@ final class Recover {
         Log.debug("{} -> {} ({} writer from {}, {}, {} threads)", in.file(), output, writer.format(),
                 Anamnesis.moduleOf(writer), target, threads);
         Conversion c;
-        try (ProgressBar bar = ProgressBar.forTerminal(ctx.err(), options.quiet)) {
+        try (ProgressBar bar = ProgressBar.forTerminal(ctx, options.quiet)) {
             WriteOptions write = new WriteOptions(threads, bar);
             c = asStored ? amn.copy(in.file(), format, output, write) : amn.convert(in.file(), format, target, output, write);
         }
