@@ -12,6 +12,8 @@ module io.anamnesis.cli {
     requires info.picocli;
     requires com.fasterxml.jackson.core;
     requires org.slf4j;
+    // remote inputs (parse and inspect of https:// and hf:// URLs): HTTP range requests
+    requires java.net.http;
 
     // picocli reads the command classes' annotations and sets their fields reflectively.
     opens io.anamnesis.cli to info.picocli;

@@ -10,6 +10,7 @@ import io.anamnesis.api.spi.ForgetPlan;
 import io.anamnesis.api.spi.ForgetRequest;
 import io.anamnesis.api.spi.OutputPlan;
 import io.anamnesis.api.spi.PlannedTensor;
+import io.anamnesis.api.spi.RangeChannel;
 import io.anamnesis.api.spi.Quantizer;
 import io.anamnesis.api.config.QuantizationConfig;
 import io.anamnesis.api.spi.Recovery;
@@ -166,7 +167,12 @@ public final class Anamnesis {
      */
     public FormatReader detect(Path path) {
         refuseSpecial(path);
-        FileProbe probe = probe(path);
+        return detect(probe(path));
+    }
+
+    /** The reader for what a probe shows (the file's name, size and first bytes), as {@link #detect(Path)}. */
+    private FormatReader detect(FileProbe probe) {
+        String name = probe.fileName();
         Comparator<FormatReader> byPriority = Comparator.comparingInt(FormatReader::priority).reversed();
         Optional<FormatReader> byMagic = readers.stream().filter(r -> r.canRead(probe)).sorted(byPriority).findFirst();
         if (byMagic.isPresent()) return byMagic.get();
@@ -177,15 +183,15 @@ public final class Anamnesis {
         Optional<String> guess = KnownModules.guessFormat(probe);
         if (guess.isPresent() && readers.stream().anyMatch(r -> r.format().equals(guess.get()))) {
             // its module is here and its probe said no: the file is damaged, not unsupported
-            throw new MalformedFileException(path.getFileName() + " looks like a " + guess.get()
+            throw new MalformedFileException(name + " looks like a " + guess.get()
                     + " file, but the installed " + guess.get() + " reader does not recognize it (corrupt or truncated?)");
         }
         if (guess.isPresent() && KnownModules.formatModule(guess.get()).isPresent()) {
-            throw new UnsupportedFeatureException(path.getFileName() + " looks like a " + guess.get()
+            throw new UnsupportedFeatureException(name + " looks like a " + guess.get()
                     + " file, but no installed reader handles " + guess.get() + ": "
                     + KnownModules.addHint(KnownModules.formatModule(guess.get()).get()));
         }
-        throw new UnsupportedFeatureException(path.getFileName() + ": no installed reader recognizes this file"
+        throw new UnsupportedFeatureException(name + ": no installed reader recognizes this file"
                 + (readers.isEmpty() ? " (no format modules are installed)"
                 : " (installed: " + String.join(", ", readers.stream().map(FormatReader::format).toList()) + ")")
                 + (NOT_LOADED.isEmpty() ? "" : "; not loaded: " + String.join("; ", NOT_LOADED)));
@@ -273,6 +279,39 @@ public final class Anamnesis {
             throw e;
         } catch (LinkageError e) {
             throw KnownModules.missingLibrary(e, reader);
+        }
+    }
+
+    /** {@link #openHeader(RangeChannel, ParseLimits)} with the default limits. */
+    public TensorArchive openHeader(RangeChannel channel) {
+        return openHeader(channel, ParseLimits.defaults());
+    }
+
+    /**
+     * Reads the headers of a file that is not here, through a channel that fetches its bytes
+     * by position (a remote file read by HTTP range requests): detection by the file's name,
+     * size and first bytes as for a local file, then the reader's
+     * {@link FormatReader#openHeader(RangeChannel, ParseLimits)}. Every format can be read
+     * this way (a zip's directory is fetched from the end). The archive has no tensor data:
+     * once the headers are read, the channel refuses every further read.
+     *
+     * @throws AnamnesisException typed, as {@link #open(Path, ParseLimits)}; the channel's
+     *         transport failures as it throws them
+     */
+    public TensorArchive openHeader(RangeChannel channel, ParseLimits limits) {
+        ByteBuffer head = ByteBuffer.allocate((int) Math.min(channel.size(), FileProbe.HEAD_BYTES));
+        try {
+            channel.read(head, 0);
+        } catch (IOException e) {
+            throw new TensorIOException("cannot read " + channel.fileName() + ": " + e.getMessage(), e);
+        }
+        FormatReader reader = detect(new FileProbe(channel.fileName(), channel.size(), head.flip()));
+        try {
+            return reader.openHeader(channel, limits);
+        } catch (LinkageError e) {
+            throw KnownModules.missingLibrary(e, reader);
+        } finally {
+            channel.headersRead();
         }
     }
 

@@ -32,7 +32,8 @@ import java.util.function.Supplier;
                         + "reference implementations.",
                 "An input is a path, or ollama:<model>[:<tag>] for a model in the local Ollama store "
                         + "($OLLAMA_MODELS or ~/.ollama/models), or - (parse, inspect) for a safetensors or GGUF "
-                        + "header on standard input. -o - writes to standard output."},
+                        + "header on standard input, or (parse, inspect) an https:// or hf://ORG/REPO[@REV]/PATH URL, "
+                        + "whose headers alone are read by HTTP range requests. -o - writes to standard output."},
         commandListHeading = "%nCommands:%n",
         subcommands = {
                 ParseCommand.class,
@@ -63,7 +64,9 @@ import java.util.function.Supplier;
                 "     (named in the message) is not installed",
                 "  7  I/O: missing or unreadable file, Ollama model, manifest or blob; an",
                 "     input that is not a regular file (use - for a header on stdin) or that",
-                "     changed while it was read; output not writable",
+                "     changed while it was read; output not writable; a URL not found,",
+                "     refused (401/403: a token may be needed, HF_TOKEN), timed out, or on a",
+                "     server that ignores range requests",
                 "",
                 "Environment:",
                 "  AMN_PLUGINS    plugin jars, or folders of them, separated by ':'; loaded",
@@ -71,6 +74,7 @@ import java.util.function.Supplier;
                 "  AMN_KERNELS    auto, scalar (default) or vector: the recovery kernels",
                 "  AMN_JAVA_OPTS  more JVM options, e.g. -Xmx8g",
                 "  OLLAMA_MODELS  the Ollama store for ollama: inputs (default ~/.ollama/models)",
+                "  HF_TOKEN       an access token for hf:// and Hugging Face URLs (gated or private)",
                 "  NO_COLOR       plain output on a terminal too (so is output to a pipe or file)"})
 public final class Amn implements Runnable {
     /** Exit codes outside {@link io.anamnesis.api.ErrorKind}. */

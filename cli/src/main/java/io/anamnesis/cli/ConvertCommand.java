@@ -62,6 +62,7 @@ final class ConvertCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        InputRef.refuseRemote(input);
         if (forgetTarget != null) {
             forget();
             return Amn.OK;

@@ -94,6 +94,7 @@ final class ForgetCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Amn.Context ctx = parent.context();
+        InputRef.refuseRemote(input);
         List<Pattern> keepPatterns = new ArrayList<>();
         for (String k : keep) {
             try {
@@ -118,6 +119,7 @@ final class ForgetCommand implements Callable<Integer> {
      */
     static ForgetPlan run(Amn.Context ctx, String reference, String target, ForgetOptions options, Path report,
                           Recover.OutputOptions output) {
+        InputRef.refuseRemote(reference);
         long start = System.nanoTime();
         Anamnesis amn = ctx.amn();
         String to = target.toLowerCase(Locale.ROOT);

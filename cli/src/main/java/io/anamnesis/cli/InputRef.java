@@ -44,11 +44,22 @@ record InputRef(String reference, Path file, String displayName, boolean fromOll
 
     /**
      * Opens what a reference names: the header on standard input for {@value #STDIN}
-     * (safetensors or GGUF; the archive has no tensor data), else the file.
+     * (safetensors or GGUF), the headers of a remote file for a URL ({@link Remote}; both
+     * archives have no tensor data), else the file.
      */
     static TensorArchive open(String reference, Amn.Context context) {
         if (reference.equals(STDIN)) return context.amn().openHeader(System.in);
+        if (isRemote(reference)) return Remote.open(reference, context);
         return context.amn().open(resolve(reference, context));
+    }
+
+    /**
+     * {@code https://}, {@code http://} or {@code hf://}: a remote file, read for its headers
+     * (a string test here, so that a local run loads none of the remote classes).
+     */
+    static boolean isRemote(String reference) {
+        return reference.regionMatches(true, 0, "https://", 0, 8) || reference.regionMatches(true, 0, "http://", 0, 7)
+                || reference.regionMatches(true, 0, "hf://", 0, 5);
     }
 
     /** The file a reference names; a plain path is returned as given (existence is the reader's business). */
@@ -56,7 +67,19 @@ record InputRef(String reference, Path file, String displayName, boolean fromOll
         return of(reference, context.ollamaModels()).file();
     }
 
+    /**
+     * A command that reads tensor data (remember, convert, forget) calls this first, before
+     * it looks up writers or targets: a URL is refused up front, with no request made.
+     */
+    static void refuseRemote(String reference) {
+        if (isRemote(reference)) {
+            throw new UsageException(reference + " is remote: only its headers are read (amn inspect, amn parse);"
+                    + " this command needs the tensor data, so download the file first (curl -LO, hf download)");
+        }
+    }
+
     static InputRef of(String reference, Path ollamaModels) {
+        refuseRemote(reference);
         if (reference.startsWith(OLLAMA)) {
             OllamaName name = OllamaName.parse(reference.substring(OLLAMA.length()));
             Path blob = blobOf(name, ollamaModels);

@@ -28,8 +28,11 @@ final class InspectCommand implements Callable<Integer> {
     @ParentCommand
     Amn parent;
 
-    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, ollama:<model>[:<tag>], or - for a "
-            + "safetensors or GGUF header on standard input (read up to the end of the header, no further).")
+    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, ollama:<model>[:<tag>], - for a "
+            + "safetensors or GGUF header on standard input (read up to the end of the header, no further), "
+            + "or a URL: https://..., or hf://ORG/REPO[@REV]/PATH ($HF_ENDPOINT, default https://huggingface.co; "
+            + "$HF_TOKEN sent as a bearer token), its headers read by HTTP range requests (an *.index.json: "
+            + "every shard's; --debug reports requests and bytes; $AMN_HTTP_TIMEOUT seconds per request, default 30).")
     String input;
 
     @Option(names = "--to", paramLabel = "<dtype>", defaultValue = "bf16", converter = TargetConverter.class,

@@ -52,6 +52,7 @@ final class Recover {
      */
     static Conversion run(Amn.Context ctx, String command, String reference, String format, DType target,
                           OutputOptions options, boolean asStored) {
+        InputRef.refuseRemote(reference);
         long start = System.nanoTime();
         int threads = options.threadCount();
         Anamnesis amn = ctx.amn();

@@ -58,4 +58,23 @@ public interface FormatReader {
     default TensorArchive openHeader(InputStream in, ParseLimits limits) {
         throw new UnsupportedFeatureException(format() + " files cannot be read from a stream: save it to a file");
     }
+
+    /**
+     * Reads the headers alone from a file that is not here (a remote file read by HTTP range
+     * requests): the channel reads by position anywhere in a known size, fetching on demand,
+     * and cannot be mapped. The reader parses with the code it reads a local file's header
+     * with, checks what the size allows, and reads no tensor bytes it does not need; the
+     * caller then {@linkplain RangeChannel#headersRead() closes} the channel, so the archive's
+     * {@code data} fails, as one from {@link #openHeader(InputStream, ParseLimits)} does.
+     *
+     * <p>By default the channel is read as a stream from byte 0, which serves every format
+     * whose index comes first; a format whose index is elsewhere (a zip's directory at the
+     * end) overrides this.
+     *
+     * @throws io.anamnesis.api.AnamnesisException typed, as {@link #open}; the channel's own
+     *         failures (the transport's) pass through as they are
+     */
+    default TensorArchive openHeader(RangeChannel channel, ParseLimits limits) {
+        return openHeader(channel.stream(), limits);
+    }
 }

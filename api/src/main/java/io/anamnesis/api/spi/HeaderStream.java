@@ -85,6 +85,13 @@ public final class HeaderStream extends FileChannel {
         throw new IOException("the header was read from a stream: tensor data is not available");
     }
 
+    /** Never, as above (the JDK's default would throw an untyped UnsupportedOperationException). */
+    @Override
+    public java.lang.foreign.MemorySegment map(MapMode mode, long offset, long size, java.lang.foreign.Arena arena)
+            throws IOException {
+        throw new IOException("the header was read from a stream: tensor data is not available");
+    }
+
     @Override
     public int write(ByteBuffer src) throws IOException {
         throw new IOException("read-only");

@@ -6,6 +6,7 @@ import io.anamnesis.api.TensorIOException;
 import io.anamnesis.api.spi.FileProbe;
 import io.anamnesis.api.spi.HeaderStream;
 import io.anamnesis.api.spi.FormatReader;
+import io.anamnesis.api.spi.RangeChannel;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -66,6 +67,20 @@ public final class GgufReader implements FormatReader {
             return new GgufArchive(null, channel, GgufParser.parse(channel, channel.size(), limits));
         } catch (IOException e) {
             throw new TensorIOException("cannot read the GGUF header from the stream: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The header of a file read by range requests, parsed as a local file's (tensor data
+     * offsets checked against the file's size): the parser walks forward, so the channel's
+     * growing readahead fetches the key/values and tensor infos in a few ranges.
+     */
+    @Override
+    public TensorArchive openHeader(RangeChannel channel, ParseLimits limits) {
+        try {
+            return new GgufArchive(null, channel, GgufParser.parse(channel, channel.size(), limits));
+        } catch (IOException e) {
+            throw new TensorIOException("cannot read " + channel.fileName() + ": " + e.getMessage(), e);
         }
     }
 

@@ -60,7 +60,7 @@ final class NpzArchive implements TensorArchive {
 
     @Override
     public Optional<Path> path() {
-        return Optional.of(path);
+        return Optional.ofNullable(path);
     }
 
     @Override
@@ -98,7 +98,9 @@ final class NpzArchive implements TensorArchive {
                         m.header().dataBytes(), arena);
             }
         } catch (IOException e) {
-            throw new TensorIOException("cannot read array '" + entry.name() + "' of " + path + ": " + e.getMessage(), e);
+            // no path: the archive was read by range requests, and the message says so
+            throw new TensorIOException("cannot read array '" + entry.name() + "'"
+                    + (path == null ? "" : " of " + path) + ": " + e.getMessage(), e);
         }
         return NpyLayout.toRowMajorLittleEndian(raw, m.header(), arena).asReadOnly();
     }

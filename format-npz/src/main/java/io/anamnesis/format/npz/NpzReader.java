@@ -10,6 +10,7 @@ import io.anamnesis.api.TensorIOException;
 import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.FileProbe;
 import io.anamnesis.api.spi.FormatReader;
+import io.anamnesis.api.spi.RangeChannel;
 import org.apache.commons.compress.archivers.zip.ZipArchiveEntry;
 import org.apache.commons.compress.archivers.zip.ZipFile;
 
@@ -87,19 +88,33 @@ public final class NpzReader implements FormatReader {
         } catch (IOException e) {
             throw new TensorIOException("cannot open " + path + ": " + e.getMessage(), e);
         }
+        return open(path, path.getFileName().toString(), channel, limits);
+    }
+
+    /**
+     * A file read by range requests: the directory from the end (the channel fetches the
+     * file's tail in one request), then each member's local header and NPY header, a fetch
+     * per member that the held bytes do not cover.
+     */
+    @Override
+    public TensorArchive openHeader(RangeChannel channel, ParseLimits limits) {
+        return open(null, channel.fileName(), channel, limits);
+    }
+
+    /** Opens from a channel the archive then owns; {@code path} is absent for a file read by ranges. */
+    private static TensorArchive open(Path path, String fileName, FileChannel channel, ParseLimits limits) {
         try {
             long size = channel.size();
             byte[] head = readAt(channel, 0, 6);
             boolean bareNpy = Arrays.equals(head, NpyHeader.MAGIC)
-                    || (!startsWith(head, ZIP_LOCAL) && path.getFileName().toString().toLowerCase().endsWith(".npy"));
-            TensorArchive archive = bareNpy ? openNpy(path, channel, size, limits) : openNpz(path, channel, size, limits);
-            return archive;
+                    || (!startsWith(head, ZIP_LOCAL) && fileName.toLowerCase(java.util.Locale.ROOT).endsWith(".npy"));
+            return bareNpy ? openNpy(path, channel, size, limits) : openNpz(path, fileName, channel, size, limits);
         } catch (RuntimeException e) {
             closeQuietly(channel);
             throw e;
         } catch (IOException e) {
             closeQuietly(channel);
-            throw new TensorIOException("cannot read " + path + ": " + e.getMessage(), e);
+            throw new TensorIOException("cannot read " + (path == null ? fileName : path) + ": " + e.getMessage(), e);
         }
     }
 
@@ -117,23 +132,21 @@ public final class NpzReader implements FormatReader {
                 List.of(new NpzArchive.Member(entry, h, 0, size, false, size, 0)), Collections.unmodifiableMap(props));
     }
 
-    private static TensorArchive openNpz(Path path, FileChannel channel, long size, ParseLimits limits) throws IOException {
+    private static TensorArchive openNpz(Path path, String fileName, FileChannel channel, long size, ParseLimits limits)
+            throws IOException {
         List<ZipArchiveEntry> entries = new ArrayList<>();
-        // A separate channel for commons-compress: closing its ZipFile closes the channel it was given.
-        try (FileChannel dirChannel = FileChannel.open(path, StandardOpenOption.READ);
-             ZipFile zip = ZipFile.builder().setSeekableByteChannel(dirChannel).setIgnoreLocalFileHeader(true).get()) {
+        // commons-compress closes the channel it is given with its ZipFile: it gets a view that does not
+        try (ZipFile zip = ZipFile.builder().setSeekableByteChannel(new Unclosed(channel)).setIgnoreLocalFileHeader(true).get()) {
             for (var e = zip.getEntries(); e.hasMoreElements(); ) {
                 entries.add(e.nextElement());
                 ParseLimits.check("ZIP members", entries.size(), limits.maxTensors());
             }
-        } catch (java.nio.file.NoSuchFileException e) {
-            throw e;
         } catch (IOException e) {
-            throw new MalformedFileException(path.getFileName() + " is not a readable ZIP archive: " + complaint(e), e);
+            throw new MalformedFileException(fileName + " is not a readable ZIP archive: " + complaint(e), e);
         } catch (AnamnesisException e) {
             throw e;
         } catch (RuntimeException e) {
-            throw new MalformedFileException(path.getFileName() + " is not a readable ZIP archive: its directory is corrupt", e);
+            throw new MalformedFileException(fileName + " is not a readable ZIP archive: its directory is corrupt", e);
         }
 
         List<NpzArchive.Member> members = new ArrayList<>();
@@ -223,29 +236,46 @@ public final class NpzReader implements FormatReader {
         return lho + 30 + (b.getShort(26) & 0xFFFF) + (b.getShort(28) & 0xFFFF);
     }
 
-    /** The first bytes of a DEFLATE member, inflated; enough to read an NPY header without inflating the array. */
+    /**
+     * The first bytes of a DEFLATE member, inflated; enough to read an NPY header without
+     * inflating the array. The compressed bytes are read a few KiB at a time, as many as the
+     * inflater needs (not mapped: the member may be far larger, or not here at all).
+     */
     private static byte[] inflatePrefix(FileChannel channel, long start, long stored, long offset, int length, String name) {
         long want = offset + length;
         byte[] out = new byte[(int) want];
+        byte[] in = new byte[INFLATE_CHUNK];
         Inflater inflater = new Inflater(true);
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment compressed = channel.map(FileChannel.MapMode.READ_ONLY, start, stored, arena);
-            inflater.setInput(compressed.asByteBuffer());
+        try {
             int done = 0;
+            long fed = 0;
             while (done < want && !inflater.finished()) {
+                if (inflater.needsInput()) {
+                    if (fed == stored) break;
+                    int n = (int) Math.min(in.length, stored - fed);
+                    byte[] chunk = readAt(channel, start + fed, n);
+                    if (chunk.length == 0) break;
+                    inflater.setInput(chunk);
+                    fed += chunk.length;
+                    continue;
+                }
                 int n = inflater.inflate(out, done, (int) want - done);
-                if (n == 0 && (inflater.needsInput() || inflater.needsDictionary())) break;
+                if (n == 0) {
+                    if (inflater.needsInput()) continue;
+                    break; // a dictionary or an end: no more output
+                }
                 done += n;
             }
             return Arrays.copyOfRange(out, (int) Math.min(offset, done), done);
         } catch (DataFormatException e) {
             throw MalformedFileException.inTensor(name, "corrupt DEFLATE data: " + e.getMessage());
-        } catch (IOException e) {
-            throw new TensorIOException("cannot read " + name + ": " + e.getMessage(), e);
         } finally {
             inflater.end();
         }
     }
+
+    /** Compressed bytes read per step while inflating an NPY header. */
+    private static final int INFLATE_CHUNK = 4096;
 
     static byte[] readAt(FileChannel channel, long offset, int length) {
         try {
@@ -263,6 +293,64 @@ public final class NpzReader implements FormatReader {
         if (head.length < magic.length) return false;
         for (int i = 0; i < magic.length; i++) if (head[i] != magic[i]) return false;
         return true;
+    }
+
+    /**
+     * The archive's channel as commons-compress reads it: at its own position (the channel's
+     * is left alone) and never closed by it.
+     */
+    private static final class Unclosed implements java.nio.channels.SeekableByteChannel {
+        private final FileChannel file;
+        private long position;
+        private boolean open = true;
+
+        Unclosed(FileChannel file) {
+            this.file = file;
+        }
+
+        @Override
+        public int read(ByteBuffer dst) throws IOException {
+            if (!open) throw new java.nio.channels.ClosedChannelException();
+            int n = file.read(dst, position);
+            if (n > 0) position += n;
+            return n;
+        }
+
+        @Override
+        public int write(ByteBuffer src) {
+            throw new java.nio.channels.NonWritableChannelException();
+        }
+
+        @Override
+        public long position() {
+            return position;
+        }
+
+        @Override
+        public java.nio.channels.SeekableByteChannel position(long newPosition) {
+            position = newPosition;
+            return this;
+        }
+
+        @Override
+        public long size() throws IOException {
+            return file.size();
+        }
+
+        @Override
+        public java.nio.channels.SeekableByteChannel truncate(long size) {
+            throw new java.nio.channels.NonWritableChannelException();
+        }
+
+        @Override
+        public boolean isOpen() {
+            return open;
+        }
+
+        @Override
+        public void close() {
+            open = false;
+        }
     }
 
     private static void closeQuietly(FileChannel channel) {

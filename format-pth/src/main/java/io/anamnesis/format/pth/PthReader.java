@@ -8,8 +8,10 @@ import io.anamnesis.api.Shape;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.TensorIOException;
+import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.FileProbe;
 import io.anamnesis.api.spi.FormatReader;
+import io.anamnesis.api.spi.RangeChannel;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -91,25 +93,46 @@ public final class PthReader implements FormatReader {
         return open(path, ch, limits);
     }
 
+    /**
+     * A file read by range requests: a zip's directory from the end (the channel fetches the
+     * file's tail in one request), then {@code data.pkl} and {@code byteorder}; storages are
+     * placed from the directory, not their local headers, so the count of requests does not
+     * grow with the count of tensors. A legacy (pre-1.6) file is refused: its storages are
+     * chained one after another, a request each to find.
+     */
+    @Override
+    public TensorArchive openHeader(RangeChannel channel, ParseLimits limits) {
+        return open(null, channel.fileName(), channel, limits, true);
+    }
+
     /** Opens from a channel the archive then owns (tests pass one that counts bytes read). */
     static PthArchive open(Path path, FileChannel ch, ParseLimits limits) {
+        return open(path, path.getFileName().toString(), ch, limits, false);
+    }
+
+    private static PthArchive open(Path path, String name, FileChannel ch, ParseLimits limits, boolean headersOnly) {
         boolean ok = false;
         try {
             long size = ch.size();
-            if (size == 0) throw new MalformedFileException(path.getFileName() + " is empty, not a torch.save checkpoint");
+            if (size == 0) throw new MalformedFileException(name + " is empty, not a torch.save checkpoint");
             ByteBuffer head = readAt(ch, 0, (int) Math.min(size, 4));
             PthArchive a;
             if (size >= 4 && head.getInt(0) == 0x04034b50 || size >= 4 && head.getInt(0) == 0x06054b50) {
-                a = ZipLayout.read(path, ch, size, limits);
+                a = ZipLayout.read(path, ch, size, limits, headersOnly);
             } else if ((head.get(0) & 0xFF) == 0x80) {
+                if (headersOnly) {
+                    throw new UnsupportedFeatureException(name + " is a legacy (pre-1.6) torch.save file, whose storages"
+                            + " are found one after another through the whole file: it cannot be read by range requests;"
+                            + " download it first");
+                }
                 a = LegacyLayout.read(path, ch, size, limits);
             } else {
-                throw new MalformedFileException(path.getFileName() + " is neither a torch.save zip nor a legacy torch pickle stream");
+                throw new MalformedFileException(name + " is neither a torch.save zip nor a legacy torch pickle stream");
             }
             ok = true;
             return a;
         } catch (IOException e) {
-            throw new TensorIOException("cannot read " + path + ": " + e.getMessage(), e);
+            throw new TensorIOException("cannot read " + (path == null ? name : path) + ": " + e.getMessage(), e);
         } catch (StackOverflowError | OutOfMemoryError e) {
             // Defence in depth: the VM is iterative and bounded, so this is never expected.
             throw new LimitExceededException("checkpoint exhausted the parser's resources: " + e);

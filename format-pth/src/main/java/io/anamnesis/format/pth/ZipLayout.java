@@ -23,13 +23,19 @@ final class ZipLayout {
     private ZipLayout() {
     }
 
-    static PthArchive read(Path path, FileChannel ch, long size, ParseLimits limits) {
+    /**
+     * @param headersOnly the archive's data will never be read (headers read by range
+     *                    requests): storages are placed from the directory, their local
+     *                    headers unread
+     */
+    static PthArchive read(Path path, FileChannel ch, long size, ParseLimits limits, boolean headersOnly) {
         try (ZipRecords zip = ZipRecords.read(ch, size, limits)) {
-            return read(path, ch, size, zip, limits);
+            return read(path, ch, size, zip, limits, headersOnly);
         }
     }
 
-    private static PthArchive read(Path path, FileChannel ch, long size, ZipRecords zip, ParseLimits limits) {
+    private static PthArchive read(Path path, FileChannel ch, long size, ZipRecords zip, ParseLimits limits,
+                                   boolean headersOnly) {
         ZipArchiveEntry pkl = null;
         for (ZipArchiveEntry r : zip.all()) {
             String n = r.getName();
@@ -77,7 +83,7 @@ final class ZipLayout {
                 throw MalformedFileException.inTensor(f.name(), "storage record " + recordName + " holds " + r.getSize()
                         + " bytes, the pickle declares " + s.numel() + " x " + s.dtype() + " = " + bytes);
             }
-            return zip.dataOffset(r);
+            return headersOnly ? zip.dataOffsetFromDirectory(r) : zip.dataOffset(r);
         });
 
         Map<String, String> props = new LinkedHashMap<>();

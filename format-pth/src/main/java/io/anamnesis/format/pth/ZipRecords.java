@@ -154,12 +154,7 @@ final class ZipRecords implements AutoCloseable {
      * one and names the same record as the directory.
      */
     long dataOffset(ZipArchiveEntry r) {
-        if (r.getGeneralPurposeBit().usesEncryption()) throw new UnsupportedFeatureException("encrypted zip record " + r.getName());
-        if (r.getMethod() != ZipArchiveEntry.STORED) {
-            throw new UnsupportedFeatureException("zip record " + r.getName() + " is compressed (method " + r.getMethod()
-                    + "); torch.save writes STORED records, and tensors are read in place");
-        }
-        if (r.getCompressedSize() != r.getSize()) throw new MalformedFileException("STORED zip record " + r.getName() + " has two different sizes");
+        checkStored(r);
         byte[] name = r.getRawName();
         ByteBuffer h = PthReader.readAt(channel, r.getLocalHeaderOffset(), 30 + name.length);
         if (h.getInt(0) != LOCAL_SIG) throw new MalformedFileException("zip record " + r.getName() + " has no local header");
@@ -180,6 +175,26 @@ final class ZipRecords implements AutoCloseable {
             throw new MalformedFileException("zip record " + r.getName() + " runs past the end of the file: the archive is truncated");
         }
         return data;
+    }
+
+    /**
+     * Where a STORED record's bytes start at the earliest, from the directory alone: after a
+     * local header as long as the directory's name, with no extra field. For an archive whose
+     * tensor data is never read (headers read by range requests), where reading every
+     * storage's local header would cost a request per storage.
+     */
+    long dataOffsetFromDirectory(ZipArchiveEntry r) {
+        checkStored(r);
+        return r.getLocalHeaderOffset() + 30 + r.getRawName().length;
+    }
+
+    private static void checkStored(ZipArchiveEntry r) {
+        if (r.getGeneralPurposeBit().usesEncryption()) throw new UnsupportedFeatureException("encrypted zip record " + r.getName());
+        if (r.getMethod() != ZipArchiveEntry.STORED) {
+            throw new UnsupportedFeatureException("zip record " + r.getName() + " is compressed (method " + r.getMethod()
+                    + "); torch.save writes STORED records, and tensors are read in place");
+        }
+        if (r.getCompressedSize() != r.getSize()) throw new MalformedFileException("STORED zip record " + r.getName() + " has two different sizes");
     }
 
     @Override

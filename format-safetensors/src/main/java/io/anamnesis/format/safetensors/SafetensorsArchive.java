@@ -98,7 +98,9 @@ final class SafetensorsArchive implements TensorArchive {
             }
             return channel.map(FileChannel.MapMode.READ_ONLY, offset, size, arena);
         } catch (IOException e) {
-            throw new TensorIOException("cannot map tensor '" + entry.name() + "' of " + path + ": " + e.getMessage(), e);
+            // no path: the header came from a stream or by range requests, and the message says so
+            throw new TensorIOException("cannot map tensor '" + entry.name() + "'"
+                    + (path == null ? "" : " of " + path) + ": " + e.getMessage(), e);
         }
     }
 

@@ -7,6 +7,7 @@ import io.anamnesis.api.TensorIOException;
 import io.anamnesis.api.spi.FileProbe;
 import io.anamnesis.api.spi.HeaderStream;
 import io.anamnesis.api.spi.FormatReader;
+import io.anamnesis.api.spi.RangeChannel;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -87,6 +88,20 @@ public final class SafetensorsReader implements FormatReader {
     @Override
     public TensorArchive openHeader(InputStream in, ParseLimits limits) {
         return new SafetensorsArchive(null, new HeaderStream(in), SafetensorsHeader.read(in, limits));
+    }
+
+    /**
+     * The header of a file read by range requests, with the checks a local file gets (the
+     * data section must end at the file's size): the prefix and the JSON header are asked for
+     * in two reads, so a header of any length costs at most one fetch after the first probe.
+     */
+    @Override
+    public TensorArchive openHeader(RangeChannel channel, ParseLimits limits) {
+        try {
+            return new SafetensorsArchive(null, channel, readHeader(channel, limits));
+        } catch (IOException e) {
+            throw new TensorIOException("cannot read " + channel.fileName() + ": " + e.getMessage(), e);
+        }
     }
 
     /** Prefix and header from the channel, every size checked against the file before allocation. */

@@ -131,8 +131,9 @@ class SafetensorsHeaderTest {
     }
 
     @Test
-    void parsesALargeHeaderQuickly() {
+    void parsesALargeHeaderWhole() {
         // 100k tensors, a header of about 9 MB, like the index of a very large checkpoint.
+        // Its speed is SafetensorsBench's to measure; this checks every entry came through.
         int count = 100_000;
         StringBuilder sb = new StringBuilder("{");
         for (int i = 0; i < count; i++) {
@@ -140,14 +141,9 @@ class SafetensorsHeaderTest {
             sb.append(entry("model.layers." + i + ".weight", "BF16", "[2,2]", 8L * i, 8L * i + 8));
         }
         sb.append('}');
-        byte[] content = file(sb.toString(), new byte[0]);
-        SafetensorsHeader h = SafetensorsHeader.read(new ByteArrayInputStream(content));  // warm-up
-        long start = System.nanoTime();
-        h = SafetensorsHeader.read(new ByteArrayInputStream(content));
-        long millis = (System.nanoTime() - start) / 1_000_000;
+        SafetensorsHeader h = SafetensorsHeader.read(new ByteArrayInputStream(file(sb.toString(), new byte[0])));
         assertThat(h.tensors()).hasSize(count);
         assertThat(h.dataBytes()).isEqualTo(8L * count);
-        // Generous bound for a shared, noisy machine; the benchmark has the real number.
-        assertThat(millis).isLessThan(5_000);
+        assertThat(h.tensors().get(count - 1).name()).isEqualTo("model.layers." + (count - 1) + ".weight");
     }
 }
