@@ -135,7 +135,7 @@ public final class Amn implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(),
-                "missing command: parse, inspect, remember, convert, forget or formats");
+                "missing command: parse, inspect, remember, convert, forget, formats or completion");
     }
 
     public static void main(String[] args) {
