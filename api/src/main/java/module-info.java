@@ -21,6 +21,7 @@ module io.anamnesis.api {
     exports io.anamnesis.api.write;
     exports io.anamnesis.api.config;
     exports io.anamnesis.api.json;
+    exports io.anamnesis.api.model;
 
     uses io.anamnesis.api.spi.FormatReader;
     uses io.anamnesis.api.spi.FormatWriter;

@@ -1,5 +1,10 @@
 package io.anamnesis.api;
 
+import io.anamnesis.api.model.ModelLayout;
+import io.anamnesis.api.model.ModelFolderWriter;
+import io.anamnesis.api.model.ModelLocator;
+import io.anamnesis.api.model.ModelOutput;
+import io.anamnesis.api.model.ShardedArchive;
 import io.anamnesis.api.spi.ClaimContext;
 import io.anamnesis.api.spi.Dequantizer;
 import io.anamnesis.api.spi.FileProbe;
@@ -37,6 +42,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.SequencedMap;
 import java.util.ServiceLoader;
 
 /**
@@ -223,12 +229,53 @@ public final class Anamnesis {
     }
 
     /**
-     * Detects the format and parses the header; tensor bytes are not read.
+     * Opens a model, not only a file: a folder, an index JSON or any one shard opens the whole
+     * model as one {@link ShardedArchive} (see {@link ModelLocator} for what is found where);
+     * a plain file opens as its reader's archive. Headers only; tensor bytes are not read.
      *
      * @throws AnamnesisException typed, also when the file shrinks under the reader's mapping
      */
     public TensorArchive open(Path path, ParseLimits limits) {
-        FormatReader reader = detect(path);
+        return open(locate(path, limits), limits);
+    }
+
+    /**
+     * The files of the model at {@code path}, found from directory listings and the index
+     * alone; no tensor file is opened.
+     *
+     * @throws AnamnesisException typed: a missing path or shard (I/O), a malformed index
+     */
+    public ModelLayout locate(Path path, ParseLimits limits) {
+        return ModelLocator.locate(path, tensorExtensions(), limits);
+    }
+
+    /** Every file extension an installed reader claims, lower case. */
+    public java.util.Set<String> tensorExtensions() {
+        var out = new java.util.TreeSet<String>();
+        for (FormatReader r : readers) out.addAll(r.fileExtensions());
+        return out;
+    }
+
+    /** Opens the files of a layout: one file as its reader's archive, several as one {@link ShardedArchive}. */
+    public TensorArchive open(ModelLayout layout, ParseLimits limits) {
+        if (layout.isSingleFile()) return openFile(layout.shards().getFirst(), limits);
+        return ShardedArchive.open(layout, file -> {
+            FormatReader reader = detect(file);
+            TensorArchive a = openFile(reader, file, limits);
+            try {
+                return new ShardedArchive.Shard(file, a, reader.shardPosition(a));
+            } catch (RuntimeException e) {
+                a.close();
+                throw e;
+            }
+        });
+    }
+
+    private TensorArchive openFile(Path path, ParseLimits limits) {
+        return openFile(detect(path), path, limits);
+    }
+
+    private TensorArchive openFile(FormatReader reader, Path path, ParseLimits limits) {
         try {
             return reader.open(path, limits);
         } catch (InternalError e) {
@@ -396,8 +443,8 @@ public final class Anamnesis {
         var installed = new java.util.HashSet<String>();
         for (Dequantizer d : dequantizers) installed.add(d.scheme());
         return new RecoveryPlan(archive, target, recoveries, roles, schemes, outputs,
-                RecoveryPlan.describeUnclaimed(unclaimed, byName, installed, memoized(() -> declaredMethod(context)),
-                        !recoveries.isEmpty(), archive.metadata()));
+                RecoveryPlan.inShards(archive, RecoveryPlan.describeUnclaimed(unclaimed, byName, installed,
+                        memoized(() -> declaredMethod(context)), !recoveries.isEmpty(), archive.metadata())));
     }
 
     private static java.util.function.Supplier<String> memoized(java.util.function.Supplier<String> s) {
@@ -455,13 +502,41 @@ public final class Anamnesis {
     /**
      * Reads {@code input}, recovers every quantized group to {@code target} and writes the
      * result as {@code format} to {@code output}: complete or not at all (see
-     * {@link io.anamnesis.api.write.AtomicOutput} for outputs that are streams).
+     * {@link io.anamnesis.api.write.AtomicOutput} for outputs that are streams). The input's
+     * metadata goes along typed ({@link TensorArchive#typedMetadata()}); what the conversion
+     * cannot carry is named in {@link Conversion#droppedMetadata()}.
      *
      * @throws AnamnesisException typed: no writer for the format, a plan that is not
      *         complete, a dtype the format cannot store, a malformed input, an I/O failure
      */
     public Conversion convert(Path input, String format, DType target, Path output, WriteOptions options) {
-        return write(input, format, target, output, options, false);
+        return convert(input, format, target, output, ModelOutput.FILE, options, Map.of());
+    }
+
+    /**
+     * {@link #convert(Path, String, DType, Path, WriteOptions)} with typed key/values set over
+     * the input's (each replaces a key's value or is added), as {@code amn convert --gguf-kv} does.
+     */
+    public Conversion convert(Path input, String format, DType target, Path output, WriteOptions options,
+                              Map<String, MetaValue> keyValues) {
+        return convert(input, format, target, output, ModelOutput.FILE, options, keyValues);
+    }
+
+    /**
+     * {@link #convert(Path, String, DType, Path, WriteOptions)} laid out as {@code shape}
+     * says: one file, a model folder of shards with an index (the input's model folder's
+     * other files copied along, {@code config.json} rewritten, see {@link ModelFolderWriter}),
+     * or the format's own splits.
+     */
+    public Conversion convert(Path input, String format, DType target, Path output, ModelOutput shape,
+                              WriteOptions options) {
+        return convert(input, format, target, output, shape, options, Map.of());
+    }
+
+    /** {@link #convert(Path, String, DType, Path, ModelOutput, WriteOptions)} with typed key/values set over the input's. */
+    public Conversion convert(Path input, String format, DType target, Path output, ModelOutput shape,
+                              WriteOptions options, Map<String, MetaValue> keyValues) {
+        return write(input, format, target, output, shape, options, false, keyValues);
     }
 
     /**
@@ -469,32 +544,71 @@ public final class Anamnesis {
      * their companions included) and nothing is recovered.
      */
     public Conversion copy(Path input, String format, Path output, WriteOptions options) {
-        return write(input, format, DType.BF16, output, options, true);
+        return copy(input, format, output, ModelOutput.FILE, options, Map.of());
     }
 
-    private Conversion write(Path input, String format, DType target, Path output, WriteOptions options,
-                             boolean asStored) {
+    /** {@link #copy(Path, String, Path, WriteOptions)} with typed key/values set over the input's. */
+    public Conversion copy(Path input, String format, Path output, WriteOptions options, Map<String, MetaValue> keyValues) {
+        return copy(input, format, output, ModelOutput.FILE, options, keyValues);
+    }
+
+    /** {@link #copy(Path, String, Path, WriteOptions)} laid out as {@code shape} says. */
+    public Conversion copy(Path input, String format, Path output, ModelOutput shape, WriteOptions options) {
+        return copy(input, format, output, shape, options, Map.of());
+    }
+
+    /** {@link #copy(Path, String, Path, ModelOutput, WriteOptions)} with typed key/values set over the input's. */
+    public Conversion copy(Path input, String format, Path output, ModelOutput shape, WriteOptions options,
+                           Map<String, MetaValue> keyValues) {
+        return write(input, format, DType.BF16, output, shape, options, true, keyValues);
+    }
+
+    private Conversion write(Path input, String format, DType target, Path output, ModelOutput shape,
+                             WriteOptions options, boolean asStored, Map<String, MetaValue> keyValues) {
         Objects.requireNonNull(output, "output");
+        Objects.requireNonNull(keyValues, "keyValues");
         FormatWriter writer = writer(format);
+        if (shape instanceof ModelOutput.Splits && !writer.writesSplits()) {
+            throw new UnsupportedFeatureException(writer.format() + " has no split layout of its own;"
+                    + " write a model folder of shards instead");
+        }
         Anamnesis amn = asStored ? of(readers, writers, List.of()) : this;
-        try (TensorArchive archive = open(input)) {
+        ModelLayout layout = locate(input, ParseLimits.defaults());
+        try (TensorArchive archive = open(layout, ParseLimits.defaults())) {
             RecoveryPlan plan = amn.plan(archive, target);
             // as stored, "looks quantized" is what the caller asked to keep, not a problem
-            OutputPlan outputPlan = asStored
-                    ? new OutputPlan(Optional.of(archive), archive.metadata(), plan.outputs())
-                    : plan.requireComplete().toOutputPlan();
+            OutputPlan outputPlan = (asStored ? plan.toOutputPlanAsStored() : plan.requireComplete().toOutputPlan())
+                    .withTyped(keyValues);
             for (PlannedTensor t : plan.outputs()) {
                 if (!writer.supports(t.dtype())) {
                     throw UnsupportedFeatureException.inTensor(t.name(), writer.format() + " cannot store dtype " + t.dtype());
                 }
             }
+            // what the plan leaves out of the input's metadata, then what the writer cannot store whole
+            SequencedMap<String, String> dropped = new LinkedHashMap<>(plan.droppedMetadata());
+            SequencedMap<String, String> unstored = writer.metadataLoss(outputPlan);
+            dropped.putAll(unstored);
+            List<Path> files;
             try {
-                writer.write(outputPlan, output, options);
+                files = switch (shape) {
+                    case ModelOutput.File f -> {
+                        writer.write(outputPlan, output, options);
+                        yield List.of(output);
+                    }
+                    case ModelOutput.Splits s -> writer.writeSplits(outputPlan, output, s.maxBytes(), options);
+                    case ModelOutput.Folder f -> {
+                        Optional<DType> recovered = plan.recoveries().isEmpty() ? Optional.empty() : Optional.of(target);
+                        ModelFolderWriter.Written w = ModelFolderWriter.write(outputPlan, writer, output, f.maxShardBytes(),
+                                Optional.of(layout), tensorExtensions(), recovered, options);
+                        yield w.shards().stream().map(output::resolve).toList();
+                    }
+                };
             } catch (LinkageError e) {
                 throw KnownModules.missingLibrary(e, writer);
             }
             return new Conversion(output, writer.format(), target, plan.outputs().size(), plan.recoveries().size(),
-                    plan.outputBytes(), plan.schemeDescriptions());
+                    plan.outputBytes(), plan.schemeDescriptions(), outputPlan.keyValues().size() - unstored.size(), dropped,
+                    files);
         }
     }
 
@@ -523,12 +637,52 @@ public final class Anamnesis {
     }
 
     /**
+     * The target that quantizes a model the way {@code reference} is quantized, for
+     * {@code forget --like}: the answer of the first installed quantizer (by scheme name)
+     * that {@linkplain Quantizer#imitates imitates} it. Headers and small companions only.
+     *
+     * @throws UnsupportedFeatureException when the reference holds no quantized tensor, or only
+     *         tensors of schemes no installed quantizer writes
+     */
+    public String imitation(TensorArchive reference) {
+        for (Quantizer q : quantizers) {
+            Optional<String> target = q.imitates(reference);
+            if (target.isPresent()) return target.get().toLowerCase(Locale.ROOT);
+        }
+        String name = reference.path().map(p -> p.getFileName().toString()).orElse("the reference");
+        RecoveryPlan recovered = plan(reference, DType.F32);
+        if (recovered.recoveries().isEmpty()) {
+            throw new UnsupportedFeatureException(name + " holds no quantized tensor: there is nothing to imitate"
+                    + " (--like takes a quantized checkpoint, e.g. bitsandbytes NF4 or FP8)");
+        }
+        java.util.Set<String> schemes = new java.util.LinkedHashSet<>();
+        for (Recovery r : recovered.recoveries()) schemes.add(r.scheme());
+        throw new UnsupportedFeatureException(name + " is quantized with " + String.join(", ", schemes)
+                + ", which no installed quantizer writes" + (quantizers.isEmpty() ? " (no quantizer modules are installed)"
+                : " (installed: " + String.join(", ", quantizers.stream().map(Quantizer::scheme).toList()) + ")"));
+    }
+
+    /**
      * Plans forgetting {@code archive} as {@code target}: every tensor is read, or recovered
      * on the fly, as dense F32 values, and the target's quantizer decides what each becomes.
      * Headers only; no value is read until the plan's tensors are produced.
      */
     public ForgetPlan planForget(TensorArchive archive, String target, ForgetOptions options, LossMeter loss) {
         Quantizer quantizer = quantizer(target);
+        List<DenseTensor> dense = dense(archive, options);
+        return quantizer.plan(new ForgetRequest(target.toLowerCase(Locale.ROOT), dense, archive, options, loss));
+    }
+
+    /**
+     * Every tensor of {@code archive} as the forget path sees it: read as it is, or recovered
+     * on the fly, with its values as F32 when it holds numbers. Headers only; what
+     * {@code amn diff} compares, and what a quantizer plans from.
+     */
+    public List<DenseTensor> dense(TensorArchive archive) {
+        return dense(archive, ForgetOptions.defaults());
+    }
+
+    private List<DenseTensor> dense(TensorArchive archive, ForgetOptions options) {
         RecoveryPlan recovered = plan(archive, DType.F32).requireComplete();
         Map<String, Recovery> byOutput = new HashMap<>();
         for (Recovery r : recovered.recoveries()) byOutput.put(r.outputName(), r);
@@ -540,7 +694,7 @@ public final class Anamnesis {
             dense.add(new DenseTensor(t.name(), t.shape(), stored, Optional.ofNullable(r).map(Recovery::description),
                     t, Widening.toF32(t), options.keeps(t.name())));
         }
-        return quantizer.plan(new ForgetRequest(target.toLowerCase(Locale.ROOT), dense, archive, options, loss));
+        return dense;
     }
 
     /**
@@ -611,6 +765,36 @@ public final class Anamnesis {
         }
     }
 
+    /**
+     * Copies from a mapped tensor and hands the pages it has read back: pages of a mapped file
+     * stay in the process's resident set until the mapping closes, a whole tensor later, so
+     * without this a tensor in flight counts whole against the memory bound. Pages before the
+     * furthest copy are unloaded in steps of {@value #UNLOAD_STEP} bytes (a system call per
+     * step, not per copy: readers of many small ranges stay cheap); they stay in the page
+     * cache, and a later read of one only faults it back in.
+     */
+    static final class Unloading implements io.anamnesis.api.spi.ChunkFiller {
+        static final long UNLOAD_STEP = 8L << 20;
+        private final MemorySegment src;
+        private final DType dtype;
+        private long unloadedTo;
+
+        Unloading(MemorySegment src, DType dtype) {
+            this.src = src;
+            this.dtype = dtype;
+        }
+
+        @Override
+        public void fill(long first, long count, MemorySegment dest) {
+            long offset = dtype.byteSize(first);
+            MemorySegment.copy(src, offset, dest, 0, dest.byteSize());
+            if (offset - unloadedTo >= UNLOAD_STEP) {
+                src.asSlice(unloadedTo, offset - unloadedTo).unload();
+                unloadedTo = offset;
+            }
+        }
+    }
+
     /** Output tensors copied unchanged from a stored tensor. */
     static final class Passthrough {
         private Passthrough() {
@@ -624,7 +808,8 @@ public final class Anamnesis {
                     throw MalformedFileException.inTensor(e.name(), "holds " + src.byteSize()
                             + " bytes, its dtype and shape need " + e.byteSize());
                 }
-                return (first, count, dest) -> MemorySegment.copy(src, e.dtype().byteSize(first), dest, 0, dest.byteSize());
+                return src.isMapped() ? new Unloading(src, e.dtype()) : (first, count, dest) ->
+                        MemorySegment.copy(src, e.dtype().byteSize(first), dest, 0, dest.byteSize());
             });
         }
     }

@@ -110,6 +110,104 @@ public final class LossMeter {
                 (sq[0] + sq[1]) + (sq[2] + sq[3]), m, (signal[0] + signal[1]) + (signal[2] + signal[3]));
     }
 
+    /**
+     * How many measured elements had each size of error, by binary order of magnitude:
+     * {@code counts[i]} holds errors {@code |decoded - original|} in
+     * {@code [2^(MIN_EXPONENT + i), 2^(MIN_EXPONENT + i + 1))}, smaller ones in the first bin
+     * and larger ones in the last; {@code exact} counts the elements decoded without error.
+     * NaN errors and non-finite originals are not counted.
+     */
+    public record Histogram(long exact, long[] counts) {
+        public static final int MIN_EXPONENT = -40;
+        public static final int BINS = 57;
+
+        public Histogram {
+            if (counts.length != BINS) throw new IllegalArgumentException("a histogram has " + BINS + " bins");
+            counts = counts.clone();
+        }
+
+        @Override
+        public long[] counts() {
+            return counts.clone();
+        }
+
+        /** The smallest error bin {@code i} holds (the first bin also holds everything smaller). */
+        public static double lowerBound(int bin) {
+            return Math.scalb(1.0, MIN_EXPONENT + bin);
+        }
+
+        /** Elements counted, exact ones included. */
+        public long total() {
+            long t = exact;
+            for (long c : counts) t += c;
+            return t;
+        }
+
+        static int bin(double error) {
+            int e = Math.getExponent(error) - MIN_EXPONENT;
+            return e < 0 ? 0 : Math.min(e, BINS - 1);
+        }
+    }
+
+    private final boolean keepsHistogram;
+    private final long[] histogram = new long[Histogram.BINS];
+    private long exact;
+
+    /** A meter of the sums only. */
+    public LossMeter() {
+        this(false);
+    }
+
+    /**
+     * @param histogram whether {@link #record(String, long, float[], int, float[], int, int)}
+     *                  also counts every value into the {@link #histogram()} (a cost per value,
+     *                  for those who will look at it)
+     */
+    public LossMeter(boolean histogram) {
+        this.keepsHistogram = histogram;
+    }
+
+    /**
+     * Measures a chunk ({@link #measure}), records it ({@link #record(String, long, Loss)}) and,
+     * when this meter keeps one, adds its errors to the {@link #histogram()}. Counts add up the
+     * same in any order.
+     */
+    public Loss record(String tensor, long firstElement, float[] original, int originalOffset, float[] decoded,
+                       int decodedOffset, int count) {
+        Loss loss = measure(original, originalOffset, decoded, decodedOffset, count);
+        record(tensor, firstElement, loss);
+        if (!keepsHistogram) return loss;
+        long[] bins = new long[Histogram.BINS];
+        long zero = 0;
+        for (int i = 0; i < count; i++) {
+            float x = original[originalOffset + i];
+            if (!Float.isFinite(x)) continue;
+            double e = Math.abs((double) decoded[decodedOffset + i] - x);
+            if (e == 0) zero++;
+            else if (e == e) bins[Histogram.bin(e)]++;
+        }
+        synchronized (histogram) {
+            for (int b = 0; b < bins.length; b++) histogram[b] += bins[b];
+            exact += zero;
+        }
+        return loss;
+    }
+
+    /** Whether this meter counts errors into a histogram. */
+    public boolean keepsHistogram() {
+        return keepsHistogram;
+    }
+
+    /**
+     * The errors of every chunk recorded with {@link #record(String, long, float[], int, float[], int, int)};
+     * empty unless the meter {@linkplain #keepsHistogram() keeps one}.
+     */
+    public Histogram histogram() {
+        synchronized (histogram) {
+            return new Histogram(exact, histogram);
+        }
+    }
+
     private final Map<String, TreeMap<Long, Loss>> chunks = new ConcurrentHashMap<>();
     private final Map<String, Integer> order = new ConcurrentHashMap<>();
 

@@ -95,6 +95,57 @@ public sealed interface MetaValue {
         }
     }
 
+    /** Arrays longer than this are summarized by {@link #render}. */
+    int RENDER_ELEMENTS = 16;
+
+    /**
+     * The value as text for a reader of text: integers in decimal (a {@code u64} unsigned),
+     * a float as its shortest decimal ({@code 1.0E-5}), a string as is, arrays of up to
+     * {@value #RENDER_ELEMENTS} elements listed, longer ones summarized as
+     * {@code [array of 151936 string]}. For display only: it is not the value whole (see
+     * {@link io.anamnesis.api.json.TypedJson} for an encoding that is).
+     */
+    default String render() {
+        return render(this, false);
+    }
+
+    private static String render(MetaValue v, boolean quoteStrings) {
+        return switch (v) {
+            case Int i -> i.type() == Type.U64 ? Long.toUnsignedString(i.value()) : Long.toString(i.value());
+            case Real r -> r.type() == Type.F32 ? Float.toString((float) r.value()) : Double.toString(r.value());
+            case Bool b -> Boolean.toString(b.value());
+            case Str s -> quoteStrings ? io.anamnesis.api.json.TypedJson.quote(s.value()) : s.value();
+            case Array a -> {
+                if (a.values().size() > RENDER_ELEMENTS) {
+                    yield "[array of " + a.values().size() + " " + a.elementType().spelling() + "]";
+                }
+                StringBuilder sb = new StringBuilder("[");
+                for (int k = 0; k < a.values().size(); k++) {
+                    if (k > 0) sb.append(", ");
+                    sb.append(render(a.values().get(k), true));
+                }
+                yield sb.append(']').toString();
+            }
+        };
+    }
+
+    /**
+     * The value as a plain Java value for JSON output: Long (BigInteger for a {@code u64}
+     * past {@link Long#MAX_VALUE}), Double (a float32 through its shortest decimal, so
+     * {@code 1e-5f} is 1.0E-5, not 9.99999974737875E-6), Boolean, String, List (whole arrays,
+     * nested).
+     */
+    default Object plain() {
+        return switch (this) {
+            case Int i -> i.type() == Type.U64 && i.value() < 0
+                    ? new java.math.BigInteger(Long.toUnsignedString(i.value())) : (Object) i.value();
+            case Real r -> r.type() == Type.F32 ? Double.parseDouble(Float.toString((float) r.value())) : r.value();
+            case Bool b -> b.value();
+            case Str s -> s.value();
+            case Array a -> java.util.Collections.unmodifiableList(a.values().stream().map(MetaValue::plain).toList());
+        };
+    }
+
     static Int u32(long v) {
         return new Int(Type.U32, v);
     }

@@ -152,6 +152,11 @@ public record ParseLimits(
                 maxNestingDepth, maxPickleBytes, maxPickleValues, maxInflatedBytes, maxInflationRatio);
     }
 
+    public ParseLimits withMaxArrayLength(long v) {
+        return new ParseLimits(maxHeaderBytes, maxTensors, maxRank, maxMetadataEntries, maxStringBytes, v,
+                maxNestingDepth, maxPickleBytes, maxPickleValues, maxInflatedBytes, maxInflationRatio);
+    }
+
     public ParseLimits withMaxNestingDepth(int v) {
         return new ParseLimits(maxHeaderBytes, maxTensors, maxRank, maxMetadataEntries, maxStringBytes,
                 maxArrayLength, v, maxPickleBytes, maxPickleValues, maxInflatedBytes, maxInflationRatio);

@@ -13,6 +13,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SequencedMap;
 
 /**
  * What recovering an archive would produce: which stored tensors each installed dequantizer
@@ -132,19 +133,55 @@ public final class RecoveryPlan {
     public static final String RECOVERED_FROM_KEY = "anamnesis.recovered_from";
 
     /**
-     * The plan as a writer takes it. The archive's metadata is kept, except that when
+     * The plan as a writer takes it: every output, and the archive's metadata, typed
+     * ({@link TensorArchive#typedMetadata()}, so that every writer sees the values whole). When
      * anything was recovered the quantization config is dropped (the output is no longer
      * quantized, and a loader that trusted it would misread the file) and
-     * {@value #RECOVERED_FROM_KEY} names the schemes instead.
+     * {@value #RECOVERED_FROM_KEY} names the schemes instead. Keys the archive has only a
+     * rendering of are dropped too; {@link #droppedMetadata()} names what is left out.
      */
     public OutputPlan toOutputPlan() {
         requireComplete();
+        return outputPlan();
+    }
+
+    /**
+     * The plan as a writer takes it without requiring it complete: a container conversion
+     * that copies every tensor as stored, including what looks quantized but was not claimed
+     * (plan it with an {@link Anamnesis} that has no dequantizers). Metadata as in
+     * {@link #toOutputPlan()}.
+     */
+    public OutputPlan toOutputPlanAsStored() {
+        return outputPlan();
+    }
+
+    private OutputPlan outputPlan() {
+        SequencedMap<String, String> dropped = droppedMetadata();
         Map<String, String> metadata = new LinkedHashMap<>(archive.metadata());
-        if (!recoveries.isEmpty()) {
-            metadata.keySet().removeAll(QUANTIZATION_KEYS);
-            metadata.put(RECOVERED_FROM_KEY, String.join("; ", schemeDescriptions()));
+        Map<String, MetaValue> typed = new LinkedHashMap<>(archive.typedMetadata());
+        metadata.keySet().removeAll(dropped.keySet());
+        typed.keySet().removeAll(dropped.keySet());
+        if (!recoveries.isEmpty()) metadata.put(RECOVERED_FROM_KEY, String.join("; ", schemeDescriptions()));
+        return new OutputPlan(Optional.of(archive), metadata, outputs, typed);
+    }
+
+    /**
+     * The archive's metadata keys that {@link #toOutputPlan()} leaves out, each with the
+     * reason: the quantization config when anything was recovered, and values the archive has
+     * only a rendering of (no typed form, such as a pickle's {@code None}).
+     */
+    public SequencedMap<String, String> droppedMetadata() {
+        SequencedMap<String, String> out = new LinkedHashMap<>();
+        Map<String, MetaValue> typed = archive.typedMetadata();
+        for (Map.Entry<String, String> e : archive.metadata().entrySet()) {
+            if (!recoveries.isEmpty() && QUANTIZATION_KEYS.contains(e.getKey())) {
+                out.put(e.getKey(), "it describes the quantization the output no longer has");
+            } else if (!typed.containsKey(e.getKey())) {
+                String text = e.getValue().length() > 40 ? e.getValue().substring(0, 40) + "..." : e.getValue();
+                out.put(e.getKey(), "a " + archive.format() + " value with no typed form (" + text + ")");
+            }
         }
-        return new OutputPlan(Optional.of(archive), metadata, outputs);
+        return out;
     }
 
     /**
@@ -220,6 +257,30 @@ public final class RecoveryPlan {
                         + KnownModules.schemeHint(scheme, installed, "none of its tensors was recognized")));
             }
         }
+        return out;
+    }
+
+    /**
+     * A problem in a model of several files says where was looked: a companion without its
+     * tensor "in any of the N shards"; and a shard opened alone, whose sibling shards are not
+     * beside it, says so and how to open the whole model, since a companion is most likely in one of them.
+     */
+    static List<Problem> inShards(TensorArchive archive, List<Problem> problems) {
+        if (problems.isEmpty() || !(archive instanceof io.anamnesis.api.model.ShardedArchive s)) return problems;
+        var layout = s.layout();
+        String note;
+        if (!layout.absent().isEmpty()) {
+            java.nio.file.Path file = layout.shards().getFirst();
+            note = "; " + file.getFileName() + " is one shard of a model whose other shards are not beside it (missing: "
+                    + String.join(", ", layout.absent().stream().limit(4).map(p -> String.valueOf(p.getFileName())).toList())
+                    + (layout.absent().size() > 4 ? ", ..." : "") + "): put every shard in one folder and open the folder";
+        } else if (s.shards().size() > 1) {
+            note = " (looked in all " + s.shards().size() + " shards of the model)";
+        } else {
+            return problems;
+        }
+        List<Problem> out = new ArrayList<>(problems.size());
+        for (Problem p : problems) out.add(new Problem(p.kind(), p.message() + note));
         return out;
     }
 }

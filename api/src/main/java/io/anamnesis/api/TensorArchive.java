@@ -23,8 +23,10 @@ public interface TensorArchive extends AutoCloseable {
     Optional<Path> path();
 
     /**
-     * String-valued metadata: safetensors {@code __metadata__}, GGUF key/values rendered as
-     * text (large arrays summarized), a checkpoint's non-tensor values. Insertion-ordered.
+     * String-valued metadata for display and for readers of strings: safetensors
+     * {@code __metadata__} (typed values rendered as text), GGUF key/values rendered as text
+     * (large arrays summarized), a checkpoint's non-tensor values. Insertion-ordered. A
+     * rendering is not the value whole: conversions carry {@link #typedMetadata()}.
      */
     Map<String, String> metadata();
 
@@ -34,6 +36,23 @@ public interface TensorArchive extends AutoCloseable {
      */
     default Map<String, Object> structuredMetadata() {
         return Map.copyOf(metadata());
+    }
+
+    /**
+     * Metadata with its types, whole: a GGUF file's key/values as stored (every integer and
+     * float width, float32 bits, whole arrays), a safetensors file's {@code __metadata__}
+     * decoded when it carries the {@link io.anamnesis.api.json.TypedJson} encoding, strings
+     * otherwise. This is what a conversion carries into the file it writes. A key of
+     * {@link #metadata()} that is missing here has only a rendering there (a value the format
+     * has no typed form for, such as a pickle's {@code None}); conversions drop it and say so.
+     * Insertion-ordered, in the order of {@link #metadata()}.
+     *
+     * <p>Defaults to {@link #metadata()} as strings.
+     */
+    default java.util.SequencedMap<String, MetaValue> typedMetadata() {
+        var m = new java.util.LinkedHashMap<String, MetaValue>();
+        metadata().forEach((k, v) -> m.put(k, new MetaValue.Str(v)));
+        return java.util.Collections.unmodifiableSequencedMap(m);
     }
 
     /**

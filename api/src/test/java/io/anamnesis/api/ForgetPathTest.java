@@ -31,7 +31,7 @@ import static org.assertj.core.api.Assertions.within;
 class ForgetPathTest {
 
     /** A toy quantizer: every numeric tensor of rank 2 becomes F16, row by row; the rest stays. */
-    static final class ToHalf implements Quantizer {
+    static class ToHalf implements Quantizer {
         @Override
         public String scheme() {
             return "toy";
@@ -220,6 +220,116 @@ class ForgetPathTest {
         assertThat(l.count()).isEqualTo(1);
         assertThat(l.nonFinite()).isEqualTo(2);
         assertThat(l.sumSq()).isZero();
+    }
+
+    @Test
+    void denseReaderWidensStoredHalvesExactlyOverAnyRange() {
+        // BF16 and F16 bit patterns across the range, subnormals, signed zeros, inf and NaN included
+        int n = 70_000;
+        byte[] bf = new byte[2 * n];
+        byte[] hf = new byte[2 * n];
+        for (int i = 0; i < n; i++) {
+            short b = (short) (i * 937);
+            bf[2 * i] = (byte) b;
+            bf[2 * i + 1] = (byte) (b >> 8);
+            hf[2 * i] = (byte) b;
+            hf[2 * i + 1] = (byte) (b >> 8);
+        }
+        MemoryArchive archive = new MemoryArchive().add("b", DType.BF16, Shape.of(n), bf).add("h", DType.F16, Shape.of(n), hf);
+        ForgetPlan plan = TOY.planForget(archive, "half", ForgetOptions.defaults(), new LossMeter());
+        assertThat(plan.decisions()).hasSize(2);
+        List<DenseTensor> dense = new ArrayList<>();
+        Anamnesis.of(List.of(), List.of(), List.of(), List.of(new ToHalf() {
+            @Override
+            public ForgetPlan plan(io.anamnesis.api.spi.ForgetRequest request) {
+                dense.addAll(request.tensors());
+                return super.plan(request);
+            }
+        })).planForget(archive, "half", ForgetOptions.defaults(), new LossMeter());
+        try (Arena arena = Arena.ofConfined()) {
+            for (DenseTensor t : dense) {
+                DenseReader r = DenseReader.open(t, arena);
+                float[] got = new float[n];
+                r.read(0, 1, got, 0);
+                r.read(1, 40_000, got, 1);
+                r.read(40_001, n - 40_001, got, 40_001);
+                for (int i = 0; i < n; i++) {
+                    short bits = (short) (i * 937);
+                    float want = t.name().equals("b") ? Float.intBitsToFloat(bits << 16) : Float.float16ToFloat(bits);
+                    assertThat(Float.floatToRawIntBits(got[i])).as("%s[%d]", t.name(), i).isEqualTo(Float.floatToRawIntBits(want));
+                }
+            }
+        }
+    }
+
+    @Test
+    void theLinearLayerPolicyKeepsEmbeddingsNormsBiasesAndTheHead() {
+        PlannedTensor any = new PlannedTensor("x", DType.F32, Shape.of(4, 4), 1, arena -> (f, c, d) -> {
+        });
+        java.util.function.BiFunction<String, Shape, DenseTensor> t = (name, shape) -> {
+            PlannedTensor p = new PlannedTensor(name, DType.F32, shape, 1, any.producer());
+            return new DenseTensor(name, shape, DType.BF16, Optional.empty(), p, Optional.of(p), false);
+        };
+        Map<String, Optional<String>> cases = new LinkedHashMap<>();
+        cases.put("model.layers.0.self_attn.q_proj.weight", Optional.empty());
+        cases.put("transformer.h.0.mlp.c_fc.weight", Optional.empty());
+        cases.put("model.embed_tokens.weight", Optional.of("embeddings stay"));
+        cases.put("transformer.wte.weight", Optional.of("embeddings stay"));
+        cases.put("lm_head.weight", Optional.of("lm_head stays"));
+        cases.put("model.layers.0.input_layernorm.weight", Optional.of("norms and other vectors stay"));
+        cases.put("model.layers.0.self_attn.q_proj.bias", Optional.of("biases stay"));
+        for (var e : cases.entrySet()) {
+            Shape shape = e.getKey().contains("norm") || e.getKey().endsWith("bias") ? Shape.of(4) : Shape.of(4, 4);
+            assertThat(io.anamnesis.api.spi.LinearWeights.whyKept(t.apply(e.getKey(), shape))).as(e.getKey()).isEqualTo(e.getValue());
+        }
+        assertThat(io.anamnesis.api.spi.LinearWeights.whyKept(t.apply("conv.weight", Shape.of(2, 2, 2, 2))))
+                .contains("not a matrix (rank 4)");
+        PlannedTensor ids = new PlannedTensor("ids", DType.I32, Shape.of(2, 2), 1, any.producer());
+        assertThat(io.anamnesis.api.spi.LinearWeights.whyKept(new DenseTensor("ids.weight", Shape.of(2, 2), DType.I32,
+                Optional.empty(), ids, Optional.empty(), false))).contains("not floating point");
+    }
+
+    @Test
+    void theErrorHistogramCountsByBinaryMagnitude() {
+        LossMeter meter = new LossMeter(true);
+        float[] x = {1f, 1f, 1f, Float.NaN, 0x1p-45f};
+        float[] y = {1f, 1.5f, 1f + 0x1p-20f, 0f, 0f};
+        LossMeter.Loss l = meter.record("t", 0, x, 0, y, 0, x.length);
+        assertThat(l.count()).isEqualTo(4);
+        assertThat(l.nonFinite()).isEqualTo(1);
+        LossMeter.Histogram h = meter.histogram();
+        assertThat(h.exact()).isEqualTo(1);
+        long[] c = h.counts();
+        // 0.5 = 2^-1, 2^-20, and 2^-45 (below 2^-40: the first bin)
+        assertThat(c[-1 - LossMeter.Histogram.MIN_EXPONENT]).isEqualTo(1);
+        assertThat(c[-20 - LossMeter.Histogram.MIN_EXPONENT]).isEqualTo(1);
+        assertThat(c[0]).isEqualTo(1);
+        assertThat(h.total()).isEqualTo(4);
+        assertThat(meter.total()).isEqualTo(l);
+        LossMeter sumsOnly = new LossMeter();
+        assertThat(sumsOnly.record("t", 0, x, 0, y, 0, x.length)).isEqualTo(l);
+        assertThat(sumsOnly.histogram().total()).isZero();
+    }
+
+    @Test
+    void imitationNeedsAQuantizedReference() {
+        MemoryArchive plain = new MemoryArchive().add("w", DType.BF16, Shape.of(1, 2), bf16(1, 2));
+        assertThatThrownBy(() -> TOY.imitation(plain)).isInstanceOf(UnsupportedFeatureException.class)
+                .hasMessageContaining("holds no quantized tensor");
+        MemoryArchive quantized = new MemoryArchive().add("lin.q", DType.I8, Shape.of(2, 2), new byte[]{2, -1, 4, 0})
+                .add("lin.s", DType.F32, Shape.SCALAR, f32(0.5f));
+        assertThatThrownBy(() -> TOY.imitation(quantized)).isInstanceOf(UnsupportedFeatureException.class)
+                .hasMessageContaining("which no installed quantizer writes");
+        Anamnesis imitating = Anamnesis.of(List.of(), List.of(), List.of(new PlanTest.ScaledInt8()), List.of(new ToHalf() {
+            @Override
+            public Optional<String> imitates(TensorArchive reference) {
+                return reference.tensor("lin.q").map(e -> "HALF");
+            }
+        }));
+        assertThat(imitating.imitation(quantized)).isEqualTo("half");
+        ForgetOptions like = ForgetOptions.defaults().imitating(quantized);
+        assertThat(like.like()).containsSame(quantized);
+        assertThat(like.settings()).isEmpty();
     }
 
     static MemorySegment produce(ForgetPlan plan, String name, Arena arena) {

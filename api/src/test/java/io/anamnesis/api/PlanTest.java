@@ -3,6 +3,8 @@ package io.anamnesis.api;
 import io.anamnesis.api.numeric.LittleEndian;
 import io.anamnesis.api.spi.ClaimContext;
 import io.anamnesis.api.spi.Dequantizer;
+import io.anamnesis.api.spi.FormatWriter;
+import io.anamnesis.api.spi.OutputPlan;
 import io.anamnesis.api.spi.Recovery;
 import io.anamnesis.api.spi.RecoveryKernel;
 import io.anamnesis.api.spi.ChunkFiller;
@@ -106,6 +108,74 @@ class PlanTest {
         MemoryArchive plain = new MemoryArchive().add("norm", DType.F32, Shape.of(2), f32(1f, 2f))
                 .meta("quantization_config", "{}");
         assertThat(amn.plan(plain, DType.F32).toOutputPlan().metadata()).containsOnlyKeys("quantization_config");
+    }
+
+    @Test
+    void theOutputPlanCarriesTypedMetadataAndNamesWhatItDrops() {
+        Anamnesis amn = Anamnesis.of(List.of(), List.of(), List.of(new ScaledInt8()));
+        MemoryArchive model = toyModel()
+                .meta("format", "pt")
+                .meta("llama.block_count", MetaValue.u32(2))
+                .meta("eps", MetaValue.Real.f32(1e-5f))
+                .meta("tokens", new MetaValue.Array(MetaValue.Type.STRING,
+                        java.util.stream.IntStream.range(0, 20).mapToObj(i -> (MetaValue) MetaValue.str("t" + i)).toList()))
+                .untypedMeta("optimizer.none", "None")
+                .meta("quantization_config", "{\"quant_method\":\"toy\"}");
+        RecoveryPlan plan = amn.plan(model, DType.F32);
+        OutputPlan out = plan.toOutputPlan();
+        assertThat(plan.droppedMetadata()).containsOnlyKeys("optimizer.none", "quantization_config");
+        assertThat(plan.droppedMetadata().get("optimizer.none")).contains("no typed form").contains("None");
+        assertThat(plan.droppedMetadata().get("quantization_config")).contains("quantization");
+        // the metadata strings keep the rendering; the key/values a writer stores are the typed values, whole
+        assertThat(out.metadata()).containsEntry("tokens", "[array of 20 string]").doesNotContainKey("optimizer.none");
+        assertThat(out.keyValues()).containsExactly(
+                Map.entry("format", MetaValue.str("pt")),
+                Map.entry("llama.block_count", MetaValue.u32(2)),
+                Map.entry("eps", MetaValue.Real.f32(1e-5f)),
+                Map.entry("tokens", model.typedMetadata().get("tokens")),
+                Map.entry("anamnesis.recovered_from", MetaValue.str("toy int8")));
+    }
+
+    @Test
+    void aPlanMadeByHandTakesTheSourcesTypedValuesForTheStringsItKeeps() {
+        MemoryArchive model = toyModel().meta("n", MetaValue.u32(7)).meta("name", MetaValue.str("x")).meta("changed", MetaValue.u32(1));
+        Map<String, String> metadata = new LinkedHashMap<>(model.metadata());
+        metadata.put("changed", "2");
+        OutputPlan plan = new OutputPlan(java.util.Optional.of(model), metadata, List.of())
+                .withTyped(Map.of("added", MetaValue.i32(-1), "name", MetaValue.str("y")));
+        assertThat(plan.keyValues()).containsExactly(
+                Map.entry("n", MetaValue.u32(7)),
+                Map.entry("name", MetaValue.str("y")),        // set by the plan, in place
+                Map.entry("changed", MetaValue.str("2")),     // the plan's own string, not the source's value
+                Map.entry("added", MetaValue.i32(-1)));
+    }
+
+    @Test
+    void aWriterOfStringsSaysItCannotStoreTypedValues() {
+        FormatWriter strings = new FormatWriter() {
+            public String format() {
+                return "text";
+            }
+
+            public List<String> fileExtensions() {
+                return List.of("txt");
+            }
+
+            public String description() {
+                return "strings only";
+            }
+
+            public boolean supports(DType dtype) {
+                return true;
+            }
+
+            public void write(OutputPlan plan, java.nio.file.Path target, io.anamnesis.api.spi.WriteOptions options) {
+            }
+        };
+        OutputPlan plan = new OutputPlan(java.util.Optional.empty(), Map.of("format", "pt"), List.of(),
+                Map.of("n", MetaValue.u32(7)));
+        assertThat(strings.metadataLoss(plan)).containsOnlyKeys("n");
+        assertThat(strings.metadataLoss(plan).get("n")).contains("u32");
     }
 
     @Test

@@ -75,4 +75,18 @@ public class AwqBench {
         AwqKernel.dequantizeRows(qweight, qzeros, scales, layout, 0, OUT, DType.BF16, dest);
         return dest;
     }
+
+    /** The scalar reference kernel. */
+    @Benchmark
+    public MemorySegment scalarToBf16() {
+        AwqKernel.dequantizeRowsScalar(qweight, qzeros, scales, layout, 0, OUT, DType.BF16, dest);
+        return dest;
+    }
+
+    /** What amn runs without the Vector API: the lookup kernel where it applies. */
+    @Benchmark
+    public MemorySegment noVectorToBf16() {
+        AwqKernel.dequantizeRowsNoVector(qweight, qzeros, scales, layout, 0, OUT, DType.BF16, dest);
+        return dest;
+    }
 }

@@ -113,4 +113,16 @@ public class Fp8Bench {
     public MemorySegment blockVector() {
         return run(Impl.VECTOR, blockScales, 128);
     }
+
+    @Benchmark
+    @OperationsPerInvocation(ELEMENTS)
+    public MemorySegment perTensorTable() {
+        return run(Impl.TABLE, tensorScale, Long.MAX_VALUE);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(ELEMENTS)
+    public MemorySegment blockTable() {
+        return run(Impl.TABLE, blockScales, 128);
+    }
 }

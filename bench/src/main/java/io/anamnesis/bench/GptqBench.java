@@ -93,4 +93,18 @@ public class GptqBench {
         GptqKernel.dequantizeRows(qweight, qzeros, scales, groupOf, layout, 0, OUT, DType.BF16, dest);
         return dest;
     }
+
+    /** The scalar reference kernel (every layout). */
+    @Benchmark
+    public MemorySegment scalarToBf16() {
+        GptqKernel.dequantizeRowsScalar(qweight, qzeros, scales, groupOf, layout, 0, OUT, DType.BF16, dest);
+        return dest;
+    }
+
+    /** What amn runs without the Vector API: the lookup kernel for 2/4 bits without act-order, else scalar. */
+    @Benchmark
+    public MemorySegment noVectorToBf16() {
+        GptqKernel.dequantizeRowsNoVector(qweight, qzeros, scales, groupOf, layout, 0, OUT, DType.BF16, dest);
+        return dest;
+    }
 }

@@ -15,7 +15,8 @@ import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
- * {@code amn}, the command line: see inside tensor files, recover precision, convert.
+ * {@code amn}, the command line: see inside tensor files, recover precision, convert,
+ * quantize, compare.
  *
  * <p>Every failure becomes one line on stderr ({@code amn: <message>}) and an exit code
  * from {@link io.anamnesis.api.ErrorKind#exitCode()}; {@code --debug} adds the stack trace
@@ -29,7 +30,8 @@ import java.util.function.Supplier;
         description = {
                 "Reads .safetensors, .gguf, .npz/.npy and PyTorch .pth files, and recovers FP8, GPTQ, AWQ, "
                         + "bitsandbytes and GGUF-block weights to BF16, F16 or F32, bit-exact against the "
-                        + "reference implementations.",
+                        + "reference implementations; quantizes ('forget') with the installed quantizers and "
+                        + "compares two files tensor by tensor ('diff').",
                 "An input is a path, or ollama:<model>[:<tag>] for a model in the local Ollama store "
                         + "($OLLAMA_MODELS or ~/.ollama/models), or - (parse, inspect) for a safetensors or GGUF "
                         + "header on standard input, or (parse, inspect) an https:// or hf://ORG/REPO[@REV]/PATH URL, "
@@ -41,6 +43,7 @@ import java.util.function.Supplier;
                 RememberCommand.class,
                 ConvertCommand.class,
                 ForgetCommand.class,
+                DiffCommand.class,
                 FormatsCommand.class,
                 CompletionCommand.class,
                 ManCommand.class,
@@ -54,19 +57,22 @@ import java.util.function.Supplier;
                 "     an output that is empty, the input itself, named for another format, or",
                 "     neither a file, a symbolic link, a character device nor a FIFO",
                 "     output that would overwrite the input, a request the quantizer refuses",
-                "     (a type that needs --imatrix given none)",
+                "     (a type that needs --imatrix given none, a setting the scheme cannot",
+                "     take such as --block-size 48 for nf4)",
                 "  3  malformed input: corrupt or truncated file (or Ollama manifest)",
                 "  4  limit exceeded: the file declares sizes, counts or nesting beyond the",
                 "     parse limits",
                 "  5  security: the file reaches for code execution (a pickle global);",
                 "     nothing ran",
                 "  6  unsupported: recognized but not supported, or the module that handles it",
-                "     (named in the message) is not installed",
+                "     (named in the message) is not installed; a tensor the scheme's blocks do",
+                "     not tile, a --like reference with nothing quantized",
                 "  7  I/O: missing or unreadable file, Ollama model, manifest or blob; an",
                 "     input that is not a regular file (use - for a header on stdin) or that",
                 "     changed while it was read; output not writable; a URL not found,",
                 "     refused (401/403: a token may be needed, HF_TOKEN), timed out, or on a",
                 "     server that ignores range requests",
+                "  8  differ: amn diff found tensors, shapes, dtypes or values that differ",
                 "",
                 "Environment:",
                 "  AMN_PLUGINS    plugin jars, or folders of them, separated by ':'; loaded",
@@ -81,6 +87,8 @@ public final class Amn implements Runnable {
     static final int OK = 0;
     static final int INTERNAL = 1;
     static final int USAGE = 2;
+    /** {@code amn diff}: the files differ (not an error: the answer). */
+    static final int DIFFER = 8;
 
     private final Context context;
 
@@ -135,7 +143,7 @@ public final class Amn implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(),
-                "missing command: parse, inspect, remember, convert, forget, formats or completion");
+                "missing command: parse, inspect, remember, convert, forget, diff, formats or completion");
     }
 
     public static void main(String[] args) {

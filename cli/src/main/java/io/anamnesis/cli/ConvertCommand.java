@@ -20,14 +20,18 @@ import java.util.concurrent.Callable;
                 + "writer of --to (see 'amn formats'). A format without an installed writer is refused up front "
                 + "with the module to add.",
                 "With --dtype naming a quantizer's target (--to gguf --dtype q4_k_m), the recovered tensors are "
-                        + "quantized in the same pass: an FP8 or GPTQ safetensors file straight to a Q4_K_M GGUF."},
+                        + "quantized in the same pass: an FP8 or GPTQ safetensors file straight to a Q4_K_M GGUF.",
+                "Metadata goes along whole and typed: GGUF to safetensors keeps every GGUF key/value in the "
+                        + "typed-json/1 encoding, safetensors to GGUF restores them; the summary says how many keys "
+                        + "a conversion dropped (--debug names them)."},
         mixinStandardHelpOptions = true,
         footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
 final class ConvertCommand implements Callable<Integer> {
     @ParentCommand
     Amn parent;
 
-    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, or ollama:<model>[:<tag>].")
+    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file; a model folder, its index JSON or any "
+            + "one shard (the whole model); or ollama:<model>[:<tag>].")
     String input;
 
     @Option(names = "--to", paramLabel = "<format>", required = true,
@@ -57,17 +61,31 @@ final class ConvertCommand implements Callable<Integer> {
             + "their scales included), a pure container conversion.")
     boolean asStored;
 
+    @Option(names = "--split-max-size", paramLabel = "<size>",
+            description = "With --to gguf: write splits of at most this much tensor data each, in llama.cpp's "
+                    + "gguf-split layout (<name>-00001-of-0000M.gguf, split.* keys, metadata in the first); "
+                    + "sizes as gguf-split writes them (128M, 4G) or as --max-shard-size.")
+    String splitMaxSize;
+
     @Mixin
     Recover.OutputOptions output;
+
+    @Mixin
+    GgufMetadataOptions gguf = new GgufMetadataOptions();
 
     @Override
     public Integer call() {
         InputRef.refuseRemote(input);
+        var typed = gguf.values();
+        if (!typed.isEmpty() && !parent.context().amn().writer(format).format().equals("gguf")) {
+            throw new UsageException("--gguf-kv and --gguf-metadata set GGUF key/values: they need --to gguf, not --to " + format);
+        }
         if (forgetTarget != null) {
+            if (!typed.isEmpty()) throw new UsageException("--gguf-kv and --gguf-metadata are not yet taken with a quantizing --dtype " + forgetTarget);
             forget();
             return Amn.OK;
         }
-        Recover.run(parent.context(), "convert", input, format, target, output, asStored);
+        Recover.run(parent.context(), "convert", input, format, target, output, asStored, typed, splitMaxSize);
         return Amn.OK;
     }
 

@@ -11,7 +11,8 @@ import java.util.concurrent.Callable;
  * The plain forms of the common commands without picocli: {@code parse <file> [--json]},
  * {@code inspect|info <file> [--to bf16|f16|f32] [--json] [--full]}, {@code formats [--json]},
  * {@code remember|dequantize <file> [--to T] [-o|--output P] [--threads N] [-q|--quiet]},
- * {@code convert <file> --to FORMAT [--dtype T] [--as-stored]} with the same output options,
+ * {@code convert <file> --to FORMAT [--dtype T] [--as-stored] [--gguf-kv K=T:V]... [--gguf-metadata F]
+ * [--split-max-size S]} with the same output options ({@code --max-shard-size} among them),
  * each with {@code --debug} anywhere. For {@code remember} and {@code convert}, picocli's
  * ~0.2 s of start-up is most of the fixed cost of a run. Picocli's start-up (Java 5 bytecode that the AOT cache
  * cannot hold, reflection, annotation proxies) is most of a 100 ms budget, and these are
@@ -26,7 +27,7 @@ final class FastPath {
     private FastPath() {
     }
 
-    private static final Set<String> OUTPUT = Set.of("-o", "--output", "--threads", "-q", "--quiet");
+    private static final Set<String> OUTPUT = Set.of("-o", "--output", "--threads", "-q", "--quiet", "--max-shard-size");
 
     /**
      * The options each command takes on this route, by every name of the command; the same
@@ -40,19 +41,21 @@ final class FastPath {
             "info", Set.of("--debug", "--json", "--full", "--to"),
             "remember", union(Set.of("--debug", "--to"), OUTPUT),
             "dequantize", union(Set.of("--debug", "--to"), OUTPUT),
-            "convert", union(Set.of("--debug", "--to", "--dtype", "--as-stored"), OUTPUT),
+            "convert", union(Set.of("--debug", "--to", "--dtype", "--as-stored", "--gguf-kv", "--gguf-metadata",
+                    "--split-max-size"), OUTPUT),
             "formats", Set.of("--debug", "--json"),
             "aot-train", Set.of("--debug"));
 
     /**
-     * Commands that always go through picocli: forget runs long enough that its start-up does
-     * not matter, and its options are too many to mirror here; completion and man print
-     * picocli's own model of the commands.
+     * Commands that always go through picocli: forget and diff run long enough that its
+     * start-up does not matter, and their options are too many to mirror here ({@code diff}
+     * reads two whole models); completion and man print picocli's own model of the commands.
      */
-    static final Set<String> PICOCLI_ONLY_COMMANDS = Set.of("forget", "quantize", "completion", "man");
+    static final Set<String> PICOCLI_ONLY_COMMANDS = Set.of("forget", "quantize", "diff", "completion", "man");
 
     /** The options above that take a value. */
-    static final Set<String> TAKE_A_VALUE = Set.of("--to", "--dtype", "-o", "--output", "--threads");
+    static final Set<String> TAKE_A_VALUE = Set.of("--to", "--dtype", "-o", "--output", "--threads", "--gguf-kv",
+            "--gguf-metadata", "--max-shard-size", "--split-max-size");
 
     private static Set<String> union(Set<String> a, Set<String> b) {
         Set<String> out = new java.util.HashSet<>(a);
@@ -73,8 +76,10 @@ final class FastPath {
         boolean remember = command.equals("remember") || command.equals("dequantize") || convert;
         String format = null;
         boolean asStored = false;
+        String splitMaxSize = null;
         boolean inspect = command.equals("inspect") || command.equals("info");
         Recover.OutputOptions output = new Recover.OutputOptions();
+        GgufMetadataOptions gguf = new GgufMetadataOptions();
         Set<String> accepted = OPTIONS.get(command);
         if (accepted == null) return OptionalInt.empty();
         for (; i < args.length; i++) {
@@ -100,6 +105,14 @@ final class FastPath {
                         return OptionalInt.empty();
                     }
                 }
+                case "--max-shard-size" -> {
+                    if (!remember || i + 1 == args.length || output.maxShardSize != null) return OptionalInt.empty();
+                    output.maxShardSize = args[++i];
+                }
+                case "--split-max-size" -> {
+                    if (!convert || i + 1 == args.length || splitMaxSize != null) return OptionalInt.empty();
+                    splitMaxSize = args[++i];
+                }
                 case "-q", "--quiet" -> {
                     if (!remember) return OptionalInt.empty();
                     output.quiet = true;
@@ -107,6 +120,18 @@ final class FastPath {
                 case "--as-stored" -> {
                     if (!convert) return OptionalInt.empty();
                     asStored = true;
+                }
+                case "--gguf-kv" -> {
+                    if (!convert || i + 1 == args.length) return OptionalInt.empty();
+                    gguf.keyValues.add(args[++i]);
+                }
+                case "--gguf-metadata" -> {
+                    if (!convert || i + 1 == args.length || gguf.file != null) return OptionalInt.empty();
+                    try {
+                        gguf.file = java.nio.file.Path.of(args[++i]);
+                    } catch (java.nio.file.InvalidPathException e) {
+                        return OptionalInt.empty();
+                    }
                 }
                 case "--dtype" -> {
                     if (!convert || i + 1 == args.length) return OptionalInt.empty();
@@ -175,7 +200,9 @@ final class FastPath {
                 c.format = format;
                 c.target = target;
                 c.asStored = asStored;
+                c.splitMaxSize = splitMaxSize;
                 c.output = output;
+                c.gguf = gguf;
                 call = c;
             }
             case "remember", "dequantize" -> {

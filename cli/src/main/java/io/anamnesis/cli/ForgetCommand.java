@@ -44,6 +44,9 @@ import java.util.regex.PatternSyntaxException;
                 + "quantizes, leaves the others as they are, and writes the format of the target's quantizer "
                 + "(see 'amn formats'). The summary reports the error introduced: mean absolute error, RMSE, "
                 + "max absolute error and SNR over every quantized tensor; --report writes it per tensor.",
+                "--to names the target; --like REF quantizes the way the published checkpoint REF is quantized "
+                        + "instead: the same tensors, scheme, block size, double quantization, scale dtype and "
+                        + "layout, read from REF's headers, companion tensors and config.",
                 "The output appears complete or not at all."},
         mixinStandardHelpOptions = true,
         footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
@@ -54,11 +57,15 @@ final class ForgetCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, or ollama:<model>[:<tag>].")
     String input;
 
-    @Option(names = "--to", paramLabel = "<type>", required = true,
+    @Option(names = "--to", paramLabel = "<type>",
             description = "Target: a type or file type of an installed quantizer (see 'amn formats'). GGUF: "
                     + "llama-quantize's file types (q4_k_m, q8_0, iq4_xs, ...) with llama.cpp's per-tensor mix, "
                     + "or ggml:<type> for one ggml type (ggml:q4_k).")
     String target;
+
+    @Option(names = "--like", paramLabel = "<ref>",
+            description = "Quantize as this published checkpoint is quantized (instead of --to and the scheme settings).")
+    String like;
 
     @Option(names = "--imatrix", paramLabel = "<file>",
             description = "Importance matrix (llama.cpp's imatrix GGUF or legacy .dat), for the types that weight by "
@@ -85,7 +92,9 @@ final class ForgetCommand implements Callable<Integer> {
     @Option(names = "--scale-dtype", paramLabel = "<dtype>", description = "Dtype of stored scales, e.g. bf16 or f32.")
     String scaleDtype;
 
-    @Option(names = "--report", paramLabel = "<file.json>", description = "Write the error per tensor as JSON.")
+    @Option(names = "--report", paramLabel = "<file>",
+            description = "Write the error per tensor: FILE.json as JSON, FILE.html as a self-contained page "
+                    + "(SNR by tensor, error histogram).")
     Path report;
 
     @Mixin
@@ -95,6 +104,14 @@ final class ForgetCommand implements Callable<Integer> {
     public Integer call() {
         Amn.Context ctx = parent.context();
         InputRef.refuseRemote(input);
+        if ((target == null) == (like == null)) {
+            throw new UsageException(target == null ? "give --to <type> or --like <ref>" : "give --to or --like, not both");
+        }
+        if (like != null && (!settings().isEmpty() || pure || imatrix != null)) {
+            throw new UsageException("--like takes the scheme and its settings from the reference; drop "
+                    + String.join(", ", likeConflicts()));
+        }
+        if (report != null) ReportKind.of(report);
         List<Pattern> keepPatterns = new ArrayList<>();
         for (String k : keep) {
             try {
@@ -103,37 +120,53 @@ final class ForgetCommand implements Callable<Integer> {
                 throw new UsageException("--keep '" + k + "' is not a regular expression: " + e.getDescription());
             }
         }
-        TensorArchive importance = imatrix == null ? null : ctx.amn().open(imatrix);
+        if (target != null) known(ctx.amn(), target);
+        TensorArchive reference = like == null ? null : ctx.amn().open(InputRef.of(like, ctx.ollamaModels()).file());
+        TensorArchive importance = null;
         try {
-            run(ctx, input, target, new ForgetOptions(settings(), Optional.ofNullable(importance), pure, keepPatterns),
-                    report, output);
+            importance = imatrix == null ? null : ctx.amn().open(imatrix);
+            run(ctx, input, target, new ForgetOptions(settings(), Optional.ofNullable(importance), pure, keepPatterns,
+                    Optional.ofNullable(reference)), report, output);
         } finally {
             if (importance != null) importance.close();
+            if (reference != null) reference.close();
         }
         return Amn.OK;
     }
 
+    /** Refuses a {@code --to} that no installed quantizer takes, as a usage error listing the targets. */
+    private static void known(Anamnesis amn, String target) {
+        if (amn.forgetTargets().get(target.toLowerCase(Locale.ROOT)) == null) {
+            throw new UsageException("unknown target '" + target + "'" + (amn.forgetTargets().isEmpty()
+                    ? ": no quantizer module is installed"
+                    : "; targets: " + String.join(", ", amn.forgetTargets().keySet())));
+        }
+    }
+
     /**
-     * Forgets {@code reference} as {@code target} (plan first, warnings, then the write with a
-     * progress bar, then the summary); shared with {@code convert --dtype <target>}.
+     * Forgets {@code reference} as {@code target}, or as {@code options.like()} is quantized
+     * when {@code target} is null (plan first, warnings, then the write with a progress bar,
+     * then the summary and the report); shared with {@code convert --dtype <target>}.
      */
     static ForgetPlan run(Amn.Context ctx, String reference, String target, ForgetOptions options, Path report,
                           Recover.OutputOptions output) {
         InputRef.refuseRemote(reference);
         long start = System.nanoTime();
         Anamnesis amn = ctx.amn();
-        String to = target.toLowerCase(Locale.ROOT);
-        Quantizer quantizer = amn.forgetTargets().get(to);
-        if (quantizer == null) {
-            throw new UsageException("unknown target '" + target + "'" + (amn.forgetTargets().isEmpty()
-                    ? ": no quantizer module is installed"
-                    : "; targets: " + String.join(", ", amn.forgetTargets().keySet())));
+        ReportKind reportKind = report == null ? null : ReportKind.of(report);
+        String to;
+        if (target != null) {
+            known(amn, target);
+            to = target.toLowerCase(Locale.ROOT);
+        } else {
+            to = amn.imitation(options.like().orElseThrow(() -> new UsageException("give --to <type> or --like <ref>")));
         }
+        Quantizer quantizer = amn.quantizer(to);
         int threads = output.threadCount();
         InputRef in = InputRef.of(reference, ctx.ollamaModels());
         FormatWriter writer = amn.writer(quantizer.format());
         Path out = Outputs.choose(in, Optional.ofNullable(output.output), to.replace(':', '-'), writer, amn, "forget");
-        LossMeter loss = new LossMeter();
+        LossMeter loss = new LossMeter(reportKind == ReportKind.HTML);
         try (TensorArchive archive = amn.open(in.file())) {
             ForgetPlan plan = amn.planForget(archive, to, options, loss);
             for (String w : plan.warnings()) ctx.err().println(ctx.terminal().warningPrefix() + Amn.oneLine(w));
@@ -147,10 +180,35 @@ final class ForgetCommand implements Callable<Integer> {
                 writer.write(new OutputPlan(Optional.of(archive), plan.metadata(), plan.tensors(), plan.typed()), out,
                         new WriteOptions(threads, bar));
             }
-            if (report != null) writeReport(report, plan, loss);
+            if (report != null) {
+                String text = reportKind == ReportKind.HTML
+                        ? HtmlReport.render(in.displayName(), out.getFileName().toString(), to, plan, loss)
+                        : Json.render(reportJson(plan, loss)) + "\n";
+                writeAtomically(report, text);
+            }
             if (!output.quiet) summary(ctx.out(), out, to, plan, loss, (System.nanoTime() - start) / 1e9);
             return plan;
         }
+    }
+
+    /** The report formats, by the file's extension. */
+    enum ReportKind {
+        JSON, HTML;
+
+        static ReportKind of(Path file) {
+            String name = file.getFileName() == null ? "" : file.getFileName().toString().toLowerCase(Locale.ROOT);
+            if (name.endsWith(".json")) return JSON;
+            if (name.endsWith(".html") || name.endsWith(".htm")) return HTML;
+            throw new UsageException("--report " + file + ": name it .json (per-tensor figures) or .html (a page with plots)");
+        }
+    }
+
+    private List<String> likeConflicts() {
+        List<String> c = new ArrayList<>();
+        for (String k : settings().keySet()) c.add("--" + k);
+        if (pure) c.add("--pure");
+        if (imatrix != null) c.add("--imatrix");
+        return c;
     }
 
     /** The scheme settings given on the command line, by name without dashes. */
@@ -194,8 +252,8 @@ final class ForgetCommand implements Callable<Integer> {
         return String.format(Locale.ROOT, "%.4g", v);
     }
 
-    /** {@code --report}: the loss per tensor and each tensor's fate, as one JSON object. */
-    static void writeReport(Path file, ForgetPlan plan, LossMeter loss) {
+    /** {@code --report FILE.json}: the loss per tensor and each tensor's fate, as one JSON object. */
+    static Map<String, Object> reportJson(ForgetPlan plan, LossMeter loss) {
         Map<String, LossMeter.Loss> perTensor = loss.perTensor();
         List<Object> tensors = new ArrayList<>();
         for (ForgetPlan.Decision d : plan.decisions()) {
@@ -211,14 +269,29 @@ final class ForgetCommand implements Callable<Integer> {
         Map<String, Object> root = new LinkedHashMap<>();
         root.put("total", lossJson(loss.total()));
         root.put("tensors", tensors);
+        return root;
+    }
+
+    /** Writes a small text file whole or not at all: a temporary file beside it, then a rename. */
+    static void writeAtomically(Path file, String text) {
+        Path dir = file.toAbsolutePath().getParent();
+        Path tmp = null;
         try {
-            Files.writeString(file, Json.render(root) + "\n", StandardCharsets.UTF_8);
+            tmp = Files.createTempFile(dir, "." + file.getFileName(), ".tmp");
+            Files.writeString(tmp, text, StandardCharsets.UTF_8);
+            Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             throw new TensorIOException("cannot write the report " + file + ": " + e.getMessage(), e);
+        } finally {
+            try {
+                if (tmp != null) Files.deleteIfExists(tmp);
+            } catch (IOException ignored) {
+                // the rename happened, or the write failed and was reported
+            }
         }
     }
 
-    private static Map<String, Object> lossJson(LossMeter.Loss l) {
+    static Map<String, Object> lossJson(LossMeter.Loss l) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("values", l.count());
         m.put("non_finite", l.nonFinite());

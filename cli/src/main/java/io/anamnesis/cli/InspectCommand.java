@@ -28,8 +28,9 @@ final class InspectCommand implements Callable<Integer> {
     @ParentCommand
     Amn parent;
 
-    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, ollama:<model>[:<tag>], - for a "
-            + "safetensors or GGUF header on standard input (read up to the end of the header, no further), "
+    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file; a model folder, its index JSON or any "
+            + "one shard (the whole model: every shard, listed); ollama:<model>[:<tag>]; - for a "
+            + "safetensors or GGUF header on standard input (read up to the end of the header, no further); "
             + "or a URL: https://..., or hf://ORG/REPO[@REV]/PATH ($HF_ENDPOINT, default https://huggingface.co; "
             + "$HF_TOKEN sent as a bearer token), its headers read by HTTP range requests (an *.index.json: "
             + "every shard's; --debug reports requests and bytes; $AMN_HTTP_TIMEOUT seconds per request, default 30).")
@@ -79,6 +80,10 @@ final class InspectCommand implements Callable<Integer> {
         Map<String, String> props = a.properties();
         t.row("byte order", props.getOrDefault("byte order", "little-endian (as read)"));
         t.lines("").forEach(out::println);
+        if (!r.shards().isEmpty()) {
+            out.println("shards (" + r.shards().size() + ", " + r.shardSource() + ")");
+            r.shardLines("  ").forEach(out::println);
+        }
         if (props.size() > (props.containsKey("byte order") ? 1 : 0)) {
             out.println("properties");
             Text.Table p = new Text.Table(new boolean[]{false, false}, "", "");

@@ -4,13 +4,19 @@ import io.anamnesis.api.Anamnesis;
 import io.anamnesis.api.write.AtomicOutput;
 import io.anamnesis.api.spi.FormatWriter;
 import io.anamnesis.api.TensorIOException;
+import io.anamnesis.api.model.ByteSize;
+import io.anamnesis.api.model.ModelFolderWriter;
+import io.anamnesis.api.model.ModelLayout;
+import io.anamnesis.api.model.ModelOutput;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /** Where {@code remember} and {@code convert} write. */
 final class Outputs {
@@ -63,6 +69,112 @@ final class Outputs {
                 throw new TensorIOException("cannot write " + out + ": folder " + dir + " does not exist");
             }
         }
+        return out;
+    }
+
+    /**
+     * How the output is laid out. A model folder when {@code --max-shard-size} is given, when
+     * {@code -o} ends with a separator and does not exist yet (or, for a model input, is an
+     * existing folder), or when the input is a model folder (its index, a shard) and {@code -o}
+     * does not name a file of the writer's extension or standard output (those merge the
+     * shards into one file); the format's own splits with {@code --split-max-size}; else one file.
+     *
+     * @throws UsageException for a size that is no size, or options that do not go together
+     */
+    static ModelOutput shape(ModelLayout layout, Optional<String> requested, String maxShardSize, String splitMaxSize,
+                             FormatWriter writer, String command) {
+        OptionalLong maxShard = size("--max-shard-size", maxShardSize);
+        OptionalLong split = size("--split-max-size", splitMaxSize);
+        if (split.isPresent()) {
+            if (!writer.writesSplits()) {
+                throw new UsageException("--split-max-size writes a format's own splits (GGUF's gguf-split layout); "
+                        + writer.format() + " has none: use --max-shard-size for a model folder of shards");
+            }
+            if (maxShard.isPresent()) throw new UsageException("--split-max-size and --max-shard-size do not go together");
+            if (requested.isPresent() && requested.get().equals(AtomicOutput.STANDARD_OUTPUT)) {
+                throw new UsageException("splits are several files: name the first with -o, not '-'");
+            }
+            return new ModelOutput.Splits(split.getAsLong());
+        }
+        if (writer.writesSplits()) {
+            if (maxShard.isPresent()) {
+                throw new UsageException(writer.format() + " is split with --split-max-size (its own split layout), "
+                        + "not --max-shard-size");
+            }
+            return ModelOutput.FILE;
+        }
+        boolean namesFile = false;
+        boolean namesFolder = false;
+        if (requested.isPresent()) {
+            String r = requested.get();
+            namesFile = r.equals(AtomicOutput.STANDARD_OUTPUT) || hasExtension(r, writer);
+            namesFolder = !namesFile && (r.endsWith("/") || r.endsWith(java.io.File.separator)) && !Files.exists(Path.of(r))
+                    || layout.isFolder() && Files.isDirectory(Path.of(r));
+        }
+        if (maxShard.isPresent() && namesFile) {
+            throw new UsageException("--max-shard-size writes a model folder, but -o names a file (" + requested.get()
+                    + "); name a folder, or leave --max-shard-size out for one file");
+        }
+        if (maxShard.isPresent() || namesFolder || (layout.isFolder() && !namesFile)) {
+            return new ModelOutput.Folder(maxShard.orElse(ModelFolderWriter.DEFAULT_MAX_SHARD_BYTES));
+        }
+        return ModelOutput.FILE;
+    }
+
+    private static OptionalLong size(String option, String value) {
+        if (value == null) return OptionalLong.empty();
+        try {
+            return OptionalLong.of(ByteSize.parse(value));
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(option + ": " + e.getMessage());
+        }
+    }
+
+    private static boolean hasExtension(String path, FormatWriter writer) {
+        int dot = path.lastIndexOf('.');
+        int slash = Math.max(path.lastIndexOf('/'), path.lastIndexOf(java.io.File.separatorChar));
+        return dot > slash + 1 && writer.fileExtensions().contains(path.substring(dot + 1).toLowerCase(Locale.ROOT));
+    }
+
+    /**
+     * The model folder to write: {@code -o} when given (an existing folder that is not empty
+     * gets the derived name inside it); otherwise {@code <model>-<suffix>} beside the input's
+     * model folder, or beside the input file.
+     *
+     * @throws UsageException when the output is the input folder or holds its files, exists as
+     *                        a file, or is a folder that is not empty
+     */
+    static Path chooseFolder(InputRef in, ModelLayout layout, Optional<String> requested, String suffix) {
+        String model = layout.folder().map(f -> String.valueOf(f.toAbsolutePath().normalize().getFileName()))
+                .orElse(in.displayName());
+        String name = model + "-" + suffix;
+        Path out;
+        if (requested.isPresent()) {
+            String r = requested.get();
+            if (r.isEmpty()) throw new UsageException("-o needs a path");
+            try {
+                out = Path.of(r);
+            } catch (InvalidPathException e) {
+                throw new UsageException("not a valid output path: " + r + " (" + e.getReason() + ")");
+            }
+            if (Files.isDirectory(out) && AtomicOutput.folderRefusal(out).isPresent()) out = out.resolve(name);
+        } else if (layout.folder().isPresent()) {
+            out = layout.folder().get().toAbsolutePath().normalize().resolveSibling(name);
+        } else {
+            out = in.fromOllama() ? Path.of(name) : in.file().resolveSibling(name);
+        }
+        Path abs = out.toAbsolutePath().normalize();
+        for (Path p : layout.folder().map(List::of).orElse(layout.shards())) {
+            if (abs.equals(p.toAbsolutePath().normalize())) {
+                throw new UsageException("the output " + out + " is the input itself; choose another with -o");
+            }
+        }
+        Path parent = abs.getParent();
+        if (parent != null && !Files.isDirectory(parent)) {
+            throw new TensorIOException("cannot write " + out + ": folder " + parent + " does not exist");
+        }
+        Optional<String> refusal = AtomicOutput.folderRefusal(out);
+        if (refusal.isPresent()) throw new UsageException(refusal.get() + " (a model folder is written whole, into a new or empty folder)");
         return out;
     }
 

@@ -28,8 +28,9 @@ final class ParseCommand implements Callable<Integer> {
     @ParentCommand
     Amn parent;
 
-    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, ollama:<model>[:<tag>], - for a "
-            + "safetensors or GGUF header on standard input (read up to the end of the header, no further), "
+    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file; a model folder, its index JSON or any "
+            + "one shard (the whole model: every shard, listed); ollama:<model>[:<tag>]; - for a "
+            + "safetensors or GGUF header on standard input (read up to the end of the header, no further); "
             + "or a URL: https://..., or hf://ORG/REPO[@REV]/PATH ($HF_ENDPOINT, default https://huggingface.co; "
             + "$HF_TOKEN sent as a bearer token), its headers read by HTTP range requests (an *.index.json: "
             + "every shard's; --debug reports requests and bytes; $AMN_HTTP_TIMEOUT seconds per request, default 30).")
@@ -83,6 +84,10 @@ final class ParseCommand implements Callable<Integer> {
         out.println("  tensors  " + Text.count(r.archive().tensors().size())
                 + (r.archive().tensors().isEmpty() ? "" : " (" + r.roleSummary() + ")"));
         out.println("  stored   " + Text.sizeAndBytes(r.storedBytes()));
+        if (!r.shards().isEmpty()) {
+            out.println("  shards   " + r.shards().size() + " (" + r.shardSource() + ")");
+            r.shardLines("    ").forEach(out::println);
+        }
         if (r.archive().tensors().isEmpty()) return;
         out.println();
         Text.Table table = new Text.Table(new boolean[]{false, false, false, true, false},

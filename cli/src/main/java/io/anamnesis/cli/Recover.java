@@ -3,6 +3,10 @@ package io.anamnesis.cli;
 import io.anamnesis.api.Anamnesis;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.Conversion;
+import io.anamnesis.api.MetaValue;
+import io.anamnesis.api.ParseLimits;
+import io.anamnesis.api.model.ModelLayout;
+import io.anamnesis.api.model.ModelOutput;
 import io.anamnesis.api.spi.FormatWriter;
 import io.anamnesis.api.spi.WriteOptions;
 import picocli.CommandLine.Option;
@@ -10,6 +14,7 @@ import picocli.CommandLine.Option;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -38,6 +43,14 @@ final class Recover {
         @Option(names = {"-q", "--quiet"}, description = "No progress bar, no summary line.")
         boolean quiet;
 
+        @Option(names = "--max-shard-size", paramLabel = "<size>",
+                description = "Write a model folder (as transformers' save_pretrained: model-0000N-of-0000M shards, "
+                        + "model.safetensors.index.json) with shards of at most this size: 500MB, 5GB (powers of 1000), "
+                        + "4GiB (powers of 1024) or bytes. Default for a model folder: 5GB. A model folder is written "
+                        + "anyway when the input is one (a folder, its index or a shard) and -o does not name a ."
+                        + "<ext> file, or when -o ends with '/' and does not exist yet.")
+        String maxShardSize;
+
         int threadCount() {
             if (threads == null) return Runtime.getRuntime().availableProcessors();
             if (threads < 1) throw new UsageException("--threads must be at least 1, was " + threads);
@@ -49,27 +62,44 @@ final class Recover {
      * @param command  {@code remember} or {@code convert}, for messages
      * @param asStored copy every tensor as stored and recover nothing: a container conversion
      *                 (quantized payloads and their companions are written unchanged)
+     * @param typed    key/values to set over the input's ({@code convert --gguf-kv}, {@code --gguf-metadata})
      */
     static Conversion run(Amn.Context ctx, String command, String reference, String format, DType target,
-                          OutputOptions options, boolean asStored) {
+                          OutputOptions options, boolean asStored, Map<String, MetaValue> typed) {
+        return run(ctx, command, reference, format, target, options, asStored, typed, null);
+    }
+
+    /** @param splitMaxSize {@code --split-max-size}, or null: write the format's own splits (GGUF) */
+    static Conversion run(Amn.Context ctx, String command, String reference, String format, DType target,
+                          OutputOptions options, boolean asStored, Map<String, MetaValue> typed, String splitMaxSize) {
         InputRef.refuseRemote(reference);
         long start = System.nanoTime();
         int threads = options.threadCount();
         Anamnesis amn = ctx.amn();
         FormatWriter writer = amn.writer(format);
         InputRef in = InputRef.of(reference, ctx.ollamaModels());
-        Path output = Outputs.choose(in, Optional.ofNullable(options.output),
-                asStored ? "stored" : target.name().toLowerCase(Locale.ROOT), writer, amn, command);
-        Log.debug("{} -> {} ({} writer from {}, {}, {} threads)", in.file(), output, writer.format(),
-                Anamnesis.moduleOf(writer), target, threads);
+        ModelLayout layout = in.fromOllama() ? ModelLayout.single(in.file()) : amn.locate(in.file(), ParseLimits.defaults());
+        String suffix = asStored ? "stored" : target.name().toLowerCase(Locale.ROOT);
+        ModelOutput shape = Outputs.shape(layout, Optional.ofNullable(options.output), options.maxShardSize, splitMaxSize,
+                writer, command);
+        Path output = shape instanceof ModelOutput.Folder
+                ? Outputs.chooseFolder(in, layout, Optional.ofNullable(options.output), suffix)
+                : Outputs.choose(in, Optional.ofNullable(options.output), suffix, writer, amn, command);
+        Log.debug("{} -> {} ({} writer from {}, {}, {}, {} threads)", in.file(), output, writer.format(),
+                Anamnesis.moduleOf(writer), target, shape, threads);
         Conversion c;
         try (ProgressBar bar = ProgressBar.forTerminal(ctx, options.quiet)) {
             WriteOptions write = new WriteOptions(threads, bar);
-            c = asStored ? amn.copy(in.file(), format, output, write) : amn.convert(in.file(), format, target, output, write);
+            c = asStored ? amn.copy(in.file(), format, output, shape, write, typed)
+                    : amn.convert(in.file(), format, target, output, shape, write, typed);
         }
         Log.debug("wrote {} outputs, {} recovered, {} bytes", c.tensors(), c.recovered(), c.bytes());
         // with the output on standard output, the summary goes to standard error
         if (!options.quiet) summary(Outputs.isStandardOutput(output) ? ctx.err() : ctx.out(), c, (System.nanoTime() - start) / 1e9);
+        if (ctx.debug()) {
+            c.droppedMetadata().forEach((k, why) -> ctx.err().println("amn: metadata key '" + k + "' dropped: " + why));
+            ctx.err().flush();
+        }
         return c;
     }
 
@@ -78,8 +108,20 @@ final class Recover {
                 : c.recovered() + " recovered to " + c.target().name().toLowerCase(Locale.ROOT) + " ("
                 + String.join("; ", c.schemes()) + ")";
         String where = Outputs.isStandardOutput(c.output()) ? "standard output" : c.output().toString();
+        if (c.files().size() > 1 || !c.files().contains(c.output())) {
+            where = (c.files().stream().allMatch(f -> f.startsWith(c.output())) ? "folder " + c.output() : where)
+                    + " (" + c.files().size() + (c.files().size() == 1 ? " file" : " files") + ": "
+                    + c.files().getFirst().getFileName() + (c.files().size() > 1 ? " ... " + c.files().getLast().getFileName() : "") + ")";
+        }
         out.println("wrote " + where + ": " + c.tensors() + (c.tensors() == 1 ? " tensor, " : " tensors, ")
-                + recovered + ", " + Text.size(c.bytes()) + " in " + Text.decimals(seconds, 2) + " s");
+                + recovered + ", " + Text.size(c.bytes()) + " in " + Text.decimals(seconds, 2) + " s; "
+                + metadata(c.metadataKeys(), c.droppedMetadata().size()));
         out.flush();
+    }
+
+    /** "21 metadata keys", and how many were dropped when any were: no loss goes unsaid. */
+    static String metadata(int kept, int dropped) {
+        return kept + (kept == 1 ? " metadata key" : " metadata keys")
+                + (dropped == 0 ? "" : ", " + dropped + " dropped (--debug names them)");
     }
 }

@@ -5,6 +5,7 @@ import io.anamnesis.api.RecoveryPlan;
 import io.anamnesis.api.Role;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
+import io.anamnesis.api.model.ShardedArchive;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -107,6 +108,50 @@ record Report(String input, TensorArchive archive, RecoveryPlan plan, java.util.
                 + Text.size(remembered) + " remembered as " + as + " (x" + Text.decimals((double) remembered / Math.max(1, stored), 2) + ")";
     }
 
+    /** The files of a model of several (a folder, an index, shards), in shard order; empty for a single file. */
+    List<ShardedArchive.Shard> shards() {
+        return archive instanceof ShardedArchive s ? s.shards() : List.of();
+    }
+
+    /** Where the model's shards came from: its index, or "by name". */
+    String shardSource() {
+        return archive instanceof ShardedArchive s
+                ? s.layout().index().map(p -> String.valueOf(p.getFileName())).orElse("found by name") : "";
+    }
+
+    /** One row per shard, for the JSON of both commands. */
+    List<Map<String, Object>> shardRows() {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (ShardedArchive.Shard sh : shards()) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("file", String.valueOf(sh.file().getFileName()));
+            row.put("tensor_count", sh.archive().tensors().size());
+            long bytes = 0;
+            for (TensorEntry e : sh.archive().tensors()) bytes = Math.addExact(bytes, e.byteSize());
+            row.put("stored_bytes", bytes);
+            rows.add(row);
+        }
+        return rows;
+    }
+
+    /** The shard listing as text: one line per file, with its tensors and stored size. */
+    List<String> shardLines(String indent) {
+        Text.Table t = new Text.Table(new boolean[]{false, true, true}, "", "", "");
+        for (Map<String, Object> row : shardRows()) {
+            long n = ((Number) row.get("tensor_count")).longValue();
+            t.row((String) row.get("file"), Text.count(n) + (n == 1 ? " tensor" : " tensors"),
+                    Text.size(((Number) row.get("stored_bytes")).longValue()));
+        }
+        return t.lines(indent).stream().skip(1).toList();
+    }
+
+    /** The JSON fields that list a model's shards, when it has several files. */
+    void putShards(Map<String, Object> out) {
+        if (!(archive instanceof ShardedArchive s)) return;
+        out.put("index", s.layout().index().map(p -> String.valueOf(p.getFileName())).orElse(null));
+        out.put("shards", shardRows());
+    }
+
     /** One row per stored tensor, for {@code parse} and {@code parse --json}. */
     List<Map<String, Object>> tensorRows() {
         List<Map<String, Object>> rows = new ArrayList<>();
@@ -204,6 +249,7 @@ record Report(String input, TensorArchive archive, RecoveryPlan plan, java.util.
         out.put("schemes", plan.schemeDescriptions());
         out.put("tensor_count", archive.tensors().size());
         out.put("stored_bytes", storedBytes());
+        putShards(out);
         out.put("tensors", tensorRows());
         out.put("problems", planError.isPresent() ? List.of(planError.get()) : plan.problems());
         return out;
@@ -224,6 +270,7 @@ record Report(String input, TensorArchive archive, RecoveryPlan plan, java.util.
         out.put("output_tensor_count", plan.outputs().size());
         out.put("output_bytes", outputBytes());
         out.put("properties", typedProperties(archive.properties()));
+        putShards(out);
         out.put("problems", plan.problems());
         out.put("metadata", metadataJson(fullMetadata));
         return out;

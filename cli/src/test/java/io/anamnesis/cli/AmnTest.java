@@ -180,9 +180,10 @@ class AmnTest {
         Runs.Run missing = amn(Fakes.amn(), "inspect", dir.resolve("nope.fake").toString());
         assertThat(missing.code()).isEqualTo(7);
         assertThat(missing.err()).startsWith("amn: no such file");
+        // a folder is a model now (issue 10): one without a tensor file is still an I/O error, saying what it lacks
         Runs.Run folder = amn(Fakes.amn(), "parse", dir.toString());
         assertThat(folder.code()).isEqualTo(7);
-        assertThat(folder.err()).contains("is a directory");
+        assertThat(folder.err()).contains("holds no tensor file").contains(".fake");
     }
 
     @Test

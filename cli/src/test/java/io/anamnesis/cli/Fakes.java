@@ -53,7 +53,9 @@ import java.util.stream.LongStream;
  *
  * <p>A fake file is the text {@code FAKE <directive>}; {@code ok} gives three tensors:
  * {@code layer.q} I8 [2, 2] = {1, -2, 3, 127}, {@code layer.s} F32 [] = 0.25 and
- * {@code norm} F32 [2] = {0.5, 2}. Other directives throw the error of that kind.
+ * {@code norm} F32 [2] = {0.5, 2}; {@code scaled} the same with {@code layer.s} = 0.5;
+ * {@code plain} one unquantized {@code dense} F32 [2] = {1, 2}. Other directives throw the
+ * error of that kind.
  */
 final class Fakes {
     private Fakes() {
@@ -115,7 +117,7 @@ final class Fakes {
                 case "unsupported" -> throw new UnsupportedFeatureException("npy format version 9.0 is not supported");
                 case "io" -> throw new TensorIOException("cannot read: device gone");
                 case "bug" -> throw new IllegalStateException("a reader bug");
-                case "ok", "baddata", "gptq-looking", "badgroup" -> new FakeArchive(path, directive);
+                case "ok", "baddata", "gptq-looking", "badgroup", "scaled", "plain" -> new FakeArchive(path, directive);
                 default -> throw new MalformedFileException("unknown fake directive " + directive);
             };
         }
@@ -130,8 +132,14 @@ final class Fakes {
         FakeArchive(Path path, String directive) {
             this.path = path;
             this.directive = directive;
+            if (directive.equals("plain")) {
+                // nothing quantized, and no name in common with the others
+                add("dense", DType.F32, Shape.of(2), f32(1f, 2f));
+                return;
+            }
             add("layer.q", DType.I8, Shape.of(2, 2), new byte[]{1, -2, 3, 127});
-            add("layer.s", DType.F32, Shape.SCALAR, f32(0.25f));
+            // "scaled": the same tensors, the layer scaled by 0.5 instead of 0.25
+            add("layer.s", DType.F32, Shape.SCALAR, f32(directive.equals("scaled") ? 0.5f : 0.25f));
             add("norm", DType.F32, Shape.of(2), f32(0.5f, 2f));
             if (directive.equals("gptq-looking")) add("mlp.qweight", DType.I32, Shape.of(1), new byte[4]);
             if (directive.equals("badgroup")) add("bad.q", DType.I8, Shape.of(1), new byte[1]); // no bad.s

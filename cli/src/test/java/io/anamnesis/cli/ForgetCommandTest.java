@@ -37,7 +37,7 @@ class ForgetCommandTest {
      * A toy quantizer, "int8": each matrix becomes I8 codes q = round(x / s) with one scale
      * s = max|x| / 127 stored beside it as {@code <name>.scale}; vectors stay as they are.
      */
-    static final class ToyInt8 implements Quantizer {
+    static class ToyInt8 implements Quantizer {
         @Override
         public String scheme() {
             return "toyq";
@@ -87,7 +87,7 @@ class ForgetCommandTest {
                             dest.set(ValueLayout.JAVA_BYTE, i, (byte) q);
                             back[i] = q * s;
                         }
-                        request.loss().record(t.name(), 0, io.anamnesis.api.LossMeter.measure(v, 0, back, 0, n));
+                        request.loss().record(t.name(), 0, v, 0, back, 0, n);
                     };
                 }));
                 out.add(new PlannedTensor(t.name() + ".scale", DType.F32, Shape.SCALAR, 1, arena -> {
@@ -168,6 +168,91 @@ class ForgetCommandTest {
         Runs.Run r = amn(withToyQuantizer(), "forget", f.toString(), "--to", "int8", "--keep", "(");
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.err()).contains("--keep '(' is not a regular expression");
+    }
+
+    @Test
+    void reportHtmlIsOneSelfContainedPageWithBothPlots() throws IOException {
+        Path f = Fakes.write(dir, "model.fake", "scaled");
+        Path report = dir.resolve("loss.html");
+        Runs.Run r = amn(withToyQuantizer(), "forget", f.toString(), "--to", "int8", "-q", "--report", report.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        String html = Files.readString(report);
+        assertThat(html).startsWith("<!DOCTYPE html>").endsWith("</html>\n")
+                .contains("SNR by tensor", "How large the errors are", "<svg", "<circle", "<td>layer</td>", "kept")
+                // nothing to fetch, nothing to run
+                .doesNotContain("http:", "https:", "<script", "src=", "href=", "@import");
+        // layer recovers to {0.5, -1, 1.5, 63.5}: s = 63.5/127 = 0.5, exact, so no error bar, 4 exact values
+        assertThat(html).contains("no error to show", "4 values decoded exactly");
+        try (var files = Files.list(dir)) {
+            assertThat(files.map(p -> p.getFileName().toString()).sorted())
+                    .containsExactly("loss.html", "model-int8.safetensors", "model.fake");
+        }
+    }
+
+    @Test
+    void aReportThatIsNeitherJsonNorHtmlIsAUsageErrorBeforeAnyWork() throws IOException {
+        Path f = Fakes.write(dir, "model.fake", "ok");
+        Runs.Run r = amn(withToyQuantizer(), "forget", f.toString(), "--to", "int8", "--report", dir.resolve("loss.txt").toString());
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("name it .json", ".html");
+        try (var files = Files.list(dir)) {
+            assertThat(files.map(p -> p.getFileName().toString())).containsExactly("model.fake");
+        }
+    }
+
+    @Test
+    void toAndLikeAreOneOrTheOther() throws IOException {
+        Path f = Fakes.write(dir, "model.fake", "ok");
+        assertThat(amn(withToyQuantizer(), "forget", f.toString()).err()).contains("give --to <type> or --like <ref>");
+        Runs.Run both = amn(withToyQuantizer(), "forget", f.toString(), "--to", "int8", "--like", f.toString());
+        assertThat(both.code()).isEqualTo(2);
+        assertThat(both.err()).contains("not both");
+        Runs.Run settings = amn(withToyQuantizer(), "forget", f.toString(), "--like", f.toString(), "--block-size", "64");
+        assertThat(settings.code()).isEqualTo(2);
+        assertThat(settings.err()).contains("--like takes the scheme and its settings from the reference; drop --block-size");
+        try (var files = Files.list(dir)) {
+            assertThat(files.map(p -> p.getFileName().toString())).containsExactly("model.fake");
+        }
+    }
+
+    @Test
+    void likeARefWithNothingQuantizedOrNothingImitableIsATypedError() throws IOException {
+        Path f = Fakes.write(dir, "model.fake", "ok");
+        Path plain = Fakes.write(dir, "plain.fake", "plain");
+        Runs.Run none = amn(withToyQuantizer(), "forget", f.toString(), "--like", plain.toString());
+        assertThat(none.code()).isEqualTo(6);
+        assertThat(none.err()).contains("plain.fake holds no quantized tensor");
+        // the toy quantizer does not imitate the toy scheme
+        Runs.Run unknown = amn(withToyQuantizer(), "forget", f.toString(), "--like", f.toString());
+        assertThat(unknown.code()).isEqualTo(6);
+        assertThat(unknown.err()).contains("is quantized with toy, which no installed quantizer writes");
+        try (var files = Files.list(dir)) {
+            assertThat(files.map(p -> p.getFileName().toString()).sorted()).containsExactly("model.fake", "plain.fake");
+        }
+    }
+
+    @Test
+    void likeHandsTheReferenceToTheImitatingQuantizer() throws IOException {
+        Path f = Fakes.write(dir, "model.fake", "ok");
+        Path ref = Fakes.write(dir, "ref.fake", "scaled");
+        java.util.List<String> seen = new ArrayList<>();
+        Anamnesis base = Fakes.amn();
+        Anamnesis imitating = Anamnesis.of(base.readers(), base.writers(), base.dequantizers(), List.of(new ToyInt8() {
+            @Override
+            public java.util.Optional<String> imitates(io.anamnesis.api.TensorArchive reference) {
+                return reference.tensor("layer.q").map(e -> "int8");
+            }
+
+            @Override
+            public ForgetPlan plan(ForgetRequest request) {
+                seen.add(request.target() + " like " + request.options().like().orElseThrow().path().orElseThrow().getFileName());
+                return super.plan(request);
+            }
+        }));
+        Runs.Run r = amn(imitating, "forget", f.toString(), "--like", ref.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(seen).containsExactly("int8 like ref.fake");
+        assertThat(dir.resolve("model-int8.safetensors")).isRegularFile();
     }
 
     @Test

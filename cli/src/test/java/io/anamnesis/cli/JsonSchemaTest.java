@@ -166,7 +166,32 @@ class JsonSchemaTest {
                         + "\"data_offsets\":[0,32]},\"l.weight_scale\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[32,36]}}", 36)),
                 Files.write(dir.resolve("orphan.safetensors"), safetensors("{\"x.weight_scale\":{\"dtype\":\"F32\","
                         + "\"shape\":[],\"data_offsets\":[0,4]}}", 4)),
-                Files.write(dir.resolve("model.gguf"), gguf()));
+                Files.write(dir.resolve("model.gguf"), gguf()),
+                shardedFolder());
+    }
+
+    /** A model folder: an FP8 weight in one shard, its scale in the other, and the index. */
+    static Path shardedFolder() throws IOException {
+        Path folder = Files.createDirectories(dir.resolve("sharded"));
+        Files.write(folder.resolve("model-00001-of-00002.safetensors"), safetensors("{\"l.weight\":{\"dtype\":\"F8_E4M3\","
+                + "\"shape\":[4,8],\"data_offsets\":[0,32]}}", 32));
+        Files.write(folder.resolve("model-00002-of-00002.safetensors"), safetensors("{\"l.weight_scale\":{\"dtype\":\"F32\","
+                + "\"shape\":[],\"data_offsets\":[0,4]}}", 4));
+        Files.writeString(folder.resolve("model.safetensors.index.json"), "{\"metadata\":{\"total_size\":36},\"weight_map\":{"
+                + "\"l.weight\":\"model-00001-of-00002.safetensors\",\"l.weight_scale\":\"model-00002-of-00002.safetensors\"}}");
+        return folder;
+    }
+
+    @Test
+    void aModelFolderListsItsShards() throws IOException {
+        Path folder = shardedFolder();
+        JsonNode inspect = amn(Anamnesis.installed(), "inspect", "--json", folder.toString()).json();
+        assertThat(inspect.get("index").asText()).isEqualTo("model.safetensors.index.json");
+        assertThat(inspect.get("shards")).hasSize(2);
+        assertThat(inspect.get("shards").get(1).get("file").asText()).isEqualTo("model-00002-of-00002.safetensors");
+        assertThat(inspect.get("shards").get(1).get("stored_bytes").asLong()).isEqualTo(4);
+        assertThat(inspect.get("tensor_count").asInt()).isEqualTo(2);
+        assertThat(inspect.get("roles").get("scale").asInt()).isEqualTo(1);
     }
 
     // ---------------------------------------------------------------- the checks

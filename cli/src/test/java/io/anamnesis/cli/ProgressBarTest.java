@@ -29,7 +29,7 @@ class ProgressBarTest {
         assertThat(Terminal.isTerminalDevice("/dev/pts/3")).isTrue();
         assertThat(Terminal.isTerminalDevice("/dev/tty1")).isTrue();
         assertThat(Terminal.isTerminalDevice("pipe:[81234]")).isFalse();
-        assertThat(Terminal.isTerminalDevice("/home/user/log.txt")).isFalse();
+        assertThat(Terminal.isTerminalDevice("/srv/logs/log.txt")).isFalse();
         assertThat(Terminal.isTerminalDevice("/dev/null")).isFalse();
     }
 

@@ -171,7 +171,7 @@ class CorpusCliTest {
                 .orElseThrow(() -> new IllegalArgumentException("unknown error kind " + shortName)).exitCode();
     }
 
-    private static void deleteTree(Path dir) throws IOException {
+    static void deleteTree(Path dir) throws IOException {
         try (Stream<Path> all = Files.walk(dir)) {
             for (Path p : all.sorted((a, b) -> b.getNameCount() - a.getNameCount()).toList()) Files.deleteIfExists(p);
         }

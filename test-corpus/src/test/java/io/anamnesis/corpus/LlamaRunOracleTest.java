@@ -26,8 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * llama.cpp loads what {@code amn forget} writes and computes the logits recorded in each
  * llama-quantize case ({@code params.llama_run}): {@code llama_ref.py run} of the shared
  * oracles, the same library and CPU variant the corpus was made with. Needs ORACLE_CACHE
- * (see the oracles' README) and python3; skipped, saying so, without them or while an
- * encoder the case needs is missing.
+ * (see the oracles' README) and python3; skipped, saying so, without them.
  */
 class LlamaRunOracleTest {
     static final ObjectMapper JSON = new ObjectMapper();

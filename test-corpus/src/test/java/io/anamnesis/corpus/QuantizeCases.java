@@ -1,7 +1,5 @@
 package io.anamnesis.corpus;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import io.anamnesis.quant.gguf.GgufQuantizer;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -14,11 +12,9 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
@@ -49,27 +45,6 @@ final class QuantizeCases {
 
     static Path expected(CorpusCase c) {
         return c.dir().resolve("expected.gguf");
-    }
-
-    /**
-     * The ggml types the case makes that quant-gguf cannot encode yet: for a whole model, the
-     * types of the tensors whose type changes (llama.cpp copies the others).
-     */
-    static Optional<String> missingEncoders(CorpusCase c) throws IOException {
-        Set<String> needed = new LinkedHashSet<>();
-        JsonNode params = c.json().path("params");
-        if (isGgml(c)) {
-            needed.add(params.path("ggml_type").asText());
-        } else {
-            ReferenceGguf input = ReferenceGguf.read(c.input());
-            params.path("tensor_types").properties().forEach(e -> {
-                String was = ReferenceGguf.NAMES.get(input.tensor(e.getKey()).type());
-                if (!e.getValue().asText().equals(was)) needed.add(e.getValue().asText());
-            });
-        }
-        List<String> missing = needed.stream().filter(t -> !GgufQuantizer.canEncode(t)).toList();
-        return missing.isEmpty() ? Optional.empty()
-                : Optional.of("no encoder yet for " + String.join(", ", missing) + " (issue 11: quant-gguf's GgufEncoders)");
     }
 
     /** A copy of a ggml-quantize input with {@code weight} alone, in safetensors. */

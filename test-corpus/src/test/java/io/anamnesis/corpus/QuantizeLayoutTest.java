@@ -33,7 +33,7 @@ import java.util.stream.Stream;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The quantize cases with headers only, so they run before ggml's encoders exist: for every
+ * The quantize cases with headers only, independent of the encoders: for every
  * llama-quantize case, the type llama.cpp chose for each tensor ({@code params.tensor_types}),
  * the output order, the shapes and the key/values must be what the plan says; then the plan
  * is written with the encoded tensors' bytes taken from {@code expected.gguf} (the tensors
@@ -160,6 +160,7 @@ class QuantizeLayoutTest {
         @Override public Optional<Path> path() { return Optional.of(given); }
         @Override public Map<String, String> metadata() { return a.metadata(); }
         @Override public Map<String, Object> structuredMetadata() { return a.structuredMetadata(); }
+        @Override public java.util.SequencedMap<String, io.anamnesis.api.MetaValue> typedMetadata() { return a.typedMetadata(); }
         @Override public Map<String, String> properties() { return a.properties(); }
         @Override public List<TensorEntry> tensors() { return a.tensors(); }
         @Override public MemorySegment data(TensorEntry e, Arena arena) { return a.data(e, arena); }

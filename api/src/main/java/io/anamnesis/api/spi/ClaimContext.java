@@ -15,7 +15,8 @@ import java.util.Optional;
 
 /**
  * What a {@link Dequantizer} may look at while claiming: the archive, the limits, and small
- * config files beside the input ({@code config.json}, {@code quantize_config.json}).
+ * config files beside the input ({@code config.json}, {@code quantize_config.json}): in the
+ * model folder when the archive is a whole model, else in the file's folder.
  */
 public record ClaimContext(TensorArchive archive, ParseLimits limits) {
 
@@ -28,7 +29,8 @@ public record ClaimContext(TensorArchive archive, ParseLimits limits) {
      * @throws TensorIOException when it cannot be read
      */
     public Optional<String> sidecar(String fileName) {
-        Optional<Path> dir = archive.path().map(p -> p.toAbsolutePath().getParent());
+        // a model folder is its own directory; a file's is the one it is in
+        Optional<Path> dir = archive.path().map(p -> Files.isDirectory(p) ? p : p.toAbsolutePath().getParent());
         if (dir.isEmpty()) return Optional.empty();
         Path file = dir.get().resolve(fileName);
         if (!Files.isRegularFile(file)) return Optional.empty();

@@ -16,7 +16,8 @@ import java.util.Optional;
  * @param asStored      what to write when the tensor is left alone: the stored tensor as it
  *                      is, or for a recovered one its dense F32 recovery
  * @param values        the values as F32 ({@link DenseReader} reads any range of them), when
- *                      the tensor holds numbers; empty for integer, bool and opaque tensors
+ *                      the tensor holds numbers; empty for integer, bool and opaque tensors.
+ *                      For a tensor not recovered, the exact widening of {@code asStored}
  * @param keep          the user asked to leave this tensor as it is ({@code --keep})
  */
 public record DenseTensor(String name, Shape shape, DType storedDType, Optional<String> recoveredFrom,

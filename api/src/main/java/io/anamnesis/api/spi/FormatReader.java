@@ -8,6 +8,7 @@ import java.io.InputStream;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Reads one file format. Found with {@link java.util.ServiceLoader}; a module declares
@@ -76,5 +77,19 @@ public interface FormatReader {
      */
     default TensorArchive openHeader(RangeChannel channel, ParseLimits limits) {
         return openHeader(channel.stream(), limits);
+    }
+
+    /**
+     * Where an opened file sits among the splits of one model, when the format records it in
+     * the file itself (GGUF: {@code split.no}, {@code split.count}, {@code split.tensors.count}).
+     * The api finds the sibling files by their {@code -0000N-of-0000M} names and checks each
+     * against what this returns. Empty by default: a format whose shards are listed by an index
+     * file beside them ({@code model.safetensors.index.json}, {@code pytorch_model.bin.index.json},
+     * named after one of this reader's {@link #fileExtensions()}) needs nothing here.
+     *
+     * @throws io.anamnesis.api.MalformedFileException when the file's split keys contradict each other
+     */
+    default Optional<ShardPosition> shardPosition(TensorArchive opened) {
+        return Optional.empty();
     }
 }

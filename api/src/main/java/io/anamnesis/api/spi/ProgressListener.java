@@ -17,4 +17,22 @@ public interface ProgressListener {
         public void advanced(long bytes) {
         }
     };
+
+    /**
+     * One progress over several files written one after another: {@code to} is told the
+     * whole {@code total} now, and each file's own {@link #started} is not passed on.
+     */
+    static ProgressListener overFiles(ProgressListener to, long total) {
+        to.started(total);
+        return new ProgressListener() {
+            @Override
+            public void started(long totalBytes) {
+            }
+
+            @Override
+            public void advanced(long bytes) {
+                to.advanced(bytes);
+            }
+        };
+    }
 }

@@ -1,5 +1,8 @@
 package io.anamnesis.api.spi;
 
+import io.anamnesis.api.TensorArchive;
+
+import java.util.Optional;
 import java.util.SequencedMap;
 
 /**
@@ -40,4 +43,22 @@ public interface Quantizer {
      *         (malformed input names the tensor)
      */
     ForgetPlan plan(ForgetRequest request);
+
+    /**
+     * For {@code forget --like}: the target this quantizer uses to quantize a model the way
+     * {@code reference} (a published checkpoint) is quantized, when the reference holds
+     * tensors of this quantizer's family; empty otherwise (the default). {@link #plan} is then
+     * asked for that target with the reference in {@link io.anamnesis.api.ForgetOptions#like()},
+     * and takes from it which tensors are quantized and how (block size, double quantization,
+     * scale dtype and layout), from its headers, companion tensors and config.
+     *
+     * <p>Added for the safetensors schemes (bitsandbytes, FP8), whose checkpoints say all of
+     * that in their tensors; a quantizer that cannot read a recipe from a file keeps the default.
+     *
+     * @throws io.anamnesis.api.AnamnesisException typed, when the reference is of this family
+     *         but malformed or uses a variant the quantizer cannot write
+     */
+    default Optional<String> imitates(TensorArchive reference) {
+        return Optional.empty();
+    }
 }

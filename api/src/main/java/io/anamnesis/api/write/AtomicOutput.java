@@ -66,6 +66,7 @@ public final class AtomicOutput {
     private static final int MAX_LINKS = 40;
 
     private static final Set<Path> IN_PROGRESS = ConcurrentHashMap.newKeySet();
+    private static final Set<Path> FOLDERS_IN_PROGRESS = ConcurrentHashMap.newKeySet();
 
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -76,7 +77,87 @@ public final class AtomicOutput {
                     // best effort while the JVM goes down
                 }
             }
+            for (Path p : FOLDERS_IN_PROGRESS) deleteTree(p);
         }, "anamnesis-temp-cleanup"));
+    }
+
+    /** The body of a folder write: fills the (temporary) folder it is given. */
+    @FunctionalInterface
+    public interface FolderBody {
+        void write(Path folder) throws IOException;
+    }
+
+    /**
+     * Writes a folder so that it appears complete or not at all: {@code body} fills a fresh
+     * temporary folder beside {@code target} (same parent, so the rename stays on one file
+     * system), which is renamed to {@code target} once the body returns; on failure, and on
+     * a normal JVM shutdown, the temporary folder and everything in it are removed. The
+     * target may not exist yet or be an empty folder.
+     *
+     * @throws AnamnesisException as thrown by the body, or a {@link TensorIOException}
+     */
+    public static void writeFolder(Path target, FolderBody body) {
+        Path folder = target.toAbsolutePath().normalize();
+        Path parent = folder.getParent();
+        if (parent == null || folder.getFileName() == null) throw new TensorIOException("cannot write folder " + target);
+        folderRefusal(target).ifPresent(r -> {
+            throw new TensorIOException(r);
+        });
+        Path temp = parent.resolve(tempName(folder.getFileName().toString()));
+        FOLDERS_IN_PROGRESS.add(temp);
+        boolean done = false;
+        try {
+            Files.createDirectory(temp);
+            body.write(temp);
+            if (Files.isDirectory(folder, LinkOption.NOFOLLOW_LINKS)) Files.delete(folder); // empty, checked above
+            Files.move(temp, folder, StandardCopyOption.ATOMIC_MOVE);
+            done = true;
+        } catch (IOException e) {
+            throw new TensorIOException("cannot write folder " + target + ": " + describe(e), e);
+        } finally {
+            if (!done) deleteTree(temp);
+            FOLDERS_IN_PROGRESS.remove(temp);
+        }
+    }
+
+    /**
+     * Why a model folder cannot be written at {@code target}, or empty when it can: its parent
+     * folder must exist, and the target must not exist yet or be an empty folder.
+     */
+    public static Optional<String> folderRefusal(Path target) {
+        Path folder = target.toAbsolutePath().normalize();
+        Path parent = folder.getParent();
+        if (parent == null || !Files.isDirectory(parent)) {
+            return Optional.of("cannot write folder " + target + ": folder " + parent + " does not exist");
+        }
+        if (!Files.exists(folder, LinkOption.NOFOLLOW_LINKS)) return Optional.empty();
+        if (!Files.isDirectory(folder, LinkOption.NOFOLLOW_LINKS)) {
+            return Optional.of("cannot write folder " + target + ": it exists and is not a folder");
+        }
+        try (var entries = Files.list(folder)) {
+            if (entries.findAny().isPresent()) {
+                return Optional.of("cannot write folder " + target + ": it exists and is not empty");
+            }
+        } catch (IOException e) {
+            return Optional.of("cannot write folder " + target + ": " + describe(e));
+        }
+        return Optional.empty();
+    }
+
+    /** Removes a folder and what it holds, best effort (temporary folders only). */
+    static void deleteTree(Path root) {
+        if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) return;
+        try (var walk = Files.walk(root)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                try {
+                    Files.deleteIfExists(p);
+                } catch (IOException ignored) {
+                    // best effort: the failure being reported matters more
+                }
+            }
+        } catch (IOException | java.io.UncheckedIOException ignored) {
+            // best effort
+        }
     }
 
     private AtomicOutput() {

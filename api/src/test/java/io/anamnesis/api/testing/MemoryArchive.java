@@ -1,6 +1,7 @@
 package io.anamnesis.api.testing;
 
 import io.anamnesis.api.DType;
+import io.anamnesis.api.MetaValue;
 import io.anamnesis.api.Shape;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
@@ -19,7 +20,7 @@ import java.util.Optional;
 /**
  * A checkpoint built in test code, for every module's tests (the api's test-jar publishes
  * it): tensors as little-endian bytes in the order they were added, string metadata, and an
- * optional file path so that sidecar configs beside it are found. Adding a name again
+ * optional file path so that sidecar configs beside it are found. Metadata may be typed. Adding a name again
  * replaces that tensor and moves it to the end. {@link #data} hands out a read-only copy,
  * as a memory-mapped file would be read-only.
  */
@@ -27,6 +28,8 @@ public final class MemoryArchive implements TensorArchive {
     private final Map<String, TensorEntry> entries = new LinkedHashMap<>();
     private final Map<String, byte[]> bytes = new LinkedHashMap<>();
     private final Map<String, String> metadata = new LinkedHashMap<>();
+    private final Map<String, MetaValue> typed = new LinkedHashMap<>();
+    private final java.util.Set<String> untyped = new java.util.HashSet<>();
     private List<TensorEntry> ordered; // made on demand, dropped on every change
     private Path path;
 
@@ -55,8 +58,33 @@ public final class MemoryArchive implements TensorArchive {
         return this;
     }
 
+    /** A copy of the bytes stored for {@code name} (what a test built or a plan produced). */
+    public byte[] bytes(String name) {
+        byte[] b = bytes.get(name);
+        if (b == null) throw new IllegalArgumentException("no tensor " + name);
+        return b.clone();
+    }
+
     public MemoryArchive meta(String key, String value) {
         metadata.put(key, value);
+        typed.remove(key);
+        untyped.remove(key);
+        return this;
+    }
+
+    /** A typed metadata value: {@link #typedMetadata()} gives it, {@link #metadata()} its rendering. */
+    public MemoryArchive meta(String key, MetaValue value) {
+        metadata.put(key, value.render());
+        typed.put(key, value);
+        untyped.remove(key);
+        return this;
+    }
+
+    /** A value with only a rendering, no typed form (as a pickle's None): {@link #typedMetadata()} leaves it out. */
+    public MemoryArchive untypedMeta(String key, String text) {
+        metadata.put(key, text);
+        typed.remove(key);
+        untyped.add(key);
         return this;
     }
 
@@ -156,6 +184,15 @@ public final class MemoryArchive implements TensorArchive {
     @Override
     public Map<String, String> metadata() {
         return metadata;
+    }
+
+    @Override
+    public java.util.SequencedMap<String, MetaValue> typedMetadata() {
+        var out = new LinkedHashMap<String, MetaValue>();
+        metadata.forEach((k, v) -> {
+            if (!untyped.contains(k)) out.put(k, typed.getOrDefault(k, new MetaValue.Str(v)));
+        });
+        return out;
     }
 
     @Override

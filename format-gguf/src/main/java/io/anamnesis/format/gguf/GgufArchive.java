@@ -1,5 +1,6 @@
 package io.anamnesis.format.gguf;
 
+import io.anamnesis.api.MetaValue;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.TensorIOException;
@@ -18,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SequencedMap;
 
 /**
  * An opened GGUF file: its parsed {@link GgufHeader}, tensors with row-major shapes
@@ -31,6 +33,7 @@ public final class GgufArchive implements TensorArchive {
     private final Map<String, GgufTensorInfo> infos = new HashMap<>();
     private final Map<String, String> metadata;
     private final Map<String, String> properties;
+    private volatile SequencedMap<String, MetaValue> typed;
 
     GgufArchive(Path path, FileChannel channel, GgufHeader header) {
         this.path = path;
@@ -111,6 +114,21 @@ public final class GgufArchive implements TensorArchive {
     @Override
     public Map<String, String> metadata() {
         return metadata;
+    }
+
+    /**
+     * The key/values as stored, as api values: every type and width, float32 bits, whole
+     * arrays. Made on first use (a 150k-token vocabulary becomes 150k objects), then kept.
+     */
+    @Override
+    public SequencedMap<String, MetaValue> typedMetadata() {
+        SequencedMap<String, MetaValue> t = typed;
+        if (t == null) {
+            var m = new LinkedHashMap<String, MetaValue>();
+            header.metadata().forEach((k, v) -> m.put(k, v.toMetaValue()));
+            typed = t = Collections.unmodifiableSequencedMap(m);
+        }
+        return t;
     }
 
     @Override

@@ -44,6 +44,45 @@ public record GgufValue(GgufValueType type, Object value) {
         });
     }
 
+    /** This value as an api {@link MetaValue}: the same type, the same bits, arrays whole. */
+    public MetaValue toMetaValue() {
+        return meta(type, value);
+    }
+
+    private static MetaValue meta(GgufValueType type, Object v) {
+        return switch (type) {
+            case FLOAT32 -> MetaValue.Real.f32((Float) v);
+            case FLOAT64 -> new MetaValue.Real(MetaValue.Type.F64, (Double) v);
+            case BOOL -> new MetaValue.Bool((Boolean) v);
+            case STRING -> new MetaValue.Str((String) v);
+            case ARRAY -> {
+                GgufArray a = (GgufArray) v;
+                List<MetaValue> out = new ArrayList<>(a.elements().size());
+                for (Object e : a.elements()) out.add(meta(a.elementType(), e));
+                yield new MetaValue.Array(metaType(a.elementType()), out);
+            }
+            default -> new MetaValue.Int(metaType(type), (Long) v);
+        };
+    }
+
+    static MetaValue.Type metaType(GgufValueType t) {
+        return switch (t) {
+            case UINT8 -> MetaValue.Type.U8;
+            case INT8 -> MetaValue.Type.I8;
+            case UINT16 -> MetaValue.Type.U16;
+            case INT16 -> MetaValue.Type.I16;
+            case UINT32 -> MetaValue.Type.U32;
+            case INT32 -> MetaValue.Type.I32;
+            case UINT64 -> MetaValue.Type.U64;
+            case INT64 -> MetaValue.Type.I64;
+            case FLOAT32 -> MetaValue.Type.F32;
+            case FLOAT64 -> MetaValue.Type.F64;
+            case BOOL -> MetaValue.Type.BOOL;
+            case STRING -> MetaValue.Type.STRING;
+            case ARRAY -> MetaValue.Type.ARRAY;
+        };
+    }
+
     static GgufValueType typeOf(MetaValue.Type t) {
         return switch (t) {
             case U8 -> GgufValueType.UINT8;

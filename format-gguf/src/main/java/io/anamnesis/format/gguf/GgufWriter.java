@@ -2,6 +2,10 @@ package io.anamnesis.format.gguf;
 
 import io.anamnesis.api.DType;
 import io.anamnesis.api.MetaValue;
+import io.anamnesis.api.TensorArchive;
+import io.anamnesis.api.TensorIOException;
+import io.anamnesis.api.model.ShardName;
+import io.anamnesis.api.model.ShardedArchive;
 import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.write.AtomicOutput;
 import io.anamnesis.api.spi.FormatWriter;
@@ -26,9 +30,11 @@ import java.util.SequencedMap;
  * the source says otherwise), each followed by zero padding to the alignment as gguf-py and
  * ggml write it.
  *
- * <p>From a GGUF source the typed key/values are copied verbatim; from any other source the
- * plan's metadata is written as string values. Typed values the plan sets come last, in the
- * plan's order, replacing a key of the same name (ggml's {@code gguf_set_val_*} order).
+ * <p>The key/values are the plan's, typed ({@link OutputPlan#keyValues()}): a GGUF source's
+ * as they were, a safetensors file's as its typed encoding gives them (so GGUF to safetensors
+ * to GGUF gives the same key/values), plain strings as strings; then
+ * {@code general.file_type} is kept consistent with the tensors written (see
+ * {@link #fileType}).
  */
 public final class GgufWriter implements FormatWriter {
     static final int VERSION = 3;
@@ -45,7 +51,7 @@ public final class GgufWriter implements FormatWriter {
 
     @Override
     public String description() {
-        return "GGUF v3 little-endian: typed key/values kept from a GGUF source, scalar and ggml block tensors";
+        return "GGUF v3 little-endian: typed key/values (from GGUF, or safetensors' typed encoding), scalar and ggml block tensors";
     }
 
     @Override
@@ -135,54 +141,226 @@ public final class GgufWriter implements FormatWriter {
         });
     }
 
-    private static SequencedMap<String, GgufValue> metadata(OutputPlan plan) {
-        SequencedMap<String, GgufValue> kv = new LinkedHashMap<>();
-        if (plan.source().isPresent() && plan.source().get() instanceof GgufArchive g) {
-            kv.putAll(g.header().metadata());
-            recoveredFileType(plan, g).ifPresent(ft -> kv.put("general.file_type",
-                    new GgufValue(kv.get("general.file_type").type(), ft)));
-            // The typed key/values are the truth; the plan's strings are renderings of them.
-        } else {
-            for (Map.Entry<String, String> e : plan.metadata().entrySet()) {
-                // general.alignment is the writer's to set; a string copy of it would make the file unreadable.
-                if (e.getKey().equals("general.alignment")) continue;
-                kv.putIfAbsent(e.getKey(), GgufValue.string(e.getValue()));
-            }
-        }
-        // Typed values the plan sets (a quantized file's general.file_type) win over both, and
-        // move to the end in plan order: ggml's gguf_set_val_* removes a key and appends it,
-        // which is the key order llama-quantize's files have.
-        for (Map.Entry<String, MetaValue> e : plan.typed().entrySet()) {
-            if (e.getKey().equals("general.alignment")) continue;
-            kv.remove(e.getKey());
-            kv.put(e.getKey(), GgufValue.of(e.getValue()));
-        }
-        return kv;
+    /**
+     * The GGUF file the plan's key/values come from: the source itself, or the first split of
+     * a split model (gguf-split keeps every key there).
+     */
+    static java.util.Optional<GgufArchive> ggufSource(OutputPlan plan) {
+        return plan.source().flatMap(s -> switch (s) {
+            case GgufArchive g -> java.util.Optional.of(g);
+            case ShardedArchive m when m.shards().getFirst().archive() instanceof GgufArchive g -> java.util.Optional.of(g);
+            default -> java.util.Optional.empty();
+        });
     }
 
     /**
-     * When recovery turned the source's block tensors into one float dtype, the source's
-     * {@code general.file_type} (llama_ftype, e.g. MOSTLY_Q4_K_M) no longer describes the
-     * file; it becomes ALL_F32 (0), MOSTLY_F16 (1) or MOSTLY_BF16 (32), as llama.cpp's
-     * converter writes for such files. Every other KV stays as it was.
+     * Every GGUF key/value is typed: {@link OutputPlan#keyValues()} gives them all (from a
+     * GGUF source its key/values, from a safetensors file that carries the typed encoding its
+     * decoded values, from anything else its strings). A GGUF source's key/values are the base,
+     * in their order, whatever strings the plan lists (a forget plan lists none), and a value
+     * taken unchanged from it goes out as the bytes it was read from (a vocabulary is copied,
+     * not re-encoded). A typed value the plan sets itself moves to the end, in the plan's
+     * order, as ggml's {@code gguf_set_val_*} does, which is the key order of llama-quantize's
+     * files. GGUF's {@code general.alignment} must be an integer: one that is not (a string
+     * copied from another format) is left out, and the data is aligned to the default.
      */
-    private static java.util.Optional<Long> recoveredFileType(OutputPlan plan, GgufArchive source) {
-        GgufValue old = source.header().metadata().get("general.file_type");
-        if (old == null || !old.type().isInteger()) return java.util.Optional.empty();
-        java.util.Set<DType> recovered = new java.util.HashSet<>();
-        for (PlannedTensor t : plan.tensors()) {
-            source.tensor(t.name()).filter(e -> !e.dtype().equals(t.dtype())).ifPresent(e -> recovered.add(t.dtype()));
+    private static SequencedMap<String, GgufValue> metadata(OutputPlan plan) {
+        SequencedMap<String, MetaValue> values = plan.keyValues();
+        GgufArchive gguf = ggufSource(plan).orElse(null);
+        Map<String, MetaValue> fromSource = plan.source().<Map<String, MetaValue>>map(TensorArchive::typedMetadata).orElse(Map.of());
+        SequencedMap<String, GgufValue> kv = new LinkedHashMap<>();
+        if (gguf != null) {
+            kv.putAll(gguf.header().metadata());
+            // a split source's split keys describe the source's files, not this one
+            kv.keySet().removeIf(k -> k.startsWith(SPLIT_KEY_PREFIX));
         }
-        if (recovered.size() != 1) return java.util.Optional.empty();
-        DType d = recovered.iterator().next();
+        for (Map.Entry<String, MetaValue> e : values.entrySet()) {
+            String k = e.getKey();
+            MetaValue v = e.getValue();
+            if (k.equals(ALIGNMENT_KEY) && !(v instanceof MetaValue.Int)) continue;
+            if (fromSource.get(k) == v) {
+                // carried over: the very value the source gave
+                if (gguf != null) kv.putIfAbsent(k, gguf.header().metadata().get(k));
+                else kv.put(k, GgufValue.of(v));
+            } else if (plan.typed().get(k) != v) {
+                kv.put(k, GgufValue.of(v));
+            }
+        }
+        // then what the plan sets itself, removed and appended in the plan's order
+        for (Map.Entry<String, MetaValue> e : plan.typed().entrySet()) {
+            String k = e.getKey();
+            MetaValue v = e.getValue();
+            if (values.get(k) != v || fromSource.get(k) == v) continue;
+            if (k.equals(ALIGNMENT_KEY) && !(v instanceof MetaValue.Int)) continue;
+            kv.remove(k);
+            kv.put(k, GgufValue.of(v));
+        }
+        fileType(plan, values).ifPresent(ft -> kv.put(FILE_TYPE_KEY, new GgufValue(kv.get(FILE_TYPE_KEY).type(), ft)));
+        return kv;
+    }
+
+    static final String ALIGNMENT_KEY = "general.alignment";
+    static final String FILE_TYPE_KEY = "general.file_type";
+
+    @Override
+    public SequencedMap<String, String> metadataLoss(OutputPlan plan) {
+        SequencedMap<String, String> out = new LinkedHashMap<>();
+        MetaValue a = plan.keyValues().get(ALIGNMENT_KEY);
+        if (a != null && !(a instanceof MetaValue.Int)) {
+            out.put(ALIGNMENT_KEY, "GGUF's " + ALIGNMENT_KEY + " is an integer the writer aligns the data to, not a "
+                    + a.type().spelling());
+        }
+        return out;
+    }
+
+    /** llama.cpp's {@code llama_ftype} of float files: ALL_F32, MOSTLY_F16, MOSTLY_BF16. */
+    private static final java.util.Set<Long> FLOAT_FILE_TYPES = java.util.Set.of(0L, 1L, 32L);
+
+    /**
+     * {@code general.file_type} (llama_ftype) made to describe the tensors written, when it was
+     * taken from the source and they are no longer what it says. When block tensors are
+     * written, it stays (it names their mix, e.g. MOSTLY_Q4_K_M, which the tensors alone do not
+     * tell). When none are, it becomes ALL_F32 (0), MOSTLY_F16 (1) or MOSTLY_BF16 (32), as
+     * llama.cpp's converter writes for float files: the dtype this plan recovered blocks to,
+     * or, when a quantized file type came through another format (GGUF to safetensors
+     * recovered, then back), the float dtype that holds most matrix elements. Only a value
+     * carried over from the source (the very object its {@code typedMetadata()} gave) is
+     * checked: one the plan sets itself (the forget path's, {@code amn convert --gguf-kv}) is
+     * the caller's word and stays. {@code general.quantization_version} stays as it is: llama.cpp writes it for float
+     * files too.
+     */
+    private static java.util.Optional<Long> fileType(OutputPlan plan, Map<String, MetaValue> values) {
+        if (!(values.get(FILE_TYPE_KEY) instanceof MetaValue.Int current) || plan.source().isEmpty()) {
+            return java.util.Optional.empty();
+        }
+        TensorArchive source = plan.source().get();
+        // carried over means the very value the source gave; one the plan set is another object, even if equal
+        if (current != source.typedMetadata().get(FILE_TYPE_KEY)) return java.util.Optional.empty();
+        for (PlannedTensor t : plan.tensors()) {
+            if (GgufType.of(t.dtype()).map(GgufType::isBlock).orElse(false)) return java.util.Optional.empty();
+        }
+        java.util.Optional<DType> d = recoveredDtype(plan, source);
+        if (d.isEmpty()) {
+            if (FLOAT_FILE_TYPES.contains(current.value())) return java.util.Optional.empty();
+            d = dominantFloat(plan.tensors());
+        }
+        return d.flatMap(GgufWriter::floatFileType).filter(ft -> ft != current.value());
+    }
+
+    /** The one dtype the plan turned the source's tensors into, if it changed any and to one dtype. */
+    private static java.util.Optional<DType> recoveredDtype(OutputPlan plan, TensorArchive source) {
+        java.util.Set<DType> recovered = new java.util.HashSet<>();
+        TensorArchive stored = plan.source().orElse(source);
+        for (PlannedTensor t : plan.tensors()) {
+            stored.tensor(t.name()).filter(e -> !e.dtype().equals(t.dtype())).ifPresent(e -> recovered.add(t.dtype()));
+        }
+        return recovered.size() == 1 ? java.util.Optional.of(recovered.iterator().next()) : java.util.Optional.empty();
+    }
+
+    /** The float dtype holding the most elements of matrices (of any tensor, when there are no matrices). */
+    private static java.util.Optional<DType> dominantFloat(List<PlannedTensor> tensors) {
+        for (int minRank : new int[]{2, 0}) {
+            Map<DType, Long> elements = new java.util.HashMap<>();
+            for (PlannedTensor t : tensors) {
+                if (t.shape().rank() >= minRank && floatFileType(t.dtype()).isPresent()) {
+                    elements.merge(t.dtype(), t.elementCount(), Long::sum);
+                }
+            }
+            long most = elements.values().stream().mapToLong(Long::longValue).max().orElse(-1);
+            List<DType> top = elements.entrySet().stream().filter(e -> e.getValue() == most).map(Map.Entry::getKey).toList();
+            if (top.size() == 1) return java.util.Optional.of(top.getFirst());
+            if (!elements.isEmpty()) return java.util.Optional.empty();
+        }
+        return java.util.Optional.empty();
+    }
+
+    private static java.util.Optional<Long> floatFileType(DType d) {
         if (d.equals(DType.F32)) return java.util.Optional.of(0L);
         if (d.equals(DType.F16)) return java.util.Optional.of(1L);
         if (d.equals(DType.BF16)) return java.util.Optional.of(32L);
         return java.util.Optional.empty();
     }
 
+    /** The keys of llama.cpp's split layout ({@code LLM_KV_SPLIT_*}). */
+    static final String SPLIT_KEY_PREFIX = "split.";
+
+    @Override
+    public boolean writesSplits() {
+        return true;
+    }
+
+    /**
+     * Writes the plan as llama.cpp's {@code gguf-split --split-max-size} does
+     * (tools/gguf-split/gguf-split.cpp): a new split starts when the tensors of the current
+     * one, each counted padded to {@value GgufHeader#DEFAULT_ALIGNMENT} bytes
+     * ({@code GGML_PAD(ggml_nbytes(t), GGUF_DEFAULT_ALIGNMENT)}), would pass {@code maxBytes};
+     * the first split holds every key/value of the plan, the others none; each split then gets
+     * {@code split.no} (u16, 0-based), {@code split.tensors.count} (i32, the model's tensors)
+     * and {@code split.count} (u16), in that order (gguf_set_val_* appends, and gguf-split sets
+     * the count last). Files are named {@code <target without .gguf>-0000N-of-0000M.gguf}
+     * ({@code llama_split_path}). Unlike gguf-split, a tensor larger than the limit gets a
+     * split of its own instead of failing. Each split is written atomically; when one fails,
+     * the splits already written are removed.
+     */
+    @Override
+    public List<Path> writeSplits(OutputPlan plan, Path target, long maxBytes, WriteOptions options) {
+        for (PlannedTensor t : plan.tensors()) checkName(t.name());
+        List<List<PlannedTensor>> parts = new ArrayList<>();
+        List<PlannedTensor> current = new ArrayList<>();
+        long size = 0;
+        for (PlannedTensor t : plan.tensors()) {
+            long padded = alignUp(t.byteSize(), GgufHeader.DEFAULT_ALIGNMENT);
+            if (!current.isEmpty() && size + padded > maxBytes) {
+                parts.add(current);
+                current = new ArrayList<>();
+                size = 0;
+            }
+            current.add(t);
+            size += padded;
+        }
+        parts.add(current);
+        int count = parts.size();
+        if (count > 0xFFFF) {
+            throw new UnsupportedFeatureException(count + " splits of at most " + maxBytes
+                    + " bytes: split.count is a u16, so a model has at most 65535 splits; raise the split size");
+        }
+        String name = target.getFileName() == null ? "model" : target.getFileName().toString();
+        String prefix = name.toLowerCase(java.util.Locale.ROOT).endsWith(".gguf") ? name.substring(0, name.length() - 5) : name;
+        List<Path> files = new ArrayList<>();
+        for (int i = 0; i < count; i++) files.add(target.resolveSibling(ShardName.of(prefix, i + 1, count, "gguf")));
+        WriteOptions shared = new WriteOptions(options.threads(),
+                io.anamnesis.api.spi.ProgressListener.overFiles(options.progress(), plan.dataBytes()));
+        List<Path> written = new ArrayList<>();
+        try {
+            for (int i = 0; i < count; i++) {
+                Map<String, MetaValue> keys = new LinkedHashMap<>(i == 0 ? plan.typed() : Map.of());
+                keys.remove(SPLIT_KEY_PREFIX + "no");
+                keys.remove(SPLIT_KEY_PREFIX + "tensors.count");
+                keys.remove(SPLIT_KEY_PREFIX + "count");
+                keys.put(SPLIT_KEY_PREFIX + "no", new MetaValue.Int(MetaValue.Type.U16, i));
+                keys.put(SPLIT_KEY_PREFIX + "tensors.count", new MetaValue.Int(MetaValue.Type.I32, plan.tensors().size()));
+                keys.put(SPLIT_KEY_PREFIX + "count", new MetaValue.Int(MetaValue.Type.U16, count));
+                OutputPlan part = i == 0
+                        ? new OutputPlan(plan.source(), plan.metadata(), parts.get(i), keys)
+                        : new OutputPlan(java.util.Optional.empty(), Map.of(), parts.get(i), keys);
+                write(part, files.get(i), shared);
+                written.add(files.get(i));
+            }
+        } catch (RuntimeException | Error e) {
+            for (Path p : written) {
+                try {
+                    java.nio.file.Files.deleteIfExists(p);
+                } catch (java.io.IOException suppressed) {
+                    e.addSuppressed(new TensorIOException("cannot remove " + p + ": " + suppressed.getMessage(), suppressed));
+                }
+            }
+            throw e;
+        }
+        return List.copyOf(files);
+    }
+
     private static long alignment(Map<String, GgufValue> kv) {
-        GgufValue v = kv.get("general.alignment");
+        GgufValue v = kv.get(ALIGNMENT_KEY);
         if (v == null) return GgufHeader.DEFAULT_ALIGNMENT;
         long a = v.type().isInteger() ? (Long) v.value() : 0;
         if (a <= 0 || Long.bitCount(a) != 1) {

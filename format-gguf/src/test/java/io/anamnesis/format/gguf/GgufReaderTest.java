@@ -5,6 +5,7 @@ import io.anamnesis.api.DType;
 import io.anamnesis.api.LimitExceededException;
 import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.ParseLimits;
+import io.anamnesis.api.MetaValue;
 import io.anamnesis.api.Shape;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
@@ -21,6 +22,7 @@ import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 import static io.anamnesis.format.gguf.GgufBytes.*;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -91,6 +93,37 @@ class GgufReaderTest {
             assertEveryScalarType(a);
             assertThat(a.properties()).containsEntry("version", "3").containsEntry("byte order", "little-endian")
                     .containsEntry("kv count", "12").containsEntry("tensor count", "0").containsEntry("alignment", "32");
+        }
+    }
+
+    @Test
+    void givesEveryValueTypedWithItsWidthAndBits() {
+        GgufBytes b = everyScalarType(v3().header(0, SCALAR_KVS + 3))
+                .key("nested", ARRAY).array(ARRAY, 2).array(INT16, 2).u16(1).u16(0xFFFF).array(STRING, 0)
+                .key("empty", ARRAY).array(FLOAT32, 0)
+                .key("nul", STRING).str("a\u0000b");
+        try (TensorArchive a = open(b)) {
+            assertThat(a.typedMetadata()).containsExactly(
+                    Map.entry("u8", new MetaValue.Int(MetaValue.Type.U8, 255)),
+                    Map.entry("i8", new MetaValue.Int(MetaValue.Type.I8, -5)),
+                    Map.entry("u16", new MetaValue.Int(MetaValue.Type.U16, 65534)),
+                    Map.entry("i16", new MetaValue.Int(MetaValue.Type.I16, -32768)),
+                    Map.entry("u32", new MetaValue.Int(MetaValue.Type.U32, 4294967295L)),
+                    Map.entry("i32", new MetaValue.Int(MetaValue.Type.I32, -7)),
+                    Map.entry("f32", MetaValue.Real.f32(0.1f)),
+                    Map.entry("bool", new MetaValue.Bool(true)),
+                    Map.entry("str", new MetaValue.Str("héllo")),
+                    Map.entry("u64", new MetaValue.Int(MetaValue.Type.U64, -1L)),
+                    Map.entry("i64", new MetaValue.Int(MetaValue.Type.I64, Long.MIN_VALUE)),
+                    Map.entry("f64", new MetaValue.Real(MetaValue.Type.F64, -2.5)),
+                    Map.entry("nested", new MetaValue.Array(MetaValue.Type.ARRAY, List.of(
+                            new MetaValue.Array(MetaValue.Type.I16, List.of(new MetaValue.Int(MetaValue.Type.I16, 1),
+                                    new MetaValue.Int(MetaValue.Type.I16, -1))),
+                            new MetaValue.Array(MetaValue.Type.STRING, List.of())))),
+                    Map.entry("empty", new MetaValue.Array(MetaValue.Type.F32, List.of())),
+                    Map.entry("nul", new MetaValue.Str("a\u0000b")));
+            // 0.1f is 0x3DCCCCCD: the float32's own bits, not the double 0.1's
+            assertThat(Float.floatToRawIntBits((float) ((MetaValue.Real) a.typedMetadata().get("f32")).value())).isEqualTo(0x3DCCCCCD);
         }
     }
 

@@ -2,6 +2,7 @@ package io.anamnesis.format.gguf;
 
 import io.anamnesis.api.Anamnesis;
 import io.anamnesis.api.DType;
+import io.anamnesis.api.MetaValue;
 import io.anamnesis.api.Role;
 import io.anamnesis.api.numeric.LittleEndian;
 import io.anamnesis.api.spi.ChunkFiller;
@@ -16,6 +17,7 @@ import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.OutputPlan;
 import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.WriteOptions;
+import io.anamnesis.api.testing.MemoryArchive;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -68,12 +70,15 @@ class GgufWriterTest {
 
     /** A GGUF v3 file laid out as the spec and gguf-py lay it out: every tensor padded to the alignment. */
     private static GgufBytes handBuilt(byte[] f32, byte[] q8, byte[] i16) {
-        return handBuilt(f32, 8, q8, i16, 7);
+        return handBuilt(f32, 8, q8, i16, 7, null);
     }
 
-    /** {@code fileType} is general.file_type: 7 is llama.cpp's MOSTLY_Q8_0, 0 ALL_F32. */
-    private static GgufBytes handBuilt(byte[] f32, int qType, byte[] q, byte[] i16, int fileType) {
-        GgufBytes b = v3().header(3, 8)
+    /**
+     * {@code fileType} is general.file_type: 7 is llama.cpp's MOSTLY_Q8_0, 0 ALL_F32;
+     * {@code recoveredFrom}, when not null, the string key a recovered file gets last.
+     */
+    private static GgufBytes handBuilt(byte[] f32, int qType, byte[] q, byte[] i16, int fileType, String recoveredFrom) {
+        GgufBytes b = v3().header(3, recoveredFrom == null ? 8 : 9)
                 .key("general.file_type", UINT32).u32(fileType)
                 .key("general.architecture", STRING).str("llama")
                 .key("general.alignment", UINT32).u32(64)
@@ -81,8 +86,9 @@ class GgufWriterTest {
                 .key("u64", UINT64).u64(-2L)
                 .key("flag", BOOL).u8(0)
                 .key("tokenizer.ggml.tokens", ARRAY).array(STRING, 3).str("<s>").str("a").str("ü")
-                .key("nested", ARRAY).array(ARRAY, 1).array(FLOAT64, 2).f64(1.5).f64(-0.0)
-                .tensor("tok_embd.weight", new long[]{3, 2}, 0, 0)
+                .key("nested", ARRAY).array(ARRAY, 1).array(FLOAT64, 2).f64(1.5).f64(-0.0);
+        if (recoveredFrom != null) b.key("anamnesis.recovered_from", STRING).str(recoveredFrom);
+        b.tensor("tok_embd.weight", new long[]{3, 2}, 0, 0)
                 .tensor("blk.0.attn_q.weight", new long[]{64, 1}, qType, 64)
                 .tensor("norm", new long[]{5}, 25, (64 + q.length + 63) / 64 * 64);
         return b.pad(64).raw(f32).pad(64).raw(q).pad(64).raw(i16).pad(64);
@@ -254,9 +260,132 @@ class GgufWriterTest {
         Path out = dir.resolve("api-out.gguf");
         Anamnesis.of(List.of(new GgufReader()), List.of(new GgufWriter()), List.of(new Q8_0ToF32()))
                 .convert(in, "gguf", DType.F32, out, WriteOptions.threads(3));
-        // The same file, but the Q8_0 tensor is now F32 (type 0) with 256 bytes of data, and
-        // general.file_type says ALL_F32 instead of MOSTLY_Q8_0.
-        assertThat(Files.readAllBytes(out)).isEqualTo(handBuilt(f32, 0, q8BlocksAsF32(), i16, 0).bytes());
+        // The same file, but the Q8_0 tensor is now F32 (type 0) with 256 bytes of data,
+        // general.file_type says ALL_F32 instead of MOSTLY_Q8_0, and a last key names the scheme
+        // recovered (as in a recovered safetensors file).
+        assertThat(Files.readAllBytes(out)).isEqualTo(handBuilt(f32, 0, q8BlocksAsF32(), i16, 0, "Q8_0").bytes());
+    }
+
+    /** A safetensors-like source: plain tensors, metadata typed as a GGUF file's (what the typed encoding gives back). */
+    private static MemoryArchive typedSource(long fileType, DType matrices) {
+        int width = matrices.equals(DType.F32) ? 4 : 2;
+        return new MemoryArchive()
+                .add("token_embd.weight", matrices, Shape.of(2, 32), seq(64 * width, 3))
+                .add("output_norm.weight", DType.F32, Shape.of(32), seq(128, 5))
+                .meta("general.architecture", MetaValue.str("llama"))
+                .meta("llama.attention.layer_norm_rms_epsilon", MetaValue.Real.f32(1e-5f))
+                .meta("general.file_type", MetaValue.u32(fileType))
+                .meta("tokenizer.ggml.tokens", new MetaValue.Array(MetaValue.Type.STRING,
+                        List.of(MetaValue.str("<unk>"), MetaValue.str("é"), MetaValue.str("a\u0000b"))))
+                .meta("tokenizer.ggml.scores", new MetaValue.Array(MetaValue.Type.F32,
+                        List.of(MetaValue.Real.f32(-0f), MetaValue.Real.f32(Float.NaN))))
+                .meta("x.u64", new MetaValue.Int(MetaValue.Type.U64, -2))
+                .meta("x.rows", new MetaValue.Array(MetaValue.Type.ARRAY, List.of(new MetaValue.Array(MetaValue.Type.U8,
+                        List.of(new MetaValue.Int(MetaValue.Type.U8, 200))), new MetaValue.Array(MetaValue.Type.BOOL, List.of()))));
+    }
+
+    /** {@link #typedSource} as the GGUF spec lays it out, with {@code fileType} written. */
+    private static byte[] typedSourceAsGguf(MemoryArchive a, long fileType, int tensorType) {
+        byte[] embd = bytesOf(a, "token_embd.weight"), norm = bytesOf(a, "output_norm.weight");
+        return v3().header(2, 7)
+                .key("general.architecture", STRING).str("llama")
+                .key("llama.attention.layer_norm_rms_epsilon", FLOAT32).f32(1e-5f)
+                .key("general.file_type", UINT32).u32(fileType)
+                .key("tokenizer.ggml.tokens", ARRAY).array(STRING, 3).str("<unk>").str("é").str("a\u0000b")
+                .key("tokenizer.ggml.scores", ARRAY).array(FLOAT32, 2).f32(-0f).f32(Float.NaN)
+                .key("x.u64", UINT64).u64(-2)
+                .key("x.rows", ARRAY).array(ARRAY, 2).array(UINT8, 1).u8(200).array(BOOL, 0)
+                .tensor("token_embd.weight", new long[]{32, 2}, tensorType, 0)
+                .tensor("output_norm.weight", new long[]{32}, 0, (embd.length + 31) / 32 * 32)
+                .pad(32).raw(embd).pad(32).raw(norm).pad(32).bytes();
+    }
+
+    private static byte[] bytesOf(TensorArchive a, String name) {
+        try (Arena arena = Arena.ofConfined()) {
+            return a.data(a.tensor(name).orElseThrow(), arena).toArray(ValueLayout.JAVA_BYTE);
+        }
+    }
+
+    @Test
+    void writesTypedKeyValuesOfAnySourceWithTheirTypesAndBits() throws IOException {
+        MemoryArchive a = typedSource(1, DType.F16);
+        Path out = dir.resolve("typed-source.gguf");
+        new GgufWriter().write(new OutputPlan(Optional.of(a), a.metadata(), passthrough(a)), out, WriteOptions.threads(2));
+        assertThat(Files.readAllBytes(out)).isEqualTo(typedSourceAsGguf(a, 1, 1));
+    }
+
+    @Test
+    void aQuantizedFileTypeThatCameThroughAnotherFormatFollowsTheFloatTensorsWritten() throws IOException {
+        // GGUF Q4_K_M (15) recovered to BF16 into safetensors, then back: the file is MOSTLY_BF16 (32)
+        MemoryArchive bf16 = typedSource(15, DType.BF16);
+        Path out = dir.resolve("bf16.gguf");
+        new GgufWriter().write(new OutputPlan(Optional.of(bf16), bf16.metadata(), passthrough(bf16)), out, WriteOptions.threads(1));
+        assertThat(Files.readAllBytes(out)).isEqualTo(typedSourceAsGguf(bf16, 32, 30));
+        // F32 matrices: ALL_F32 (0)
+        MemoryArchive f32 = typedSource(15, DType.F32);
+        new GgufWriter().write(new OutputPlan(Optional.of(f32), f32.metadata(), passthrough(f32)), out, WriteOptions.threads(1));
+        assertThat(Files.readAllBytes(out)).isEqualTo(typedSourceAsGguf(f32, 0, 0));
+        // a float file type that already fits stays, even when it is not the dominant dtype's
+        MemoryArchive kept = typedSource(1, DType.F32);
+        new GgufWriter().write(new OutputPlan(Optional.of(kept), kept.metadata(), passthrough(kept)), out, WriteOptions.threads(1));
+        assertThat(Files.readAllBytes(out)).isEqualTo(typedSourceAsGguf(kept, 1, 0));
+        // a value the plan sets itself is the caller's word
+        OutputPlan set = new OutputPlan(Optional.of(bf16), bf16.metadata(), passthrough(bf16))
+                .withTyped(Map.of("general.file_type", MetaValue.u32(15)));
+        new GgufWriter().write(set, out, WriteOptions.threads(1));
+        try (TensorArchive back = new GgufReader().open(out, io.anamnesis.api.ParseLimits.defaults())) {
+            assertThat(back.typedMetadata().get("general.file_type")).isEqualTo(MetaValue.u32(15));
+        }
+    }
+
+    @Test
+    void anAlignmentThatIsNotAnIntegerIsLeftOutAndSaidSo() throws IOException {
+        MemoryArchive text = new MemoryArchive().add("w", DType.F16, Shape.of(2), seq(4, 3)).meta("general.alignment", "64");
+        OutputPlan plan = new OutputPlan(Optional.of(text), text.metadata(), passthrough(text));
+        assertThat(new GgufWriter().metadataLoss(plan)).containsOnlyKeys("general.alignment");
+        Path out = dir.resolve("text-alignment.gguf");
+        new GgufWriter().write(plan, out, WriteOptions.threads(1));
+        assertThat(Files.readAllBytes(out)).isEqualTo(v3().header(1, 0)
+                .tensor("w", new long[]{2}, 1, 0).pad(32).raw(seq(4, 3)).pad(32).bytes());
+        // an integer one is the data's alignment, from any source
+        MemoryArchive typed = new MemoryArchive().add("w", DType.F16, Shape.of(2), seq(4, 3))
+                .meta("general.alignment", MetaValue.u32(64));
+        OutputPlan aligned = new OutputPlan(Optional.of(typed), typed.metadata(), passthrough(typed));
+        assertThat(new GgufWriter().metadataLoss(aligned)).isEmpty();
+        new GgufWriter().write(aligned, out, WriteOptions.threads(1));
+        assertThat(Files.readAllBytes(out)).isEqualTo(v3().header(1, 1).key("general.alignment", UINT32).u32(64)
+                .tensor("w", new long[]{2}, 1, 0).pad(64).raw(seq(4, 3)).pad(64).bytes());
+    }
+
+    @Test
+    void aGgufSourceIsTheBaseAndKeysThePlanSetsMoveToTheEnd() throws IOException {
+        byte[] f32 = seq(24, 5), q8 = seq(68, 11), i16 = seq(10, 13);
+        Path in = Files.write(dir.resolve("base.gguf"), handBuilt(f32, q8, i16).bytes());
+        Path out = dir.resolve("set.gguf");
+        try (TensorArchive a = new GgufReader().open(in, io.anamnesis.api.ParseLimits.defaults())) {
+            // a plan that lists no strings (as the forget path's) and sets two typed keys
+            Map<String, MetaValue> set = new java.util.LinkedHashMap<>();
+            set.put("general.quantization_version", MetaValue.u32(2));
+            set.put("general.file_type", MetaValue.u32(15));
+            new GgufWriter().write(new OutputPlan(Optional.of(a), Map.of(), passthrough(a), set), out, WriteOptions.threads(1));
+        }
+        // ggml's gguf_set_val_* removes a key and appends it: the source's keys keep their order,
+        // general.file_type leaves the front, and both set keys come last in the plan's order
+        byte[] expected = v3().header(3, 9)
+                .key("general.architecture", STRING).str("llama")
+                .key("general.alignment", UINT32).u32(64)
+                .key("llama.rope.scale", FLOAT32).f32(0.25f)
+                .key("u64", UINT64).u64(-2L)
+                .key("flag", BOOL).u8(0)
+                .key("tokenizer.ggml.tokens", ARRAY).array(STRING, 3).str("<s>").str("a").str("ü")
+                .key("nested", ARRAY).array(ARRAY, 1).array(FLOAT64, 2).f64(1.5).f64(-0.0)
+                .key("general.quantization_version", UINT32).u32(2)
+                .key("general.file_type", UINT32).u32(15)
+                .tensor("tok_embd.weight", new long[]{3, 2}, 0, 0)
+                .tensor("blk.0.attn_q.weight", new long[]{64, 1}, 8, 64)
+                .tensor("norm", new long[]{5}, 25, (64 + q8.length + 63) / 64 * 64)
+                .pad(64).raw(f32).pad(64).raw(q8).pad(64).raw(i16).pad(64).bytes();
+        assertThat(Files.readAllBytes(out)).isEqualTo(expected);
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.anamnesis.format.pth;
 
 import io.anamnesis.api.LimitExceededException;
 import io.anamnesis.api.MalformedFileException;
+import io.anamnesis.api.MetaValue;
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.format.pth.PyValue.Bytes;
@@ -40,6 +41,8 @@ final class Checkpoint {
     final List<Found> tensors = new ArrayList<>();
     final Map<String, String> metadata = new LinkedHashMap<>();
     final Map<String, Object> structured = new LinkedHashMap<>();
+    /** The values with a typed form; None, bytes, references to Python code and integers past 64 bits have none. */
+    final Map<String, MetaValue> typed = new LinkedHashMap<>();
 
     private Checkpoint() {
     }
@@ -93,14 +96,15 @@ final class Checkpoint {
                 case Storage s -> c.addTensor(names, name(path),
                         new Tensor(s, 0, new long[]{s.numel()}, new long[]{1}), limits);
                 case PyValue.Unsupported u -> throw UnsupportedFeatureException.inTensor(name(path), u.what() + " is not supported");
-                case String s -> c.addMeta(path, s, s, limits);
-                case Long v -> c.addMeta(path, v.toString(), v, limits);
-                case BigInteger v -> c.addMeta(path, v.toString(), v.toString(), limits);
-                case Double v -> c.addMeta(path, pythonRepr(v), v, limits);
-                case Boolean v -> c.addMeta(path, v ? "True" : "False", v, limits);
-                case None n -> c.addMeta(path, "None", "None", limits);
-                case Bytes b -> c.addMeta(path, "<" + b.value().length + " bytes>", "<" + b.value().length + " bytes>", limits);
-                case Global g -> c.addMeta(path, g.qualified(), g.qualified(), limits);
+                case String s -> c.addMeta(path, s, s, new MetaValue.Str(s), limits);
+                case Long v -> c.addMeta(path, v.toString(), v, new MetaValue.Int(MetaValue.Type.I64, v), limits);
+                case BigInteger v -> c.addMeta(path, v.toString(), v.toString(),
+                        v.signum() >= 0 && v.bitLength() <= 64 ? new MetaValue.Int(MetaValue.Type.U64, v.longValue()) : null, limits);
+                case Double v -> c.addMeta(path, pythonRepr(v), v, new MetaValue.Real(MetaValue.Type.F64, v), limits);
+                case Boolean v -> c.addMeta(path, v ? "True" : "False", v, new MetaValue.Bool(v), limits);
+                case None n -> c.addMeta(path, "None", "None", null, limits);
+                case Bytes b -> c.addMeta(path, "<" + b.value().length + " bytes>", "<" + b.value().length + " bytes>", null, limits);
+                case Global g -> c.addMeta(path, g.qualified(), g.qualified(), null, limits);
                 default -> throw new MalformedFileException("unexpected value " + Unpickler.kind(f.value) + " at " + name(path));
             }
         }
@@ -115,12 +119,13 @@ final class Checkpoint {
         tensors.add(new Found(name, t));
     }
 
-    private void addMeta(String path, String text, Object value, ParseLimits limits) {
+    private void addMeta(String path, String text, Object value, MetaValue typedValue, ParseLimits limits) {
         if (metadata.size() >= limits.maxMetadataEntries()) {
             throw new LimitExceededException("checkpoint holds more than " + limits.maxMetadataEntries() + " non-tensor values");
         }
         metadata.put(path, text);
         structured.put(path, value);
+        if (typedValue != null) typed.put(path, typedValue);
     }
 
     /** A checkpoint that is one bare tensor has no path; it is called "tensor". */

@@ -1,6 +1,7 @@
 package io.anamnesis.format.pth;
 
 import io.anamnesis.api.DType;
+import io.anamnesis.api.MetaValue;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.TensorIOException;
@@ -15,6 +16,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SequencedMap;
 
 /**
  * An opened checkpoint: the tensors the pickle describes, each a view of a storage whose
@@ -32,10 +34,11 @@ final class PthArchive implements TensorArchive {
     private final Map<String, Placed> placed;
     private final Map<String, String> metadata;
     private final Map<String, Object> structured;
+    private final SequencedMap<String, MetaValue> typed;
     private final Map<String, String> properties;
 
     PthArchive(Path path, FileChannel channel, List<Placed> tensors, Map<String, String> metadata,
-               Map<String, Object> structured, Map<String, String> properties) {
+               Map<String, Object> structured, Map<String, MetaValue> typed, Map<String, String> properties) {
         this.path = path;
         this.channel = channel;
         this.entries = tensors.stream().map(Placed::entry).toList();
@@ -43,6 +46,7 @@ final class PthArchive implements TensorArchive {
         for (Placed p : tensors) placed.put(p.entry().name(), p);
         this.metadata = java.util.Collections.unmodifiableMap(metadata);
         this.structured = java.util.Collections.unmodifiableMap(structured);
+        this.typed = java.util.Collections.unmodifiableSequencedMap(new java.util.LinkedHashMap<>(typed));
         this.properties = java.util.Collections.unmodifiableMap(properties);
     }
 
@@ -59,6 +63,16 @@ final class PthArchive implements TensorArchive {
     @Override
     public Map<String, String> metadata() {
         return metadata;
+    }
+
+    /**
+     * The non-tensor values that have a typed form: strings, integers (int64, or uint64 for
+     * larger ones), floats (f64), bools. None, bytes, references to Python code and integers
+     * past 64 bits have only their text in {@link #metadata()}, which conversions drop and name.
+     */
+    @Override
+    public SequencedMap<String, MetaValue> typedMetadata() {
+        return typed;
     }
 
     @Override

@@ -195,7 +195,7 @@ public final class PthReader implements FormatReader {
         for (String k : PROPERTY_ORDER) {
             if (all.containsKey(k)) props.put(k, all.get(k));
         }
-        return new PthArchive(path, ch, placed, cp.metadata, cp.structured, props);
+        return new PthArchive(path, ch, placed, cp.metadata, cp.structured, cp.typed, props);
     }
 
     /**

@@ -2,6 +2,9 @@ package io.anamnesis.format.pth;
 
 import io.anamnesis.api.DType;
 import io.anamnesis.api.ParseLimits;
+import io.anamnesis.api.MetaValue;
+import io.anamnesis.api.Anamnesis;
+import io.anamnesis.api.RecoveryPlan;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.UnsupportedFeatureException;
@@ -254,6 +257,31 @@ class PthReaderTest {
                     Map.entry("name", "x"),
                     Map.entry("big", "1099511627776"));
             assertThat(a.structuredMetadata()).containsEntry("epoch", 3L).containsEntry("optimizer.param_groups.0.lr", 0.001);
+        }
+    }
+
+    @Test
+    void givesNonTensorValuesTypedAndLeavesOutThoseWithNoTypedForm() throws Exception {
+        PickleWriter p = PickleWriter.proto(2).emptyDict().mark()
+                .unicode("w").contiguous("FloatStorage", "0", 2)
+                .unicode("epoch").integer(-3)
+                .unicode("lr").binFloat(0.001)
+                .unicode("amsgrad").newFalse()
+                .unicode("name").unicode("é\u0000x")
+                .unicode("scheduler").none()
+                .setItems().stop();
+        try (TensorArchive a = open(stateDict("archive", p, storages("0", f32(1, 2))))) {
+            assertThat(a.metadata()).containsOnlyKeys("epoch", "lr", "amsgrad", "name", "scheduler");
+            assertThat(a.typedMetadata()).containsExactly(
+                    Map.entry("epoch", new MetaValue.Int(MetaValue.Type.I64, -3)),
+                    Map.entry("lr", new MetaValue.Real(MetaValue.Type.F64, 0.001)),
+                    Map.entry("amsgrad", new MetaValue.Bool(false)),
+                    Map.entry("name", new MetaValue.Str("é\u0000x")));
+            // a conversion drops the None and says so
+            RecoveryPlan plan = Anamnesis.of(List.of(), List.of(), List.of()).plan(a, DType.F32);
+            assertThat(plan.droppedMetadata()).containsOnlyKeys("scheduler");
+            assertThat(plan.droppedMetadata().get("scheduler")).contains("None");
+            assertThat(plan.toOutputPlan().keyValues()).containsOnlyKeys("epoch", "lr", "amsgrad", "name");
         }
     }
 

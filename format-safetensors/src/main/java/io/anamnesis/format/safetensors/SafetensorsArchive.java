@@ -1,5 +1,7 @@
 package io.anamnesis.format.safetensors;
 
+import io.anamnesis.api.MetaValue;
+import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.TensorIOException;
@@ -15,20 +17,27 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SequencedMap;
 
-/** An opened safetensors file: the parsed header, an index by name, and the open channel to map from. */
+/**
+ * An opened safetensors file: the parsed header, an index by name, the open channel to map
+ * from, and the metadata decoded when it carries the typed encoding ({@link TypedMetadata}).
+ */
 final class SafetensorsArchive implements TensorArchive {
     private final Path path;
     private final FileChannel channel;
     private final SafetensorsHeader header;
     private final List<TensorEntry> entries;
     private final Map<String, SafetensorsHeader.Tensor> byName;
+    private final TypedMetadata metadata;
     private volatile boolean closed;
 
-    SafetensorsArchive(Path path, FileChannel channel, SafetensorsHeader header) {
+    /** @throws io.anamnesis.api.AnamnesisException when typed metadata does not decode (naming the key) */
+    SafetensorsArchive(Path path, FileChannel channel, SafetensorsHeader header, ParseLimits limits) {
         this.path = path;
         this.channel = channel;
         this.header = header;
+        this.metadata = TypedMetadata.decode(header.metadata(), limits);
         this.entries = header.tensors().stream().map(SafetensorsHeader.Tensor::entry).toList();
         Map<String, SafetensorsHeader.Tensor> index = HashMap.newHashMap(header.tensors().size());
         for (SafetensorsHeader.Tensor t : header.tensors()) index.put(t.name(), t);
@@ -49,9 +58,23 @@ final class SafetensorsArchive implements TensorArchive {
         return Optional.ofNullable(path);
     }
 
+    /** {@code __metadata__} without the encoding's marker, typed values rendered as text. */
     @Override
     public Map<String, String> metadata() {
-        return header.metadata();
+        return metadata.display();
+    }
+
+    /** {@code __metadata__} decoded: typed values whole when the file carries the typed encoding, strings otherwise. */
+    @Override
+    public SequencedMap<String, MetaValue> typedMetadata() {
+        return metadata.typed();
+    }
+
+    @Override
+    public Map<String, Object> structuredMetadata() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        metadata.typed().forEach((k, v) -> m.put(k, v.plain()));
+        return Collections.unmodifiableMap(m);
     }
 
     @Override
@@ -63,7 +86,8 @@ final class SafetensorsArchive implements TensorArchive {
         p.put("data aligned to 8 bytes", header.dataStart() % 8 == 0 ? "yes" : "no");
         p.put("byte order", "little-endian");
         p.put("tensors", Integer.toString(entries.size()));
-        p.put("metadata entries", Integer.toString(header.metadata().size()));
+        p.put("metadata entries", Integer.toString(metadata.typed().size()));
+        metadata.encoding().ifPresent(e -> p.put("metadata encoding", e));
         return Collections.unmodifiableMap(p);
     }
 

@@ -65,7 +65,7 @@ public final class SafetensorsReader implements FormatReader {
         boolean ok = false;
         try {
             SafetensorsHeader header = readHeader(channel, limits);
-            SafetensorsArchive archive = new SafetensorsArchive(path, channel, header);
+            SafetensorsArchive archive = new SafetensorsArchive(path, channel, header, limits);
             ok = true;
             return archive;
         } catch (IOException e) {
@@ -87,7 +87,7 @@ public final class SafetensorsReader implements FormatReader {
      */
     @Override
     public TensorArchive openHeader(InputStream in, ParseLimits limits) {
-        return new SafetensorsArchive(null, new HeaderStream(in), SafetensorsHeader.read(in, limits));
+        return new SafetensorsArchive(null, new HeaderStream(in), SafetensorsHeader.read(in, limits), limits);
     }
 
     /**
@@ -98,7 +98,7 @@ public final class SafetensorsReader implements FormatReader {
     @Override
     public TensorArchive openHeader(RangeChannel channel, ParseLimits limits) {
         try {
-            return new SafetensorsArchive(null, channel, readHeader(channel, limits));
+            return new SafetensorsArchive(null, channel, readHeader(channel, limits), limits);
         } catch (IOException e) {
             throw new TensorIOException("cannot read " + channel.fileName() + ": " + e.getMessage(), e);
         }

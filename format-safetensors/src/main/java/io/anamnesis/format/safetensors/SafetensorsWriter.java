@@ -5,6 +5,7 @@ import io.anamnesis.api.LimitExceededException;
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.TensorIOException;
 import io.anamnesis.api.UnsupportedFeatureException;
+import io.anamnesis.api.json.TypedJson;
 import io.anamnesis.api.write.AtomicOutput;
 import io.anamnesis.api.spi.FormatWriter;
 import io.anamnesis.api.spi.OutputPlan;
@@ -17,8 +18,10 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SequencedMap;
 
 /**
  * Writes {@code .safetensors}: the header is laid out from the plan alone (tensors in plan
@@ -27,6 +30,17 @@ import java.util.Map;
  * writer pads), then the tensors' producers fill their regions in parallel through
  * {@link TensorDataWriter}. Nothing is held in heap but the header; the file appears complete
  * or not at all.
+ *
+ * <p>Metadata is the plan's {@link OutputPlan#keyValues()}, whole. {@code __metadata__} values
+ * must be strings, so when any value is typed (a GGUF key/value: an integer or float of any
+ * width, a bool, an array) the file uses the {@code typed-json/1} encoding
+ * ({@link io.anamnesis.api.json.TypedJson}, {@code docs/metadata.md}): the key
+ * {@code anamnesis.metadata_encoding} = {@code typed-json/1} first, then each key under its own
+ * name, a typed value as the JSON text of <code>{"type":"u32","value":15}</code>,
+ * <code>{"type":"f32","value":1.0E-5}</code> (the shortest decimal of the float32),
+ * <code>{"type":"array","item_type":"string","value":[...]}</code> (whole, however long), and a
+ * string as itself (in the typed form only when it starts with <code>{</code>). A plan of strings only
+ * is written as plain strings, as before. The reader decodes it back to the same types and bits.
  */
 public final class SafetensorsWriter implements FormatWriter {
 
@@ -49,6 +63,16 @@ public final class SafetensorsWriter implements FormatWriter {
     @Override
     public boolean supports(DType dtype) {
         return DType.SAFETENSORS.contains(dtype);
+    }
+
+    /** Every value is stored whole (typed ones in the typed encoding), except a copy of the encoding's own marker. */
+    @Override
+    public SequencedMap<String, String> metadataLoss(OutputPlan plan) {
+        SequencedMap<String, String> out = new LinkedHashMap<>();
+        if (plan.keyValues().containsKey(TypedJson.MARKER_KEY)) {
+            out.put(TypedJson.MARKER_KEY, "the key is reserved for the writer's own marker of the typed encoding");
+        }
+        return out;
     }
 
     @Override
@@ -93,10 +117,11 @@ public final class SafetensorsWriter implements FormatWriter {
         StringBuilder json = new StringBuilder(64 + 96 * plan.tensors().size());
         json.append('{');
         boolean first = true;
-        if (!plan.metadata().isEmpty()) {
+        Map<String, String> metadata = TypedMetadata.encode(plan.keyValues());
+        if (!metadata.isEmpty()) {
             json.append('"').append(SafetensorsHeader.METADATA_KEY).append("\":{");
             boolean firstEntry = true;
-            for (Map.Entry<String, String> e : plan.metadata().entrySet()) {
+            for (Map.Entry<String, String> e : metadata.entrySet()) {
                 if (!firstEntry) json.append(',');
                 firstEntry = false;
                 string(json, e.getKey(), null);

@@ -30,7 +30,8 @@ import java.lang.foreign.ValueLayout;
  * subtraction and one rounding multiply.
  *
  * <p>{@link #dequantizeRows} runs {@link AwqVectorKernel} (BF16 or F32) when the Vector API
- * is present and the scalar kernel here otherwise.
+ * is present and compiled, else {@link AwqTableKernel} (lookups of per-group results) where
+ * it applies, else the scalar kernel here.
  */
 public final class AwqKernel {
     /** Column of field k of a packed word: AutoAWQ's pack order (a fact of the format). */
@@ -89,9 +90,17 @@ public final class AwqKernel {
             AwqVectorKernel.dequantizeRows(qweight, qzeros, scales, l, firstRow, rowCount, target, dest);
         } else if (vector && target.equals(DType.F16) && AwqVectorKernel.supports(DType.F32)) {
             AwqVectorKernel.dequantizeRowsToF16(qweight, qzeros, scales, l, firstRow, rowCount, dest);
+        } else if (AwqTableKernel.applies(l)) {
+            AwqTableKernel.dequantizeRows(qweight, qzeros, scales, l, firstRow, rowCount, target, dest);
         } else {
             dequantizeRowsScalar(qweight, qzeros, scales, l, firstRow, rowCount, target, dest);
         }
+    }
+
+    /** The kernel {@code amn} runs by default: {@link AwqTableKernel} where it applies, else the scalar one. */
+    public static void dequantizeRowsNoVector(MemorySegment qweight, MemorySegment qzeros, MemorySegment scales,
+                                              Layout l, int firstRow, int rowCount, DType target, MemorySegment dest) {
+        dequantizeRows(qweight, qzeros, scales, l, firstRow, rowCount, target, dest, false);
     }
 
     /**

@@ -25,8 +25,12 @@ public final class Fp8Kernels {
     private Fp8Kernels() {
     }
 
-    /** Which implementation runs a kernel. */
-    public enum Impl { SCALAR, VECTOR }
+    /**
+     * Which implementation runs a kernel: the scalar reference loop, the lookup kernel (each
+     * scale's 256 results made once, the codes then only looked up: what {@code amn} runs
+     * without the Vector API), or the Vector API loop.
+     */
+    public enum Impl { SCALAR, TABLE, VECTOR }
 
     private static final boolean VECTOR_AVAILABLE = detectVector();
 
@@ -46,10 +50,11 @@ public final class Fp8Kernels {
 
     /**
      * The fastest implementation on this JVM right now: the vector kernel once it has beaten
-     * the scalar one (see {@link KernelRace}; before C2 compiles it, it is far slower).
+     * the scalar one (see {@link KernelRace}; before C2 compiles it, it is far slower), else
+     * the lookup kernel, which is fast from its first call.
      */
     public static Impl best() {
-        return VECTOR_AVAILABLE && RACE.getAsBoolean() ? Impl.VECTOR : Impl.SCALAR;
+        return VECTOR_AVAILABLE && RACE.getAsBoolean() ? Impl.VECTOR : Impl.TABLE;
     }
 
     /** Races the kernels on a 128 x 256 E4M3 grid, per-tensor and 128x128-block scaled, to BF16. */
@@ -84,9 +89,9 @@ public final class Fp8Kernels {
     /** Elements per vector kernel call under one scale (a multiple of every vector step). */
     private static final long PIECE = 1 << 15;
 
-    private static final int F32 = 0;
-    private static final int BF16 = 1;
-    private static final int F16 = 2;
+    static final int F32 = 0;
+    static final int BF16 = 1;
+    static final int F16 = 2;
 
     /** The target as a small int, resolved once per call rather than once per scale run. */
     private static int targetCode(DType target) {
@@ -113,6 +118,10 @@ public final class Fp8Kernels {
                                       long first, long count, MemorySegment dest) {
         int t = targetCode(target);
         int width = t == F32 ? 4 : 2;
+        if (impl == Impl.TABLE) {
+            Fp8TableKernel.grid(format, t, codes, cols, scales, blockRows, blockCols, first, count, dest);
+            return;
+        }
         boolean vector = vectorImpl(impl);
         // The vector kernel runs a whole row in one loop when every scale folds and a block
         // is a row (shift 63) or a power of two wide, a multiple of its step.
@@ -165,7 +174,27 @@ public final class Fp8Kernels {
      */
     public static void dequantize(Impl impl, Fp8Format format, DType target, MemorySegment codes, long codeOffset,
                                   float scale, MemorySegment dest, long destOffset, long count) {
+        if (impl == Impl.TABLE) {
+            int t = targetCode(target);
+            int[] table = new int[256];
+            Fp8TableKernel.fill(format, t, scale, table, 0);
+            Fp8TableKernel.run(t == F32, table, 0, codes, codeOffset, dest, destOffset, count);
+            return;
+        }
         run(vectorImpl(impl), format, targetCode(target), codes, codeOffset, scale, dest, destOffset, count);
+    }
+
+    /**
+     * The output bits of one code times one scale, exactly as the scalar kernels compute them
+     * (the {@link #multiply} product, then the same narrowing): {@link Fp8TableKernel}'s entries.
+     */
+    static int outputBits(int target, float w, float scale) {
+        float product = multiply(w, scale);
+        return switch (target) {
+            case F32 -> Float.floatToRawIntBits(product);
+            case BF16 -> Floats.f32ToBf16(Float.floatToRawIntBits(product)) & 0xFFFF;
+            default -> f32ToF16(product) & 0xFFFF;
+        };
     }
 
     private static boolean vectorImpl(Impl impl) {

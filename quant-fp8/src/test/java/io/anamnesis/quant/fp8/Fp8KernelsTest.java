@@ -65,7 +65,7 @@ class Fp8KernelsTest {
     }
 
     @Test
-    void vectorAndScalarAgreeBitForBitOnEveryCodeAndScale() {
+    void tableVectorAndScalarAgreeBitForBitOnEveryCodeAndScale() {
         try (Arena arena = Arena.ofConfined()) {
             // 3 bytes of offset and 3 x 256 + 5 codes: unaligned, and the vector loop leaves a tail
             int offset = 3;
@@ -77,14 +77,16 @@ class Fp8KernelsTest {
                     for (int sb : SCALE_BITS) {
                         float scale = Float.intBitsToFloat(sb);
                         MemorySegment scalar = arena.allocate(count * w + 2);
-                        MemorySegment vector = arena.allocate(count * w + 2);
                         Fp8Kernels.dequantize(Impl.SCALAR, f, t, codes, offset, scale, scalar, 2, count);
-                        Fp8Kernels.dequantize(Impl.VECTOR, f, t, codes, offset, scale, vector, 2, count);
-                        long mismatch = scalar.mismatch(vector);
-                        if (mismatch >= 0) {
-                            fail("%s -> %s, scale 0x%08x: byte %d differs (element %d, code 0x%02x)", f, t, sb,
-                                    mismatch, (mismatch - 2) / w,
-                                    codes.get(ValueLayout.JAVA_BYTE, offset + (mismatch - 2) / w) & 0xFF);
+                        for (Impl other : new Impl[]{Impl.TABLE, Impl.VECTOR}) {
+                            MemorySegment vector = arena.allocate(count * w + 2);
+                            Fp8Kernels.dequantize(other, f, t, codes, offset, scale, vector, 2, count);
+                            long mismatch = scalar.mismatch(vector);
+                            if (mismatch >= 0) {
+                                fail("%s %s -> %s, scale 0x%08x: byte %d differs (element %d, code 0x%02x)", other, f, t, sb,
+                                        mismatch, (mismatch - 2) / w,
+                                        codes.get(ValueLayout.JAVA_BYTE, offset + (mismatch - 2) / w) & 0xFF);
+                            }
                         }
                     }
                 }
@@ -93,7 +95,7 @@ class Fp8KernelsTest {
     }
 
     @Test
-    void gridVectorMatchesScalarForEveryLayoutAndChunk() {
+    void gridTableAndVectorMatchScalarForEveryLayoutAndChunk() {
         // Mostly finite codes (the vector fast path) with a rare infinity or NaN (its fix-up path).
         java.util.SplittableRandom random = new java.util.SplittableRandom(7);
         int rows = 40, cols = 328;
@@ -123,11 +125,13 @@ class Fp8KernelsTest {
                             long[][] ranges = {{0, total}, {5, 1000}, {cols - 3, 2 * cols + 70}, {total - 77, 77}};
                             for (long[] range : ranges) {
                                 MemorySegment a = arena.allocate(range[1] * w);
-                                MemorySegment b = arena.allocate(range[1] * w);
                                 Fp8Kernels.dequantizeGrid(Impl.SCALAR, f, t, codes, cols, scales, br, bc, range[0], range[1], a);
-                                Fp8Kernels.dequantizeGrid(Impl.VECTOR, f, t, codes, cols, scales, br, bc, range[0], range[1], b);
-                                assertThat(b.mismatch(a)).as("%s %s blocks %dx%d huge %s range %d+%d", f, t, br, bc,
-                                        hugeScale, range[0], range[1]).isEqualTo(-1L);
+                                for (Impl other : new Impl[]{Impl.TABLE, Impl.VECTOR}) {
+                                    MemorySegment b = arena.allocate(range[1] * w);
+                                    Fp8Kernels.dequantizeGrid(other, f, t, codes, cols, scales, br, bc, range[0], range[1], b);
+                                    assertThat(b.mismatch(a)).as("%s %s %s blocks %dx%d huge %s range %d+%d", other, f, t, br, bc,
+                                            hugeScale, range[0], range[1]).isEqualTo(-1L);
+                                }
                             }
                         }
                     }

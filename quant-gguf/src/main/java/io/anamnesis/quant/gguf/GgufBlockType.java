@@ -9,7 +9,10 @@ import java.util.stream.Collectors;
 /**
  * Every ggml block type this module decodes, with its ggml type id and block geometry
  * (ggml-common.h, QK_K = 256). The name is ggml's upper-case spelling, which is how a GGUF
- * reader names the tensor's {@link io.anamnesis.api.DType}.
+ * reader names the tensor's {@link io.anamnesis.api.DType}. The plain float types F32, F16
+ * and BF16 close the list as blocks of one element, so that the forget path finds every type
+ * ggml's {@code ggml_quantize_chunk} writes in one place; recovery leaves them to the
+ * readers (they are not {@link io.anamnesis.api.DType.Kind#QUANTIZED}).
  *
  * <p>format-gguf's {@code GgufType} writes the same table the same way (name, id, elements,
  * bytes), scalar types included; neither module may depend on the other, so test-corpus
@@ -43,7 +46,10 @@ public enum GgufBlockType {
     MXFP4(39, 32, 17, GgufKernels::mxfp4),
     NVFP4(40, 64, 36, GgufKernels::nvfp4),
     Q1_0(41, 128, 18, GgufKernels::q1_0),
-    Q2_0(42, 64, 18, GgufKernels::q2_0);
+    Q2_0(42, 64, 18, GgufKernels::q2_0),
+    F32(0, 1, 4, GgufKernels::f32),
+    F16(1, 1, 2, GgufKernels::f16),
+    BF16(30, 1, 2, GgufKernels::bf16);
 
     /** Decodes {@code blocks} blocks from {@code src[srcOffset...]} to F32 at {@code dst[dstOffset...]}. */
     @FunctionalInterface

@@ -266,6 +266,23 @@ final class GgufKernels {
         }
     }
 
+    // ---------------------------------------------------------------- plain floats
+
+    /** F32, little-endian. */
+    static void f32(byte[] src, int s, float[] y, int o, int n) {
+        for (int i = 0; i < n; i++, s += 4) y[o + i] = Float.intBitsToFloat(i32(src, s));
+    }
+
+    /** F16, exact (ggml_fp16_to_fp32_row). */
+    static void f16(byte[] src, int s, float[] y, int o, int n) {
+        for (int i = 0; i < n; i++, s += 2) y[o + i] = f16(src, s);
+    }
+
+    /** BF16: the upper half of an F32. */
+    static void bf16(byte[] src, int s, float[] y, int o, int n) {
+        for (int i = 0; i < n; i++, s += 2) y[o + i] = Float.intBitsToFloat(u16(src, s) << 16);
+    }
+
     // ---------------------------------------------------------------- k-quants (256)
 
     /** Q2_K {u8 scales[16]; u8 qs[64]; f16 d; f16 dmin}: (d*sc) * q - (dmin*m). */

@@ -59,15 +59,18 @@ public final class GgufQuantizer implements Quantizer {
         this.encoders = encoders;
     }
 
-    /** F32 needs none (the values are written as they are); every other type its registered encoder. */
+    /**
+     * The encoder {@link GgufEncoders} registers for a type, found by its name: GgmlType (the
+     * type choice's table) and GgufBlockType (the codecs' table) spell every type alike, a
+     * test checks it.
+     */
     static Optional<RowEncoder> installedEncoder(GgmlType type) {
-        if (type == GgmlType.F32) return Optional.of(Codecs::f32);
         return GgufBlockType.byName(type.name()).flatMap(GgufEncoders::forType);
     }
 
     /**
-     * Whether this module can encode a ggml type yet ({@code q4_K}, {@code F16}, any case):
-     * its encoder is registered in {@link GgufEncoders}. F32 always.
+     * Whether this module can encode a ggml type ({@code q4_K}, {@code F16}, any case): its
+     * encoder is registered in {@link GgufEncoders}.
      */
     public static boolean canEncode(String ggmlType) {
         return GgmlType.byName(ggmlType).flatMap(GgufQuantizer::installedEncoder).isPresent();

@@ -52,7 +52,8 @@ final class RowQuantizer {
                     "no encoder for " + type.ggmlName() + " is registered in quant-gguf yet"));
             DenseReader reader = DenseReader.open(tensor, arena);
             float[][] weights = imatrix.map(m -> perExpert(m.values(name), perRow, (int) experts)).orElse(null);
-            GgufBlockType.BlockDecoder decoder = Codecs.decoder(type);
+            GgufBlockType codec = GgufBlockType.byName(type.name()).orElseThrow(
+                    () -> new IllegalStateException("no decoder for " + type));
             int blocksPerRow = perRow / type.blockElements();
             int batch = Math.max(1, GgufQuantizer.BATCH_ELEMENTS / Math.max(1, perRow));
             float[] src = new float[batch * perRow];
@@ -73,9 +74,15 @@ final class RowQuantizer {
                     }
                     int values = n * perRow;
                     reader.read(row * perRow, values, src, 0);
-                    enc.encode(src, 0, bytes, 0, n, perRow, w);
+                    try {
+                        enc.encode(src, 0, bytes, 0, n, perRow, w);
+                    } catch (IllegalArgumentException refused) {
+                        // an input ggml's encoder aborts on (a non-finite value in an i-quant grid search)
+                        throw UnsupportedFeatureException.inTensor(name, "rows " + row + ".." + (row + n - 1)
+                                + " cannot be quantized to " + type.ggmlName() + ": " + refused.getMessage());
+                    }
                     MemorySegment.copy(bytes, 0, dest, ValueLayout.JAVA_BYTE, r * rowBytes, n * rowBytes);
-                    decoder.decode(bytes, 0, back, 0, n * blocksPerRow);
+                    codec.decode(bytes, 0, back, 0, n * blocksPerRow);
                     lost = lost.plus(LossMeter.measure(src, 0, back, 0, values));
                     r += n;
                 }

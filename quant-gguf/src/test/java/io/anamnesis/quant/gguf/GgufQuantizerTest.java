@@ -55,7 +55,7 @@ class GgufQuantizerTest {
 
     static Optional<RowEncoder> fakes(GgmlType t) {
         return switch (t) {
-            case F32 -> Optional.of(Codecs::f32);
+            case F32 -> Optional.of(FloatEncoders::f32);
             case Q8_0 -> Optional.of(GgufQuantizerTest::fakeQ8);
             default -> Optional.empty();
         };
@@ -258,6 +258,20 @@ class GgufQuantizerTest {
                 new ForgetOptions(Map.of(), Optional.empty(), false, List.of(Pattern.compile("ids"))), new LossMeter());
         assertThat(kept.decisions()).extracting(ForgetPlan.Decision::why).containsExactly("--keep");
         assertThat(kept.tensors().getFirst().dtype()).isEqualTo(DType.I32);
+    }
+
+    /** ggml aborts (GGML_ASSERT in its grid search) on a NaN in an IQ2_S row; the forget path names the tensor instead. */
+    @Test
+    void aRowGgmlAbortsOnIsUnsupportedNamingTheTensor() {
+        float[] v = ramp(512, -1, 1f / 256);
+        v[300] = Float.NaN;
+        TestArchive model = new TestArchive("gguf").meta("general.architecture", "llama")
+                .f32("blk.0.attn_q.weight", Shape.of(2, 256), v);
+        Anamnesis real = Anamnesis.of(List.of(), List.of(), List.of(new GgufDequantizer()), List.of(new GgufQuantizer()));
+        ForgetPlan p = real.planForget(model, "ggml:iq2_s", ForgetOptions.defaults(), new LossMeter());
+        assertThatThrownBy(() -> produce(tensor(p, "blk.0.attn_q.weight"), 256))
+                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("'blk.0.attn_q.weight'")
+                .hasMessageContaining("rows 1..1").hasMessageContaining("iq2_s").hasMessageContaining("ggml aborts");
     }
 
     @Test

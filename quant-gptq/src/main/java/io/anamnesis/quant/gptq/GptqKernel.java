@@ -33,7 +33,8 @@ import java.util.Optional;
  *
  * <p>The output is the transpose of the packed layout. {@link #dequantizeRows} runs
  * {@link GptqVectorKernel} (2, 4, 8 bits to BF16 or F32) when the Vector API is present and
- * this scalar kernel otherwise. The scalar kernel works in tiles of {@link #TILE_ROWS} output
+ * compiled, else {@link GptqTableKernel} (2 and 4 bits without act-order: lookups of
+ * per-group results) or this scalar kernel. The scalar kernel works in tiles of {@link #TILE_ROWS} output
  * rows, reading whole cache lines of each packed row and collecting {@link #TILE_IN} inputs
  * per output row in a small buffer, which is then narrowed and written as contiguous row
  * pieces.
@@ -108,8 +109,20 @@ public final class GptqKernel {
         } else if (vector && target.equals(DType.F16) && GptqVectorKernel.supports(l, DType.F32)) {
             GptqVectorKernel.dequantizeRowsToF16(qweight, qzeros, scales, groupOf, l, firstRow, rowCount, dest);
         } else {
-            dequantizeRowsScalar(qweight, qzeros, scales, groupOf, l, firstRow, rowCount, target, dest);
+            int[] wordGroups = GptqTableKernel.wordGroups(l, groupOf);
+            if (wordGroups != null) {
+                GptqTableKernel.dequantizeRows(qweight, qzeros, scales, wordGroups, l, firstRow, rowCount, target, dest);
+            } else {
+                dequantizeRowsScalar(qweight, qzeros, scales, groupOf, l, firstRow, rowCount, target, dest);
+            }
         }
+    }
+
+    /** The kernel {@code amn} runs by default: {@link GptqTableKernel} where it applies, else the scalar one. */
+    public static void dequantizeRowsNoVector(MemorySegment qweight, MemorySegment qzeros, MemorySegment scales,
+                                              int[] groupOf, Layout l, int firstRow, int rowCount, DType target,
+                                              MemorySegment dest) {
+        dequantizeRows(qweight, qzeros, scales, groupOf, l, firstRow, rowCount, target, dest, false);
     }
 
     /**

@@ -1,0 +1,199 @@
+package io.anamnesis.quant.fp8;
+
+import io.anamnesis.api.DType;
+import io.anamnesis.api.numeric.Floats;
+
+/**
+ * The FP8 encoders as pure static functions: F32 values and a scale in, E4M3 or E5M2 codes
+ * out. The inverse of {@link Fp8Kernels}' {@code code x scale}.
+ *
+ * <p>Rounding, and why:
+ * <ul>
+ * <li>The scale of a group is {@code amax / max finite} (448 for E4M3, 57344 for E5M2), one
+ *     float32 division rounded to nearest, then rounded to nearest even into the scale's
+ *     stored dtype. {@code amax} is the group's largest finite {@code |x|}: an infinity
+ *     saturates instead of wiping out its group, a NaN stays NaN. An all-zero group gets scale
+ *     1 (any positive scale encodes zeros as zeros), and a scale that would underflow to 0 in
+ *     its dtype gets the dtype's smallest positive value.</li>
+ * <li>Codes divide by the scale as stored (the one a loader multiplies by): {@code x / s}
+ *     rounded once to float32, as PyTorch, vLLM and llm-compressor compute it, then rounded to
+ *     nearest even onto the FP8 grid, as {@code tensor.to(torch.float8_e4m3fn)} does, after a
+ *     clamp to {@code +-max finite} (saturation). NaN keeps its sign bit and becomes
+ *     {@code S.1111.111} (E4M3) or {@code S.11111.11} (E5M2).</li>
+ * </ul>
+ * {@code x / s} is computed as {@code (float) (x * (1.0 / s))} in double: for float operands
+ * the quotient is never a float32 rounding tie away from the subnormal range and the double
+ * product is within 2^-52 of it, so both round to the same float32; a multiply costs a
+ * fraction of a divide. (In the subnormal range a tie can differ, but every such value is far
+ * below the smallest FP8 subnormal and encodes as zero either way.)
+ */
+public final class Fp8Encoder {
+    private Fp8Encoder() {
+    }
+
+    /** 1.5 x 2^23: adding and subtracting it rounds a float below 2^22 to an integer, half to even. */
+    private static final float RNE_MAGIC = 12582912f;
+
+    /**
+     * Whether the 512-bit vector encoders exist here ({@code jdk.incubator.vector} resolved,
+     * 16-lane vectors, not switched off with {@code -Danamnesis.fp8.scalar=true}).
+     */
+    static final boolean VECTOR = vectorAvailable();
+
+    private static boolean vectorAvailable() {
+        if (Boolean.parseBoolean(System.getProperty("anamnesis.fp8.scalar", "false"))) return false;
+        if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) return false;
+        try {
+            return Fp8EncodeVectors.usable();
+        } catch (LinkageError e) {
+            return false;
+        }
+    }
+
+    /** Starts on the scalar encoder, switches once C2 has made the vector one faster (see KernelRace). */
+    private static final io.anamnesis.api.numeric.KernelRace RACE = new io.anamnesis.api.numeric.KernelRace("fp8-encode",
+            () -> Probe.run(false), () -> Probe.run(true));
+
+    static boolean vectorNow() {
+        return VECTOR && RACE.getAsBoolean();
+    }
+
+    private static final class Probe {
+        static final float[] X = new float[1 << 14];
+        static final byte[] OUT = new byte[1 << 14];
+        static final float[] DECODED = new float[1 << 14];
+
+        static {
+            java.util.SplittableRandom r = new java.util.SplittableRandom(1);
+            for (int i = 0; i < X.length; i++) X[i] = (float) r.nextGaussian();
+        }
+
+        static void run(boolean vector) {
+            if (vector) {
+                float s = Fp8EncodeVectors.finiteAbsmax(X, 0, X.length) / 448f;
+                Fp8EncodeVectors.encode(Fp8Format.E4M3, X, 0, X.length, s, OUT, 0, DECODED);
+            } else {
+                float s = finiteAbsmaxScalar(X, 0, X.length) / 448f;
+                encodeScalar(Fp8Format.E4M3, X, 0, X.length, s, OUT, 0, DECODED);
+            }
+        }
+    }
+
+    /** The largest finite value of a format: 448 (E4M3), 57344 (E5M2). */
+    public static float maxFinite(Fp8Format format) {
+        return switch (format) {
+            case E4M3 -> 448f;
+            case E5M2 -> 57344f;
+            default -> throw notWritten(format);
+        };
+    }
+
+    /** The FNUZ formats are decoded (ROCm checkpoints) but not encoded: their callers refuse them first. */
+    private static IllegalArgumentException notWritten(Fp8Format format) {
+        return new IllegalArgumentException(format + " is read, not written; the encoder writes E4M3 and E5M2");
+    }
+
+    /** E4M3 (float8_e4m3fn) code of {@code v}: saturated, round to nearest even, NaN to 0x7F with its sign. */
+    public static int e4m3(float v) {
+        int sign = (Float.floatToRawIntBits(v) >>> 24) & 0x80;
+        float a = Math.abs(v);
+        if (!(a <= 448f)) {
+            if (a != a) return sign | 0x7F;
+            a = 448f;
+        }
+        if (a < 0x1p-6f) {
+            // subnormals: multiples of 2^-9; 8 x 2^-9 is the smallest normal, code 0x08
+            return sign | (int) ((a * 512f + RNE_MAGIC) - RNE_MAGIC);
+        }
+        int b = Float.floatToRawIntBits(a);
+        // keep 3 mantissa bits, round to nearest even (a carry moves into the exponent), rebias 127 -> 7
+        b += 0x7FFFF + ((b >>> 20) & 1);
+        return sign | ((b >>> 20) - ((127 - 7) << 3));
+    }
+
+    /** E5M2 code of {@code v}: saturated (never infinity), round to nearest even, NaN to 0x7F with its sign. */
+    public static int e5m2(float v) {
+        int sign = (Float.floatToRawIntBits(v) >>> 24) & 0x80;
+        float a = Math.abs(v);
+        if (!(a <= 57344f)) {
+            if (a != a) return sign | 0x7F;
+            a = 57344f;
+        }
+        if (a < 0x1p-14f) {
+            return sign | (int) ((a * 65536f + RNE_MAGIC) - RNE_MAGIC);
+        }
+        int b = Float.floatToRawIntBits(a);
+        b += 0xFFFFF + ((b >>> 21) & 1);
+        return sign | ((b >>> 21) - ((127 - 15) << 2));
+    }
+
+    public static int encode(Fp8Format format, float v) {
+        return switch (format) {
+            case E4M3 -> e4m3(v);
+            case E5M2 -> e5m2(v);
+            default -> throw notWritten(format);
+        };
+    }
+
+    /** The largest finite {@code |x|} of {@code x[from, to)}; 0 when there is none. */
+    public static float finiteAbsmax(float[] x, int from, int to) {
+        return vectorNow() ? Fp8EncodeVectors.finiteAbsmax(x, from, to) : finiteAbsmaxScalar(x, from, to);
+    }
+
+    /** {@link #finiteAbsmax} on the scalar path. */
+    static float finiteAbsmaxScalar(float[] x, int from, int to) {
+        int max = 0;
+        for (int i = from; i < to; i++) {
+            int m = Float.floatToRawIntBits(x[i]) & 0x7FFF_FFFF;
+            if (m < 0x7F80_0000) max = Math.max(max, m);
+        }
+        return Float.intBitsToFloat(max);
+    }
+
+    /** The stored scale of a group whose largest finite magnitude is {@code amax}, as a float. */
+    public static float scale(Fp8Format format, float amax, DType scaleDtype) {
+        if (amax == 0f) return 1f;
+        float s = round(amax / maxFinite(format), scaleDtype);
+        if (s == 0f) s = smallestPositive(scaleDtype);
+        return s;
+    }
+
+    /** {@code s} rounded to nearest even into BF16, F16 or F32, widened back (exactly). */
+    static float round(float s, DType dtype) {
+        if (dtype.equals(DType.BF16)) return Floats.bf16ToF32(Floats.f32ToBf16(s));
+        if (dtype.equals(DType.F16)) return Floats.f16ToF32(Floats.f32ToF16(s));
+        return s;
+    }
+
+    private static float smallestPositive(DType dtype) {
+        if (dtype.equals(DType.BF16)) return Floats.bf16ToF32((short) 1);
+        if (dtype.equals(DType.F16)) return Floats.f16ToF32((short) 1);
+        return Float.MIN_VALUE;
+    }
+
+    /**
+     * Codes of {@code x[off, off + n)} divided by {@code scale}, into {@code out[outOff...]},
+     * and what they decode to ({@code value(code) * scale}, the recovery's one float32
+     * multiply) into {@code decoded[outOff...]} when it is not null.
+     */
+    public static void encode(Fp8Format format, float[] x, int off, int n, float scale, byte[] out, int outOff,
+                              float[] decoded) {
+        if (format != Fp8Format.E4M3 && format != Fp8Format.E5M2) throw notWritten(format);
+        if (vectorNow()) Fp8EncodeVectors.encode(format, x, off, n, scale, out, outOff, decoded);
+        else encodeScalar(format, x, off, n, scale, out, outOff, decoded);
+    }
+
+    /** {@link #encode} on the scalar path: the fallback, and the reference the vector path is tested against. */
+    static void encodeScalar(Fp8Format format, float[] x, int off, int n, float scale, byte[] out, int outOff,
+                             float[] decoded) {
+        double inv = 1.0 / scale;
+        if (format == Fp8Format.E4M3) {
+            for (int i = 0; i < n; i++) out[outOff + i] = (byte) e4m3((float) (x[off + i] * inv));
+        } else {
+            for (int i = 0; i < n; i++) out[outOff + i] = (byte) e5m2((float) (x[off + i] * inv));
+        }
+        if (decoded != null) {
+            for (int i = 0; i < n; i++) decoded[outOff + i] = format.decode(out[outOff + i]) * scale;
+        }
+    }
+}

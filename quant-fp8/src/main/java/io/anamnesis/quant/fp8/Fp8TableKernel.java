@@ -1,0 +1,137 @@
+package io.anamnesis.quant.fp8;
+
+import io.anamnesis.api.numeric.LittleEndian;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * FP8 by lookup: under one scale a code has 256 possible results, so each scale first gets
+ * all 256 output values, computed by {@link Fp8Kernels#outputBits} (the scalar kernels' own
+ * arithmetic, NaN rules included), and the codes are then only looked up, eight per long
+ * read. Bit-exact by construction and fast from the first call (no vectorizing JIT needed,
+ * which a short {@code amn} run never gets).
+ *
+ * <p>The tables of one row of scale blocks are made when the first element under them is
+ * met and kept while the rows that share them run (a 128 x 128 block's table serves 16,384
+ * codes); per-channel scales make one table per row.
+ */
+final class Fp8TableKernel {
+    private Fp8TableKernel() {
+    }
+
+    private static final ValueLayout.OfLong I64 = LittleEndian.I64;
+
+    /** {@code table[at + code]} = the output bits of {@code decode(code) * scale}. */
+    static void fill(Fp8Format format, int target, float scale, int[] table, int at) {
+        float[] decode = format.table();
+        for (int c = 0; c < 256; c++) table[at + c] = Fp8Kernels.outputBits(target, decode[c], scale);
+    }
+
+    /** {@link Fp8Kernels#dequantizeGrid}'s contract, by lookup. */
+    static void grid(Fp8Format format, int target, MemorySegment codes, long cols, float[] scales,
+                     long blockRows, long blockCols, long first, long count, MemorySegment dest) {
+        boolean wide = target == Fp8Kernels.F32;
+        int width = wide ? 4 : 2;
+        if (scales.length == 1) {
+            int[] table = new int[256];
+            fill(format, target, scales[0], table, 0);
+            run(wide, table, 0, codes, first, dest, 0, count);
+            return;
+        }
+        long scaleCols = (cols + blockCols - 1) / blockCols;
+        int[] tables = new int[Math.toIntExact(256 * scaleCols)];
+        long tablesFor = -1; // the first scale index the tables hold
+        long end = first + count;
+        long e = first;
+        while (e < end) {
+            long r = e / cols;
+            long rowStart = r * cols;
+            long rowEnd = Math.min(end, rowStart + cols);
+            long scaleRow = (r / blockRows) * scaleCols;
+            if (scaleRow != tablesFor) {
+                for (int b = 0; b < scaleCols; b++) fill(format, target, scales[Math.toIntExact(scaleRow + b)], tables, 256 * b);
+                tablesFor = scaleRow;
+            }
+            long block = (e - rowStart) / blockCols;
+            long blockEnd = rowStart + (block + 1) * blockCols;
+            while (e < rowEnd) {
+                long runEnd = Math.min(rowEnd, blockEnd);
+                run(wide, tables, (int) (256 * block), codes, e, dest, (e - first) * width, runEnd - e);
+                e = runEnd;
+                block++;
+                blockEnd += blockCols;
+            }
+        }
+    }
+
+    /** {@code count} codes from byte {@code codeOffset}, looked up in {@code table[at..at+256)}, to {@code dest}. */
+    static void run(boolean wide, int[] table, int at, MemorySegment codes, long codeOffset,
+                    MemorySegment dest, long destOffset, long count) {
+        long i = 0;
+        if (count < 4096) { // a block's run: slicing would cost more than it saves
+            long o = destOffset;
+            if (wide) {
+                for (; i + 8 <= count; i += 8, o += 32) {
+                    long c = codes.get(I64, codeOffset + i);
+                    dest.set(I64, o, two(table, at, c));
+                    dest.set(I64, o + 8, two(table, at, c >>> 16));
+                    dest.set(I64, o + 16, two(table, at, c >>> 32));
+                    dest.set(I64, o + 24, two(table, at, c >>> 48));
+                }
+            } else {
+                for (; i + 8 <= count; i += 8, o += 16) {
+                    long c = codes.get(I64, codeOffset + i);
+                    dest.set(I64, o, four(table, at, c));
+                    dest.set(I64, o + 8, four(table, at, c >>> 32));
+                }
+            }
+        }
+        // long runs in int-indexed pieces: the JIT removes bounds checks from int counted loops more reliably
+        while (count - i >= 8) {
+            int groups = (int) Math.min((count - i) >>> 3, 1 << 16);
+            MemorySegment in = codes.asSlice(codeOffset + i, 8L * groups);
+            MemorySegment out = dest.asSlice(destOffset + i * (wide ? 4 : 2), (wide ? 32L : 16L) * groups);
+            if (wide) wide(table, at, in, out, groups);
+            else narrow(table, at, in, out, groups);
+            i += 8L * groups;
+        }
+        for (; i < count; i++) {
+            int v = table[at + (codes.get(ValueLayout.JAVA_BYTE, codeOffset + i) & 0xFF)];
+            if (wide) dest.set(LittleEndian.I32, destOffset + 4 * i, v);
+            else dest.set(LittleEndian.I16, destOffset + 2 * i, (short) v);
+        }
+    }
+
+    private static void narrow(int[] table, int at, MemorySegment in, MemorySegment out, int groups) {
+        for (int g = 0; g < groups; g++) {
+            long c = in.get(I64, 8L * g);
+            out.set(I64, 16L * g, four(table, at, c));
+            out.set(I64, 16L * g + 8, four(table, at, c >>> 32));
+        }
+    }
+
+    private static void wide(int[] table, int at, MemorySegment in, MemorySegment out, int groups) {
+        for (int g = 0; g < groups; g++) {
+            long c = in.get(I64, 8L * g);
+            long o = 32L * g;
+            out.set(I64, o, two(table, at, c));
+            out.set(I64, o + 8, two(table, at, c >>> 16));
+            out.set(I64, o + 16, two(table, at, c >>> 32));
+            out.set(I64, o + 24, two(table, at, c >>> 48));
+        }
+    }
+
+    /** The two F32 results of the two codes at the bottom of {@code c}. */
+    private static long two(int[] table, int at, long c) {
+        return (table[at + (int) (c & 0xFF)] & 0xFFFF_FFFFL) | ((long) table[at + (int) ((c >>> 8) & 0xFF)] << 32);
+    }
+
+    /** The four 16-bit results of the four codes at the bottom of {@code c}. */
+    private static long four(int[] table, int at, long c) {
+        return table[at + (int) (c & 0xFF)]
+                | ((long) table[at + (int) ((c >>> 8) & 0xFF)] << 16)
+                | ((long) table[at + (int) ((c >>> 16) & 0xFF)] << 32)
+                | ((long) table[at + (int) ((c >>> 24) & 0xFF)] << 48);
+    }
+}

@@ -1,0 +1,150 @@
+package io.anamnesis.quant.gguf;
+
+import static io.anamnesis.quant.gguf.IqArith.bestIndex;
+import static io.anamnesis.quant.gguf.IqArith.fp16;
+import static io.anamnesis.quant.gguf.IqArith.nearestInt;
+import static io.anamnesis.quant.gguf.IqArith.putShort;
+
+/**
+ * IQ4_NL and IQ4_XS: 4-bit indices into the non-linear codebook {@code kvalues_iq4nl}, one
+ * f16 scale per 32 values (IQ4_NL) or a 6-bit scale per 32 under an f16 per 256 (IQ4_XS).
+ * ggml-quants.c {@code quantize_iq4_nl} / {@code quantize_iq4_xs}, both through
+ * {@code quantize_row_iq4_nl_impl} with 7 trial scales either side (the chunk path; the
+ * {@code _ref} IQ4_NL routine tries none and is not what {@code ggml_quantize_chunk} runs).
+ */
+final class Iq4Encoder implements RowEncoder {
+    private static final float[] VALUES = new float[16];
+    private static final int TRIES = 7;
+    private static final float GROUP_MAX_EPS = 1e-15f;
+
+    static {
+        for (int i = 0; i < 16; i++) VALUES[i] = GgufTables.KVALUES_IQ4NL[i];
+    }
+
+    static final Iq4Encoder NL = new Iq4Encoder(32, 18);
+    static final Iq4Encoder XS = new Iq4Encoder(256, 136);
+
+    private final int superBlock;
+    private final int blockBytes;
+
+    private Iq4Encoder(int superBlock, int blockBytes) {
+        this.superBlock = superBlock;
+        this.blockBytes = blockBytes;
+    }
+
+    @Override
+    public void encode(float[] src, int srcOffset, byte[] dst, int dstOffset, int rows, int perRow, float[] importance) {
+        float[] scales = new float[superBlock / 32];
+        float[] weight = new float[32];
+        byte[] levels = new byte[superBlock];
+        int blocks = perRow / superBlock;
+        for (int r = 0; r < rows; r++) {
+            for (int b = 0; b < blocks; b++) {
+                block(src, srcOffset + r * perRow + b * superBlock, importance, b * superBlock,
+                        dst, dstOffset + (r * blocks + b) * blockBytes, scales, weight, levels);
+            }
+        }
+    }
+
+    private void block(float[] x, int xo, float[] importance, int col, byte[] y, int yo,
+                       float[] scales, float[] weight, byte[] levels) {
+        float sigma2 = 0;
+        for (int j = 0; j < superBlock; j++) sigma2 += x[xo + j] * x[xo + j];
+        sigma2 *= 2f / superBlock;
+
+        float maxScale = 0;
+        float amaxScale = 0;
+        for (int ib = 0; ib < superBlock / 32; ib++) {
+            int xb = xo + 32 * ib;
+            if (importance != null) {
+                for (int j = 0; j < 32; j++) {
+                    weight[j] = importance[col + 32 * ib + j] * (float) Math.sqrt(sigma2 + x[xb + j] * x[xb + j]);
+                }
+            } else {
+                for (int j = 0; j < 32; j++) weight[j] = x[xb + j] * x[xb + j];
+            }
+            float amax = 0;
+            float max = 0;
+            for (int j = 0; j < 32; j++) {
+                float ax = Math.abs(x[xb + j]);
+                if (ax > amax) {
+                    amax = ax;
+                    max = x[xb + j];
+                }
+            }
+            if (amax < GROUP_MAX_EPS) {
+                scales[ib] = 0;
+                continue;
+            }
+            // First guess: the extreme value on the codebook's extreme (-127), then least squares.
+            float d = -max / VALUES[0];
+            float id = 1 / d;
+            float sumqx = 0;
+            float sumq2 = 0;
+            for (int j = 0; j < 32; j++) {
+                float q = VALUES[bestIndex(VALUES, id * x[xb + j])];
+                float w = weight[j];
+                sumqx += w * q * x[xb + j];
+                sumq2 += w * q * q;
+            }
+            d = sumq2 > 0 ? sumqx / sumq2 : 0f;
+            float best = d * sumqx;
+            for (int itry = -TRIES; itry <= TRIES; itry++) {
+                id = (itry + GgufTables.KVALUES_IQ4NL[0]) / max;
+                sumqx = 0;
+                sumq2 = 0;
+                for (int j = 0; j < 32; j++) {
+                    float q = VALUES[bestIndex(VALUES, id * x[xb + j])];
+                    float w = weight[j];
+                    sumqx += w * q * x[xb + j];
+                    sumq2 += w * q * q;
+                }
+                if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+                    d = sumqx / sumq2;
+                    best = d * sumqx;
+                }
+            }
+            scales[ib] = d;
+            float absD = Math.abs(d);
+            if (absD > amaxScale) {
+                amaxScale = absD;
+                maxScale = d;
+            }
+        }
+
+        if (superBlock == 32) {
+            putShort(y, yo, fp16(scales[0]));
+            float id = scales[0] != 0 ? 1 / scales[0] : 0;
+            for (int j = 0; j < 32; j++) levels[j] = (byte) bestIndex(VALUES, id * x[xo + j]);
+            pack(levels, y, yo + 2);
+        } else {
+            // IQ4_XS: 6-bit signed block scales l in [-32, 31] of d = -max/32, stored l + 32.
+            float d = -maxScale / 32;
+            putShort(y, yo, fp16(d));
+            float id = d != 0 ? 1 / d : 0f;
+            int scalesH = 0;
+            for (int ib = 0; ib < superBlock / 32; ib++) {
+                int l = nearestInt(id * scales[ib]);
+                l = Math.max(-32, Math.min(31, l));
+                float dl = d * l;
+                float idl = dl != 0 ? 1 / dl : 0f;
+                for (int j = 0; j < 32; j++) levels[32 * ib + j] = (byte) bestIndex(VALUES, idl * x[xo + 32 * ib + j]);
+                l += 32;
+                if (ib % 2 == 0) y[yo + 4 + ib / 2] = (byte) (l & 0xF);
+                else y[yo + 4 + ib / 2] |= (byte) ((l & 0xF) << 4);
+                scalesH |= (l >> 4) << (2 * ib);
+            }
+            putShort(y, yo + 2, scalesH);
+            pack(levels, y, yo + 8);
+        }
+    }
+
+    /** Per 32 values, 16 bytes: element j in the low nibble of byte j, element j + 16 in its high nibble. */
+    private void pack(byte[] levels, byte[] y, int at) {
+        for (int i = 0; i < superBlock / 32; i++) {
+            for (int j = 0; j < 16; j++) {
+                y[at + 16 * i + j] = (byte) (levels[32 * i + j] | (levels[32 * i + 16 + j] << 4));
+            }
+        }
+    }
+}

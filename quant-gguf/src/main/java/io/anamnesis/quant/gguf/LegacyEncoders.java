@@ -1,0 +1,284 @@
+package io.anamnesis.quant.gguf;
+
+import static io.anamnesis.quant.gguf.GgmlMath.putFp16;
+import static io.anamnesis.quant.gguf.GgmlMath.putInt;
+import static io.anamnesis.quant.gguf.GgmlMath.roundHalfAway;
+import static io.anamnesis.quant.gguf.GgmlMath.truncate;
+
+/**
+ * Encoders of ggml's 32-element block types Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0, as
+ * {@code ggml_quantize_chunk} runs them: without an importance matrix every block goes
+ * through {@code quantize_row_*_ref} (one scale from the extreme value, levels by
+ * truncating x/d plus a half); with one, Q4_0..Q5_1 fit each block's scale to the weights
+ * {@code qw[j] * sqrt(sigma2 + x[j]^2)} (sigma2 the row's mean square) by
+ * {@link ScaleSearch}. Q8_0 ignores the importance, as ggml does.
+ */
+final class LegacyEncoders {
+    private LegacyEncoders() {
+    }
+
+    private static final int QK = 32;
+
+    // ---------------------------------------------------------------- Q8_0 {f16 d; i8 qs[32]}
+
+    /** d = amax/127, q = roundf(x/d); NaN never wins ggml's MAX(amax, |x|) unless last. */
+    static void q8_0(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
+        int blocks = rows * (perRow / QK);
+        for (int b = 0; b < blocks; b++, s += QK, o += 34) q8_0Block(src, s, dst, o);
+    }
+
+    static void q8_0Block(float[] src, int s, byte[] dst, int o) {
+        float amax = 0.0f;
+        for (int j = 0; j < QK; j++) {
+            float a = Math.abs(src[s + j]);
+            amax = amax > a ? amax : a;
+        }
+        float d = amax / 127;
+        float id = d != 0 ? 1.0f / d : 0.0f;
+        putFp16(dst, o, d);
+        for (int j = 0; j < QK; j++) dst[o + 2 + j] = (byte) roundHalfAway(src[s + j] * id);
+    }
+
+    // ---------------------------------------------------------------- Q8_1 {f16 d; f16 s; i8 qs[32]}
+
+    /**
+     * quantize_row_q8_1_ref, the activation type of Q4_1/Q5_1 dot products (ggml's chunk path
+     * has no Q8_1 case): Q8_0's levels plus s = f16(sum(q) * d) over the block's 32 levels.
+     */
+    static void q8_1(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
+        int blocks = rows * (perRow / QK);
+        for (int b = 0; b < blocks; b++, s += QK, o += 36) {
+            float amax = 0.0f;
+            for (int j = 0; j < QK; j++) {
+                float a = Math.abs(src[s + j]);
+                amax = amax > a ? amax : a;
+            }
+            float d = amax / 127;
+            float id = d != 0 ? 1.0f / d : 0.0f;
+            putFp16(dst, o, d);
+            int sum = 0;
+            for (int j = 0; j < QK; j++) {
+                byte q = (byte) roundHalfAway(src[s + j] * id);
+                dst[o + 4 + j] = q;
+                sum += q;
+            }
+            putFp16(dst, o + 2, sum * d);
+        }
+    }
+
+    // ---------------------------------------------------------------- Q4_0 {f16 d; u8 qs[16]}
+
+    static void q4_0(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
+        if (importance == null) {
+            q4_0Ref(src, s, dst, o, rows * (perRow / QK));
+            return;
+        }
+        int[] levels = new int[QK];
+        int[] tmp = new int[QK];
+        float[] weight = new float[QK];
+        for (int r = 0; r < rows; r++, s += perRow) {
+            float sigma2 = meanSquare(src, s, perRow);
+            for (int ib = 0; ib < perRow / QK; ib++, o += 18) {
+                int xb = s + QK * ib;
+                blockWeights(src, xb, importance, QK * ib, sigma2, weight);
+                float d = ScaleSearch.symmetric(QK, 8, src, xb, levels, 0, weight, 0, tmp);
+                putFp16(dst, o, d);
+                for (int j = 0; j < 16; j++) dst[o + 2 + j] = (byte) (levels[j] | levels[j + 16] << 4);
+            }
+        }
+    }
+
+    /** quantize_row_q4_0_ref: d = max/-8 (the signed extreme), q = min(15, (int8)(x/d + 8.5)). */
+    private static void q4_0Ref(float[] src, int s, byte[] dst, int o, int blocks) {
+        for (int b = 0; b < blocks; b++, s += QK, o += 18) q4_0RefBlock(src, s, dst, o);
+    }
+
+    static void q4_0RefBlock(float[] src, int s, byte[] dst, int o) {
+        float amax = 0.0f;
+        float max = 0.0f;
+        for (int j = 0; j < QK; j++) {
+            float v = src[s + j];
+            if (amax < Math.abs(v)) {
+                amax = Math.abs(v);
+                max = v;
+            }
+        }
+        float d = max / -8;
+        float id = d != 0 ? 1.0f / d : 0.0f;
+        putFp16(dst, o, d);
+        for (int j = 0; j < 16; j++) {
+            int lo = Math.min(15, (byte) truncate(src[s + j] * id + 8.5f)) & 0xFF;
+            int hi = Math.min(15, (byte) truncate(src[s + 16 + j] * id + 8.5f)) & 0xFF;
+            dst[o + 2 + j] = (byte) (lo | hi << 4);
+        }
+    }
+
+    // ---------------------------------------------------------------- Q4_1 {f16 d; f16 m; u8 qs[16]}
+
+    static void q4_1(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
+        if (importance == null) {
+            q4_1Ref(src, s, dst, o, rows * (perRow / QK));
+            return;
+        }
+        int[] levels = new int[QK];
+        int[] aux = new int[QK];
+        float[] weight = new float[QK];
+        float[] min = new float[1];
+        for (int r = 0; r < rows; r++, s += perRow) {
+            float sigma2 = meanSquare(src, s, perRow);
+            for (int ib = 0; ib < perRow / QK; ib++, o += 20) {
+                int xb = s + QK * ib;
+                blockWeights(src, xb, importance, QK * ib, sigma2, weight);
+                float d = ScaleSearch.affine(QK, 15, src, xb, weight, 0, levels, 0, aux, -0.9f, 0.05f, 36, false, min, 0);
+                putFp16(dst, o, d);
+                putFp16(dst, o + 2, -min[0]);
+                for (int j = 0; j < 16; j++) dst[o + 4 + j] = (byte) (levels[j] | levels[j + 16] << 4);
+            }
+        }
+    }
+
+    /** quantize_row_q4_1_ref: d = (max - min)/15, m = min, q = min(15, (int8)((x - min)/d + 0.5)). */
+    private static void q4_1Ref(float[] src, int s, byte[] dst, int o, int blocks) {
+        for (int b = 0; b < blocks; b++, s += QK, o += 20) q4_1RefBlock(src, s, dst, o);
+    }
+
+    static void q4_1RefBlock(float[] src, int s, byte[] dst, int o) {
+        float min = Float.MAX_VALUE;
+        float max = -Float.MAX_VALUE;
+        for (int j = 0; j < QK; j++) {
+            float v = src[s + j];
+            if (v < min) min = v;
+            if (v > max) max = v;
+        }
+        float d = (max - min) / 15;
+        float id = d != 0 ? 1.0f / d : 0.0f;
+        putFp16(dst, o, d);
+        putFp16(dst, o + 2, min);
+        for (int j = 0; j < 16; j++) {
+            int lo = Math.min(15, (byte) truncate((src[s + j] - min) * id + 0.5f)) & 0xFF;
+            int hi = Math.min(15, (byte) truncate((src[s + 16 + j] - min) * id + 0.5f)) & 0xFF;
+            dst[o + 4 + j] = (byte) (lo | hi << 4);
+        }
+    }
+
+    // ---------------------------------------------------------------- Q5_0 {f16 d; u32 qh; u8 qs[16]}
+
+    static void q5_0(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
+        if (importance == null) {
+            q5_0Ref(src, s, dst, o, rows * (perRow / QK));
+            return;
+        }
+        int[] levels = new int[QK];
+        int[] tmp = new int[QK];
+        float[] weight = new float[QK];
+        for (int r = 0; r < rows; r++, s += perRow) {
+            float sigma2 = meanSquare(src, s, perRow);
+            for (int ib = 0; ib < perRow / QK; ib++, o += 22) {
+                int xb = s + QK * ib;
+                blockWeights(src, xb, importance, QK * ib, sigma2, weight);
+                float d = ScaleSearch.symmetric(QK, 16, src, xb, levels, 0, weight, 0, tmp);
+                putFp16(dst, o, d);
+                packFiveBits(levels, dst, o + 2);
+            }
+        }
+    }
+
+    /** quantize_row_q5_0_ref: d = max/-16, q = min(31, (int8)(x/d + 16.5)). */
+    private static void q5_0Ref(float[] src, int s, byte[] dst, int o, int blocks) {
+        int[] levels = new int[QK];
+        for (int b = 0; b < blocks; b++, s += QK, o += 22) q5_0RefBlock(src, s, dst, o, levels);
+    }
+
+    static void q5_0RefBlock(float[] src, int s, byte[] dst, int o, int[] levels) {
+        float amax = 0.0f;
+        float max = 0.0f;
+        for (int j = 0; j < QK; j++) {
+            float v = src[s + j];
+            if (amax < Math.abs(v)) {
+                amax = Math.abs(v);
+                max = v;
+            }
+        }
+        float d = max / -16;
+        float id = d != 0 ? 1.0f / d : 0.0f;
+        putFp16(dst, o, d);
+        for (int j = 0; j < QK; j++) levels[j] = Math.min(31, (byte) truncate(src[s + j] * id + 16.5f)) & 0xFF;
+        packFiveBits(levels, dst, o + 2);
+    }
+
+    // ---------------------------------------------------------------- Q5_1 {f16 d; f16 m; u32 qh; u8 qs[16]}
+
+    static void q5_1(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
+        if (importance == null) {
+            q5_1Ref(src, s, dst, o, rows * (perRow / QK));
+            return;
+        }
+        int[] levels = new int[QK];
+        int[] aux = new int[QK];
+        float[] weight = new float[QK];
+        float[] min = new float[1];
+        for (int r = 0; r < rows; r++, s += perRow) {
+            float sigma2 = meanSquare(src, s, perRow);
+            for (int ib = 0; ib < perRow / QK; ib++, o += 24) {
+                int xb = s + QK * ib;
+                blockWeights(src, xb, importance, QK * ib, sigma2, weight);
+                float d = ScaleSearch.affine(QK, 31, src, xb, weight, 0, levels, 0, aux, -0.9f, 0.05f, 36, false, min, 0);
+                putFp16(dst, o, d);
+                putFp16(dst, o + 2, -min[0]);
+                packFiveBits(levels, dst, o + 4);
+            }
+        }
+    }
+
+    /** quantize_row_q5_1_ref: d = (max - min)/31, m = min, q = (uint8)((x - min)/d + 0.5). */
+    private static void q5_1Ref(float[] src, int s, byte[] dst, int o, int blocks) {
+        int[] levels = new int[QK];
+        for (int b = 0; b < blocks; b++, s += QK, o += 24) q5_1RefBlock(src, s, dst, o, levels);
+    }
+
+    static void q5_1RefBlock(float[] src, int s, byte[] dst, int o, int[] levels) {
+        float min = Float.MAX_VALUE;
+        float max = -Float.MAX_VALUE;
+        for (int j = 0; j < QK; j++) {
+            float v = src[s + j];
+            if (v < min) min = v;
+            if (v > max) max = v;
+        }
+        float d = (max - min) / 31;
+        float id = d != 0 ? 1.0f / d : 0.0f;
+        putFp16(dst, o, d);
+        putFp16(dst, o + 2, min);
+        for (int j = 0; j < QK; j++) levels[j] = truncate((src[s + j] - min) * id + 0.5f) & 0xFF;
+        packFiveBits(levels, dst, o + 4);
+    }
+
+    // ---------------------------------------------------------------- shared
+
+    /** Q5 layout: bit 4 of element j goes to bit j of the u32 qh, the low nibbles pair j with j + 16. */
+    static void packFiveBits(int[] levels, byte[] dst, int at) {
+        int qh = 0;
+        for (int j = 0; j < 16; j++) {
+            int lo = levels[j];
+            int hi = levels[j + 16];
+            dst[at + 4 + j] = (byte) ((lo & 0xF) | (hi & 0xF) << 4);
+            qh |= ((lo & 0x10) >>> 4) << j;
+            qh |= ((hi & 0x10) >>> 4) << (j + 16);
+        }
+        putInt(dst, at, qh);
+    }
+
+    /** sum of x^2 over the row, divided by its length, in ggml's order. */
+    static float meanSquare(float[] x, int from, int n) {
+        float sum = 0;
+        for (int j = 0; j < n; j++) sum += x[from + j] * x[from + j];
+        return sum / n;
+    }
+
+    /** weight[j] = qw[j] * sqrtf(sigma2 + x[j]^2) for the 32 values of one block. */
+    private static void blockWeights(float[] x, int xb, float[] qw, int qwo, float sigma2, float[] weight) {
+        for (int j = 0; j < QK; j++) {
+            float v = x[xb + j];
+            weight[j] = qw[qwo + j] * (float) Math.sqrt(sigma2 + v * v);
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package io.anamnesis.quant.gguf;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The Vector API encoders must give the scalar encoders' bytes (which the oracle vectors tie
+ * to ggml) on any input: weight-like blocks, and blocks built to reach every fallback (zero,
+ * signed zeros at the extremes, constants, NaN, infinities, subnormals, huge values), with
+ * and without an importance row.
+ */
+class GgufEncoderParityTest {
+
+    static float[] mixedRows(int rows, int cols, long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        float[] x = new float[rows * cols];
+        for (int i = 0; i < x.length; i++) x[i] = (float) (rnd.nextGaussian() * 0.02);
+        // Every 32 values one flavour of trouble, chosen per block.
+        for (int b = 0; b < x.length / 32; b++) {
+            int at = 32 * b;
+            switch (rnd.nextInt(12)) {
+                case 0 -> java.util.Arrays.fill(x, at, at + 32, 0f);
+                case 1 -> { java.util.Arrays.fill(x, at, at + 32, 0f); x[at + 3] = -0.0f; x[at + 9] = 0.0f; }
+                case 2 -> java.util.Arrays.fill(x, at, at + 32, -0.75f);
+                case 3 -> x[at + rnd.nextInt(32)] = Float.NaN;
+                case 4 -> x[at + rnd.nextInt(32)] = rnd.nextBoolean() ? Float.POSITIVE_INFINITY : Float.NEGATIVE_INFINITY;
+                case 5 -> { for (int j = 0; j < 32; j++) x[at + j] = (float) (rnd.nextGaussian() * 1e-39); }
+                case 6 -> { for (int j = 0; j < 32; j++) x[at + j] *= 1e36f; }
+                case 7 -> { for (int j = 0; j < 32; j++) x[at + j] = Math.abs(x[at + j]); x[at + 5] = -0.0f; }
+                case 8 -> { for (int j = 0; j < 32; j++) x[at + j] = -Math.abs(x[at + j]); x[at + 7] = 0.0f; }
+                case 9 -> { x[at] = 0.5f; x[at + 1] = -0.5f; }
+                default -> { }
+            }
+        }
+        return x;
+    }
+
+    @ParameterizedTest
+    @EnumSource(GgufBlockType.class)
+    void vectorEncodersGiveTheScalarBytes(GgufBlockType type) {
+        Assumptions.assumeTrue(GgufEncoders.VECTOR, "Vector API not available on this JVM/CPU");
+        RowEncoder scalar = GgufEncoders.forType(type, false).orElse(null);
+        Assumptions.assumeTrue(scalar != null, type + " has no encoder");
+        RowEncoder vector = GgufEncoders.forType(type, true).orElseThrow();
+        // the i-quants (static encoder objects) and a few others have one path for both
+        Assumptions.assumeTrue(vector != scalar, type + " has no Vector API path");
+        int cols = 1024;
+        int rows = 6;
+        float[] x = mixedRows(rows, cols, type.ordinal() * 31L + 7);
+        SplittableRandom rnd = new SplittableRandom(type.ordinal());
+        float[] importance = new float[cols];
+        for (int i = 0; i < cols; i++) importance[i] = i % 19 == 0 ? 0f : (float) Math.exp(rnd.nextGaussian());
+        int bytes = rows * cols / type.blockElements() * type.blockBytes();
+        for (float[] im : new float[][] {null, importance}) {
+            byte[] a = new byte[bytes];
+            byte[] b = new byte[bytes];
+            scalar.encode(x, 0, a, 0, rows, cols, im);
+            vector.encode(x, 0, b, 0, rows, cols, im);
+            int first = java.util.Arrays.mismatch(a, b);
+            assertThat(first).as("%s %s: first differing byte %d (block %d)", type, im == null ? "" : "+imatrix",
+                    first, first / type.blockBytes()).isEqualTo(-1);
+        }
+    }
+}

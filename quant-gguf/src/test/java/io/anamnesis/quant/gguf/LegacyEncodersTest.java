@@ -1,0 +1,209 @@
+package io.anamnesis.quant.gguf;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 blocks built from ggml's published reference formulas
+ * (ggml-quants.c {@code quantize_row_*_ref}): the expected bytes are worked out in each test
+ * from d, m and the level rule, and where the input lies on the grid the block decodes back
+ * to it through the existing decoders.
+ */
+class LegacyEncodersTest {
+
+    static byte[] encode(String type, float[] row) {
+        return GgufEncoding.encode(type, row, 1, row.length, null);
+    }
+
+    static int u16(byte[] b, int at) {
+        return (b[at] & 0xFF) | (b[at + 1] & 0xFF) << 8;
+    }
+
+    static float[] decode(GgufBlockType type, byte[] blocks) {
+        float[] y = new float[blocks.length / type.blockBytes() * type.blockElements()];
+        type.decode(blocks, 0, y, 0, blocks.length / type.blockBytes());
+        return y;
+    }
+
+    @Test
+    void zeroRowsGiveZeroScalesAndTheMidLevel() {
+        float[] zeros = new float[32];
+        // Q8_0: d = 0, id = 0, roundf(0) = 0.
+        assertThat(encode("q8_0", zeros)).containsOnly(0);
+        // Q4_0: d = 0/-8 = -0 (f16 0x8000), id = 0, level (int)(0 + 8.5) = 8 in both nibbles.
+        byte[] q4 = encode("q4_0", zeros);
+        assertThat(u16(q4, 0)).isEqualTo(0x8000);
+        assertThat(Arrays.copyOfRange(q4, 2, 18)).containsOnly((byte) 0x88);
+        // Q5_0: level (int)(0 + 16.5) = 16: low nibbles 0, every qh bit set.
+        byte[] q5 = encode("q5_0", zeros);
+        assertThat(u16(q5, 0)).isEqualTo(0x8000);
+        assertThat(Arrays.copyOfRange(q5, 2, 6)).containsOnly((byte) 0xFF);
+        assertThat(Arrays.copyOfRange(q5, 6, 22)).containsOnly(0);
+        // Q4_1/Q5_1: d = (0 - 0)/n = 0 and m = 0; levels (int)(0 + 0.5) = 0.
+        assertThat(encode("q4_1", zeros)).containsOnly(0);
+        assertThat(encode("q5_1", zeros)).containsOnly(0);
+    }
+
+    @Test
+    void q8_0OnItsGridIsExactAndDecodesBack() {
+        // amax = 127 * 0.5 -> d = 0.5 (f16 0x3800), 1/d = 2, q = x * 2.
+        float[] x = new float[32];
+        for (int j = 0; j < 32; j++) x[j] = (j * 8 - 127) * 0.5f; // -127 .. 121 step 8
+        x[31] = 63.5f;
+        byte[] b = encode("q8_0", x);
+        assertThat(u16(b, 0)).isEqualTo(0x3800);
+        for (int j = 0; j < 32; j++) assertThat(b[2 + j]).as("q[%d]", j).isEqualTo((byte) (x[j] * 2));
+        assertThat(decode(GgufBlockType.Q8_0, b)).containsExactly(x);
+    }
+
+    @Test
+    void q8_0RoundsHalfAwayFromZero() {
+        // amax = 127 -> d = 1 (0x3C00): roundf(2.5) = 3, roundf(-2.5) = -3, roundf(0.5) = 1, roundf(-0.49) = 0.
+        float[] x = new float[32];
+        x[0] = 127f;
+        x[1] = 2.5f;
+        x[2] = -2.5f;
+        x[3] = 0.5f;
+        x[4] = -0.49f;
+        x[5] = -126.5f;
+        byte[] b = encode("q8_0", x);
+        assertThat(u16(b, 0)).isEqualTo(0x3C00);
+        assertThat(Arrays.copyOfRange(b, 2, 8)).containsExactly(127, 3, -3, 1, 0, -127);
+    }
+
+    @Test
+    void q8_0ScaleUnderflowsAndOverflowsF16ButLevelsUseTheF32Scale() {
+        // amax = 1e-7: d = 1e-7/127 is below half the smallest f16 subnormal (2^-25) -> stored 0,
+        // while the levels still come from the float d: q = roundf(x * 127/1e-7).
+        float[] tiny = new float[32];
+        tiny[0] = 1e-7f;
+        tiny[1] = -0.5e-7f;
+        byte[] b = encode("q8_0", tiny);
+        assertThat(u16(b, 0)).isEqualTo(0);
+        assertThat(b[2]).isEqualTo((byte) 127);
+        assertThat(b[3]).isEqualTo((byte) -64); // -63.5 rounds away from zero
+        // amax = 127 * 70000: d = 70000 > 65504 -> f16 +inf (0x7C00).
+        float[] huge = new float[32];
+        huge[0] = 127 * 70000f;
+        huge[1] = -70000f;
+        b = encode("q8_0", huge);
+        assertThat(u16(b, 0)).isEqualTo(0x7C00);
+        assertThat(b[2]).isEqualTo((byte) 127);
+        assertThat(b[3]).isEqualTo((byte) -1);
+    }
+
+    @Test
+    void q8_0OfSubnormalsFollowsTheX86Conversion() {
+        // x = 1e-40 everywhere: d = 1e-40/127 is an F32 subnormal whose reciprocal overflows to inf,
+        // so x * id = inf; C's (int8_t) roundf(inf) on x86-64 (cvttss2si) is INT_MIN's low byte, 0.
+        float[] x = new float[32];
+        Arrays.fill(x, 1e-40f);
+        x[1] = 0.0f; // 0 * inf = NaN -> also INT_MIN -> 0
+        byte[] b = encode("q8_0", x);
+        assertThat(u16(b, 0)).isEqualTo(0);
+        assertThat(Arrays.copyOfRange(b, 2, 34)).containsOnly(0);
+    }
+
+    @Test
+    void q4_0ScalesByTheSignedExtremeAndTruncatesPlusEightAndAHalf() {
+        // max (largest |x|, signed) = -8 -> d = -8/-8 = 1 (0x3C00), id = 1; q = min(15, (int)(x + 8.5)).
+        float[] x = new float[32];
+        x[0] = -8f;   // 0
+        x[1] = 7f;    // 15
+        x[2] = 0.5f;  // (int) 9.0 = 9
+        x[3] = 0.49f; // 8
+        x[4] = -0.6f; // (int) 7.9 = 7
+        x[16] = 6.6f; // (int) 15.1 = 15
+        x[17] = 7.9f; // (int) 16.4 = 16 -> 15
+        byte[] b = encode("q4_0", x);
+        assertThat(u16(b, 0)).isEqualTo(0x3C00);
+        // byte j holds element j (low nibble) and element j + 16 (high nibble); zeros give 8.
+        assertThat(b[2] & 0xFF).isEqualTo(0 | 15 << 4);
+        assertThat(b[3] & 0xFF).isEqualTo(15 | 15 << 4);
+        assertThat(b[4] & 0xFF).isEqualTo(9 | 8 << 4);
+        assertThat(b[5] & 0xFF).isEqualTo(8 | 8 << 4);
+        assertThat(b[6] & 0xFF).isEqualTo(7 | 8 << 4);
+        assertThat(b[7] & 0xFF).isEqualTo(8 | 8 << 4);
+        // A positive extreme flips the sign of d: max = 4 -> d = -0.5 (0xB800), x = 4 -> (int)(-8 + 8.5) = 0.
+        float[] y = new float[32];
+        y[0] = 4f;
+        y[1] = -3.5f; // -3.5 * -2 + 8.5 = 15.5 -> 15
+        byte[] c = encode("q4_0", y);
+        assertThat(u16(c, 0)).isEqualTo(0xB800);
+        assertThat(c[2] & 0xF).isEqualTo(0);
+        assertThat(c[3] & 0xF).isEqualTo(15);
+        assertThat(decode(GgufBlockType.Q4_0, c)[0]).isEqualTo(4f);
+    }
+
+    @Test
+    void q4_1SpansMinToMaxInFifteenSteps() {
+        // min = -1, max = 2 -> d = 3/15 = 0.2 (f16 0x3266), m = -1 (0xBC00); q = min(15, (int)((x + 1)/0.2 + 0.5)).
+        float[] x = new float[32];
+        Arrays.fill(x, -1f);
+        x[1] = 2f;    // 15
+        x[2] = 0f;    // 1 * 5 + 0.5 -> 5
+        x[16] = 0.5f; // 1/0.2f rounds to exactly 5: 1.5 * 5 + 0.5 = 8 -> 8
+        byte[] b = encode("q4_1", x);
+        assertThat(u16(b, 0)).isEqualTo(Float.floatToFloat16(0.2f) & 0xFFFF).isEqualTo(0x3266);
+        assertThat(u16(b, 2)).isEqualTo(0xBC00);
+        assertThat(1 / (3f / 15)).isEqualTo(5f);
+        assertThat(b[4] & 0xFF).isEqualTo(0 | 8 << 4);
+        assertThat(b[5] & 0xF).isEqualTo(15);
+        assertThat(b[6] & 0xF).isEqualTo(5);
+    }
+
+    @Test
+    void q5_0PutsTheFifthBitsInQh() {
+        // max = -16 -> d = 1; q = min(31, (int)(x + 16.5)): -16 -> 0, 15 -> 31, 0 -> 16 (bit 4 set), -1 -> 15.
+        float[] x = new float[32];
+        x[0] = -16f;
+        x[1] = 15f;
+        x[2] = -1f;
+        x[16] = -16f;
+        byte[] b = encode("q5_0", x);
+        assertThat(u16(b, 0)).isEqualTo(0x3C00);
+        int qh = u16(b, 2) | u16(b, 4) << 16;
+        // levels: [0]=0, [1]=31, [2]=15, [3..15]=16, [16]=0, [17..31]=16
+        int expectedQh = 0;
+        int[] levels = new int[32];
+        Arrays.fill(levels, 16);
+        levels[0] = 0;
+        levels[1] = 31;
+        levels[2] = 15;
+        levels[16] = 0;
+        for (int j = 0; j < 32; j++) expectedQh |= (levels[j] >> 4 & 1) << j;
+        assertThat(qh).isEqualTo(expectedQh);
+        for (int j = 0; j < 16; j++) {
+            assertThat(b[6 + j] & 0xFF).as("qs[%d]", j).isEqualTo((levels[j] & 0xF) | (levels[j + 16] & 0xF) << 4);
+        }
+        assertThat(decode(GgufBlockType.Q5_0, b)).containsExactly(
+                Arrays.copyOf(new float[] {-16f, 15f, -1f}, 32)[0], 15f, -1f, 0f, 0f, 0f, 0f, 0f, 0f, 0f, 0f, 0f, 0f, 0f, 0f, 0f,
+                -16f, 0f, 0f, 0f, 0f, 0f, 0f, 0f, 0f, 0f, 0f, 0f, 0f, 0f, 0f, 0f);
+    }
+
+    @Test
+    void q5_1OnItsGridDecodesBack() {
+        // min = -2, max = 29 -> d = 31/31 = 1, m = -2: x = -2 + q for q = 0..31 is exact.
+        float[] x = new float[32];
+        for (int j = 0; j < 32; j++) x[j] = -2f + (j * 7 % 32);
+        byte[] b = encode("q5_1", x);
+        assertThat(u16(b, 0)).isEqualTo(0x3C00);
+        assertThat(u16(b, 2)).isEqualTo(0xC000);
+        assertThat(decode(GgufBlockType.Q5_1, b)).containsExactly(x);
+    }
+
+    @Test
+    void q4_1OfAConstantRowStoresItAsTheMin() {
+        // max == min: d = 0, id = 0, every level (int)(0 * 0 + 0.5) = 0, m = the constant.
+        float[] x = new float[32];
+        Arrays.fill(x, 0.5f);
+        byte[] b = encode("q4_1", x);
+        assertThat(u16(b, 0)).isEqualTo(0);
+        assertThat(u16(b, 2)).isEqualTo(0x3800);
+        assertThat(Arrays.copyOfRange(b, 4, 20)).containsOnly(0);
+        assertThat(decode(GgufBlockType.Q4_1, b)).containsOnly(0.5f);
+    }
+}

@@ -1,0 +1,88 @@
+package io.anamnesis.quant.gptq;
+
+import io.anamnesis.api.DType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The lookup kernel writes the scalar kernel's bytes, where it applies, and knows where it does not. */
+class GptqTableKernelTest {
+
+    @ParameterizedTest(name = "{0}-bit, in {1}, out {2}, group {3}, {4}")
+    @CsvSource({
+            "4, 1024, 96, 128, BF16",
+            "4, 1024, 96, 128, F16",
+            "4, 1024, 96, 128, F32",
+            "4, 4096, 33, 128, BF16",  // a partial tile of output rows
+            "4, 520, 40, 8, BF16",     // in not a multiple of the 256-input tile; group = one word
+            "4, 200, 64, -1, F32",     // one group over all inputs
+            "2, 2048, 70, 64, BF16",
+            "2, 1056, 40, 32, F32",
+            "2, 1056, 40, 32, F16",
+    })
+    void equalsTheScalarKernelBitForBit(int bits, int in, int out, int groupSize, String target) {
+        GptqLayer l = GptqLayer.random(in * 11L + out, bits, in, out, groupSize, false, false, DType.F16);
+        compare(l, DType.standard(target).orElseThrow());
+    }
+
+    @Test
+    void equalsTheScalarKernelOnNonFiniteScales() {
+        GptqLayer l = GptqLayer.random(98, 4, 512, 96, 64, false, false, DType.F16);
+        l.scaleBits[1][5] = (short) 0x7E00;  // NaN
+        l.scaleBits[3][40] = (short) 0x7C00; // +inf (times a zero difference: NaN)
+        l.scaleBits[0][70] = (short) 0xFC00; // -inf
+        compare(l, DType.BF16);
+        compare(l, DType.F32);
+        compare(l, DType.F16);
+    }
+
+    @Test
+    void appliesOnlyWhenEveryWordHasOneGroup() {
+        GptqKernel.Layout four = new GptqKernel.Layout(4, 64, 8, 2, 1, 1, DType.F16);
+        int[] sequential = GptqKernel.sequentialGroups(64, 32);
+        assertThat(GptqTableKernel.wordGroups(four, sequential)).hasSize(8).startsWith(0, 0, 0, 0, 1);
+        int[] actOrder = sequential.clone();
+        actOrder[3] = 1;
+        assertThat(GptqTableKernel.wordGroups(four, actOrder)).isNull();
+        assertThat(GptqTableKernel.wordGroups(new GptqKernel.Layout(8, 64, 8, 2, 2, 1, DType.F16), sequential)).isNull();
+        assertThat(GptqTableKernel.wordGroups(new GptqKernel.Layout(3, 64, 8, 2, 1, 1, DType.F16), sequential)).isNull();
+    }
+
+    private static void compare(GptqLayer l, DType target) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment qw = segment(arena, l.qweight());
+            MemorySegment qz = segment(arena, l.qzeros());
+            short[] s = l.scalesFlat();
+            MemorySegment sc = arena.allocate(s.length * 2L);
+            MemorySegment.copy(s, 0, sc, ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, s.length);
+            var layout = new GptqKernel.Layout(l.bits, l.in, l.out, l.groups, l.zeroWords(), 1, DType.F16);
+            int[] wordGroups = GptqTableKernel.wordGroups(layout, l.gIdx);
+            assertThat(wordGroups).as("the table kernel applies").isNotNull();
+            long bytes = target.byteSize((long) l.in * l.out);
+            MemorySegment table = arena.allocate(bytes);
+            MemorySegment scalar = arena.allocate(bytes);
+            GptqTableKernel.dequantizeRows(qw, qz, sc, wordGroups, layout, 0, l.out, target, table);
+            GptqKernel.dequantizeRowsScalar(qw, qz, sc, l.gIdx, layout, 0, l.out, target, scalar);
+            assertThat(table.mismatch(scalar)).isEqualTo(-1);
+            // a row range that starts mid-tile, through the dispatcher amn uses
+            int first = Math.min(5, l.out - 1);
+            int rows = l.out - first;
+            MemorySegment part = arena.allocate(target.byteSize((long) rows * l.in));
+            GptqKernel.dequantizeRowsNoVector(qw, qz, sc, l.gIdx, layout, first, rows, target, part);
+            assertThat(part.mismatch(scalar.asSlice(target.byteSize((long) first * l.in)))).isEqualTo(-1);
+        }
+    }
+
+    private static MemorySegment segment(Arena arena, int[] values) {
+        MemorySegment m = arena.allocate(values.length * 4L);
+        MemorySegment.copy(values, 0, m, ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, values.length);
+        return m;
+    }
+}
