@@ -13,6 +13,7 @@
  * @uses io.anamnesis.api.spi.FormatWriter the writers {@code Anamnesis.writer(format)} returns
  * @uses io.anamnesis.api.spi.Dequantizer the schemes {@code Anamnesis.plan} asks to claim tensor groups
  * @uses io.anamnesis.api.spi.Quantizer the targets {@code Anamnesis.forget} quantizes to
+ * @uses io.anamnesis.api.spi.ModelExporter the formats a whole model folder is exported to
  */
 module io.anamnesis.api {
     exports io.anamnesis.api;
@@ -27,4 +28,5 @@ module io.anamnesis.api {
     uses io.anamnesis.api.spi.FormatWriter;
     uses io.anamnesis.api.spi.Dequantizer;
     uses io.anamnesis.api.spi.Quantizer;
+    uses io.anamnesis.api.spi.ModelExporter;
 }

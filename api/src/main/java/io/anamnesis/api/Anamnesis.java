@@ -11,6 +11,9 @@ import io.anamnesis.api.spi.FileProbe;
 import io.anamnesis.api.spi.FormatReader;
 import io.anamnesis.api.spi.FormatWriter;
 import io.anamnesis.api.spi.DenseTensor;
+import io.anamnesis.api.spi.ExportRequest;
+import io.anamnesis.api.spi.ExportedModel;
+import io.anamnesis.api.spi.ModelExporter;
 import io.anamnesis.api.spi.ForgetPlan;
 import io.anamnesis.api.spi.ForgetRequest;
 import io.anamnesis.api.spi.OutputPlan;
@@ -62,13 +65,15 @@ public final class Anamnesis {
     private final List<FormatWriter> writers;
     private final List<Dequantizer> dequantizers;
     private final List<Quantizer> quantizers;
+    private final List<ModelExporter> exporters;
 
     private Anamnesis(List<FormatReader> readers, List<FormatWriter> writers, List<Dequantizer> dequantizers,
-                      List<Quantizer> quantizers) {
+                      List<Quantizer> quantizers, List<ModelExporter> exporters) {
         this.readers = List.copyOf(readers);
         this.writers = List.copyOf(writers);
         this.dequantizers = dequantizers.stream().sorted(Comparator.comparing(Dequantizer::scheme)).toList();
         this.quantizers = quantizers.stream().sorted(Comparator.comparing(Quantizer::scheme)).toList();
+        this.exporters = List.copyOf(exporters);
     }
 
     private static final class Installed {
@@ -111,18 +116,24 @@ public final class Anamnesis {
      */
     public static Anamnesis loadFrom(ClassLoader loader) {
         return new Anamnesis(load(FormatReader.class, loader), load(FormatWriter.class, loader),
-                load(Dequantizer.class, loader), load(Quantizer.class, loader));
+                load(Dequantizer.class, loader), load(Quantizer.class, loader), load(ModelExporter.class, loader));
     }
 
     /** An explicit set of providers, for tests and embedders that assemble their own. */
     public static Anamnesis of(List<FormatReader> readers, List<FormatWriter> writers, List<Dequantizer> dequantizers) {
-        return new Anamnesis(readers, writers, dequantizers, List.of());
+        return new Anamnesis(readers, writers, dequantizers, List.of(), List.of());
     }
 
     /** An explicit set of providers, quantizers included. */
     public static Anamnesis of(List<FormatReader> readers, List<FormatWriter> writers, List<Dequantizer> dequantizers,
                                List<Quantizer> quantizers) {
-        return new Anamnesis(readers, writers, dequantizers, quantizers);
+        return new Anamnesis(readers, writers, dequantizers, quantizers, List.of());
+    }
+
+    /** An explicit set of providers, quantizers and model exporters included. */
+    public static Anamnesis of(List<FormatReader> readers, List<FormatWriter> writers, List<Dequantizer> dequantizers,
+                               List<Quantizer> quantizers, List<ModelExporter> exporters) {
+        return new Anamnesis(readers, writers, dequantizers, quantizers, exporters);
     }
 
     public List<FormatReader> readers() {
@@ -139,6 +150,10 @@ public final class Anamnesis {
 
     public List<Quantizer> quantizers() {
         return quantizers;
+    }
+
+    public List<ModelExporter> exporters() {
+        return exporters;
     }
 
     /** The name of the JPMS module a provider lives in ("unnamed" on the class path). */
@@ -683,7 +698,11 @@ public final class Anamnesis {
     }
 
     private List<DenseTensor> dense(TensorArchive archive, ForgetOptions options) {
-        RecoveryPlan recovered = plan(archive, DType.F32).requireComplete();
+        return dense(archive, plan(archive, DType.F32).requireComplete(), options);
+    }
+
+    /** Every output of a recovery plan at F32 as dense values, recovered ones with the scheme they came from. */
+    private static List<DenseTensor> dense(TensorArchive archive, RecoveryPlan recovered, ForgetOptions options) {
         Map<String, Recovery> byOutput = new HashMap<>();
         for (Recovery r : recovered.recoveries()) byOutput.put(r.outputName(), r);
         List<DenseTensor> dense = new ArrayList<>();
@@ -715,6 +734,90 @@ public final class Anamnesis {
         }
         writer.write(new OutputPlan(Optional.of(archive), plan.metadata(), plan.tensors(), plan.typed()), output, writeOptions);
         return plan;
+    }
+
+    // ---------------------------------------------------------------- export a model
+
+    /** The installed exporter that lays models out for a writer's format, if any. */
+    public Optional<ModelExporter> exporter(String format) {
+        String f = findWriter(format).map(FormatWriter::format).orElse(format.toLowerCase(Locale.ROOT));
+        return exporters.stream().filter(e -> e.format().equals(f)).findFirst();
+    }
+
+    /**
+     * Exports a model (a Hugging Face model folder) as the runtime of {@code format} loads it:
+     * read, recovered on the fly where quantized, laid out by the format's {@link ModelExporter}
+     * (names, row order, hyper-parameters, vocabulary) and written in one streaming pass.
+     *
+     * @param dtype      an output type of the exporter ({@code f32}, {@code f16}, {@code bf16},
+     *                   {@code q8_0}, {@code auto}), or a quantizer's target ({@code q4_k_m}):
+     *                   then the export at {@code auto} is quantized as the quantizer would
+     *                   quantize that file, names mapped first
+     * @param vocabulary whether to write the vocabulary
+     * @param forget     the quantizer's options when {@code dtype} is a quantizer's target
+     * @throws AnamnesisException typed: no exporter or writer for the format, a model the
+     *         exporter does not take, a malformed companion file, an I/O failure
+     */
+    public ModelExport export(Path input, String format, String dtype, boolean vocabulary, ForgetOptions forget,
+                              LossMeter loss, Path output, WriteOptions options) {
+        Objects.requireNonNull(output, "output");
+        FormatWriter writer = writer(format);
+        ModelExporter exporter = exporter(writer.format()).orElseThrow(() -> new UnsupportedFeatureException(
+                "no installed exporter lays models out for " + writer.format() + " (exporters: "
+                        + (exporters.isEmpty() ? "none" : String.join(", ", exporters.stream().map(ModelExporter::format).toList())) + ")"));
+        String type = dtype.toLowerCase(Locale.ROOT);
+        boolean own = exporter.outputTypes().containsKey(type);
+        Quantizer quantizer = own ? null : quantizer(type);
+        if (quantizer != null && !quantizer.format().equals(writer.format())) {
+            throw new InvalidRequestException("'" + dtype + "' makes " + quantizer.format() + " files, not " + writer.format());
+        }
+        try (TensorArchive archive = open(input)) {
+            if (!exporter.accepts(archive)) {
+                throw new UnsupportedFeatureException(input + " is not a model the " + writer.format()
+                        + " exporter lays out (" + exporter.description() + ")");
+            }
+            RecoveryPlan recovered = plan(archive, DType.F32).requireComplete();
+            ExportRequest.Encoder encoder = (tensor, target) -> {
+                Quantizer q = quantizer(target);
+                for (PlannedTensor t : q.plan(new ForgetRequest(target, List.of(tensor), archive, ForgetOptions.defaults(), loss)).tensors()) {
+                    if (t.name().equals(tensor.name())) return t;
+                }
+                throw new IllegalStateException(target + " left no tensor named " + tensor.name());
+            };
+            ExportedModel model = exporter.export(new ExportRequest(archive, dense(archive, recovered, ForgetOptions.defaults()),
+                    own ? type : "auto", vocabulary, encoder, ParseLimits.defaults()));
+            List<PlannedTensor> tensors = model.tensors();
+            Map<String, MetaValue> kv = new LinkedHashMap<>(model.keyValues());
+            if (quantizer != null) {
+                // the exported file, as the quantizer sees a file of its format: typed key/values, stored tensors
+                ExportedArchive view = new ExportedArchive(writer.format(), archive.path(), model);
+                List<DenseTensor> mapped = new ArrayList<>();
+                for (PlannedTensor t : model.tensors()) {
+                    mapped.add(new DenseTensor(t.name(), t.shape(), t.dtype(), Optional.empty(), t, Widening.toF32(t),
+                            forget.keeps(t.name())));
+                }
+                ForgetPlan forgot = quantizer.plan(new ForgetRequest(type, mapped, view, forget, loss));
+                tensors = forgot.tensors();
+                // set over the exported keys as the quantizer sets them on a file: removed, then appended
+                forgot.typed().forEach((k, v) -> {
+                    kv.remove(k);
+                    kv.put(k, v);
+                });
+            }
+            for (PlannedTensor t : tensors) {
+                if (!writer.supports(t.dtype())) {
+                    throw UnsupportedFeatureException.inTensor(t.name(), writer.format() + " cannot store dtype " + t.dtype());
+                }
+            }
+            OutputPlan plan = new OutputPlan(Optional.empty(), Map.of(), tensors, kv);
+            try {
+                writer.write(plan, output, options);
+            } catch (LinkageError e) {
+                throw KnownModules.missingLibrary(e, writer);
+            }
+            return new ModelExport(output, writer.format(), type, model.outputType(), tensors.size(),
+                    recovered.recoveries().size(), plan.dataBytes(), recovered.schemeDescriptions());
+        }
     }
 
     /** Dense values as F32: F32 as is, the 16-bit floats and F64 widened (or narrowed) element-wise. */

@@ -360,6 +360,7 @@ public final class Amn implements Runnable {
             all.addAll(amn.writers());
             all.addAll(amn.dequantizers());
             all.addAll(amn.quantizers());
+            all.addAll(amn.exporters());
             return all;
         }
 

@@ -3,14 +3,22 @@ package io.anamnesis.cli;
 import io.anamnesis.api.Anamnesis;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.ForgetOptions;
+import io.anamnesis.api.LossMeter;
+import io.anamnesis.api.ModelExport;
+import io.anamnesis.api.spi.FormatWriter;
 import io.anamnesis.api.spi.Quantizer;
+import io.anamnesis.api.spi.WriteOptions;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /** {@code amn convert}: the same recovery, written in any installed writer's format. */
@@ -21,6 +29,12 @@ import java.util.concurrent.Callable;
                 + "with the module to add.",
                 "With --dtype naming a quantizer's target (--to gguf --dtype q4_k_m), the recovered tensors are "
                         + "quantized in the same pass: an FP8 or GPTQ safetensors file straight to a Q4_K_M GGUF.",
+                "A Hugging Face model folder (config.json, model.safetensors or its shards, tokenizer.model) with "
+                        + "--to gguf becomes the GGUF llama.cpp's convert_hf_to_gguf.py writes (architectures: "
+                        + "LlamaForCausalLM, MistralForCausalLM): GGUF names, rope row order, hyper-parameters, "
+                        + "vocabulary; --dtype f32|f16|bf16|q8_0|auto as its --outtype (default auto), or a "
+                        + "llama-quantize type (q4_k_m) applied to that file in the same pass. A quantized folder "
+                        + "(FP8, GPTQ, AWQ, ...) is recovered on the way.",
                 "Metadata goes along whole and typed: GGUF to safetensors keeps every GGUF key/value in the "
                         + "typed-json/1 encoding, safetensors to GGUF restores them; the summary says how many keys "
                         + "a conversion dropped (--debug names them)."},
@@ -44,11 +58,17 @@ final class ConvertCommand implements Callable<Integer> {
     /** --dtype naming a quantizer's target instead (q4_k_m, ggml:q8_0, ...): recover and forget in one pass. */
     String forgetTarget;
 
-    @Option(names = "--dtype", paramLabel = "<dtype>", defaultValue = "bf16",
-            description = {"Dtype of recovered tensors: bf16, f16 or f32 (default: ${DEFAULT-VALUE}).",
+    /** --dtype as given (null when absent): a model folder's output type. */
+    String dtypeName;
+
+    @Option(names = "--dtype", paramLabel = "<dtype>",
+            description = {"Dtype of recovered tensors: bf16, f16 or f32 (default: bf16).",
                     "Or a target of an installed quantizer that writes the --to format (e.g. q4_k_m for gguf, "
-                            + "see 'amn formats'): recover and quantize in one pass, as 'amn forget' does."})
+                            + "see 'amn formats'): recover and quantize in one pass, as 'amn forget' does.",
+                    "For a model folder: the converter's output type f32, f16, bf16, q8_0 or auto (default), "
+                            + "or a quantizer's target."})
     void dtype(String value) {
+        dtypeName = value;
         try {
             target = DType.recoveryTarget(value);
             forgetTarget = null;
@@ -60,6 +80,10 @@ final class ConvertCommand implements Callable<Integer> {
     @Option(names = "--as-stored", description = "Recover nothing: copy every tensor as stored (quantized payloads and "
             + "their scales included), a pure container conversion.")
     boolean asStored;
+
+    @Option(names = "--no-vocab", description = "For a model folder: write the GGUF without a vocabulary "
+            + "(tokenizer.ggml.model = none), e.g. when the folder has no tokenizer.model.")
+    boolean noVocab;
 
     @Option(names = "--split-max-size", paramLabel = "<size>",
             description = "With --to gguf: write splits of at most this much tensor data each, in llama.cpp's "
@@ -77,6 +101,15 @@ final class ConvertCommand implements Callable<Integer> {
     public Integer call() {
         InputRef.refuseRemote(input);
         var typed = gguf.values();
+        if (isHfFolder(input) && exportsFolders()) {
+            if (!typed.isEmpty() || splitMaxSize != null) {
+                throw new UsageException("--gguf-kv, --gguf-metadata and --split-max-size are not yet taken with a "
+                        + "Hugging Face model folder laid out for " + format);
+            }
+            exportFolder();
+            return Amn.OK;
+        }
+        if (noVocab) throw new UsageException("--no-vocab is for a Hugging Face model folder; " + input + " is not one");
         if (!typed.isEmpty() && !parent.context().amn().writer(format).format().equals("gguf")) {
             throw new UsageException("--gguf-kv and --gguf-metadata set GGUF key/values: they need --to gguf, not --to " + format);
         }
@@ -104,5 +137,63 @@ final class ConvertCommand implements Callable<Integer> {
                     + "; use --to " + q.format());
         }
         ForgetCommand.run(parent.context(), input, forgetTarget, ForgetOptions.defaults(), null, output);
+    }
+
+    /**
+     * Whether the --to format lays a Hugging Face folder out anew (an exporter: the GGUF
+     * llama.cpp's converter writes); otherwise a folder is converted as the one model it
+     * holds, like a file (a folder of GGUF splits to one GGUF, a sharded folder to safetensors).
+     */
+    private boolean exportsFolders() {
+        Anamnesis amn = parent.context().amn();
+        return amn.findWriter(format).flatMap(w -> amn.exporter(w.format())).isPresent();
+    }
+
+    /** A folder with a {@code config.json}: a Hugging Face model folder, laid out by the exporter. */
+    private static boolean isHfFolder(String input) {
+        if (input.startsWith(InputRef.OLLAMA) || input.equals(InputRef.STDIN)) return false;
+        try {
+            Path p = Path.of(input);
+            return Files.isDirectory(p) && Files.isRegularFile(p.resolve("config.json"));
+        } catch (InvalidPathException e) {
+            return false;
+        }
+    }
+
+    /**
+     * A model folder: laid out by the exporter of the --to format (the GGUF llama.cpp's
+     * converter writes), recovered and, for a quantizer's target, quantized in the same pass.
+     */
+    private void exportFolder() {
+        long start = System.nanoTime();
+        Amn.Context ctx = parent.context();
+        Anamnesis amn = ctx.amn();
+        if (asStored) throw new UsageException("--as-stored copies tensors as stored; a model folder is laid out anew");
+        FormatWriter writer = amn.writer(format);
+        var exporter = amn.exporter(writer.format()).orElseThrow(() -> new UsageException("a model folder converts to "
+                + (amn.exporters().isEmpty() ? "no format (no exporter is installed)"
+                : String.join(", ", amn.exporters().stream().map(e -> e.format()).toList())) + ", not " + format));
+        String dtype = dtypeName == null ? "auto" : dtypeName.toLowerCase(Locale.ROOT);
+        if (!exporter.outputTypes().containsKey(dtype) && !amn.forgetTargets().containsKey(dtype)) {
+            throw new UsageException("--dtype '" + dtypeName + "' is neither an output type of the " + writer.format()
+                    + " exporter (" + String.join(", ", exporter.outputTypes().keySet()) + ") nor a target of an installed quantizer");
+        }
+        int threads = output.threadCount();
+        InputRef in = InputRef.of(input, ctx.ollamaModels());
+        Path out = Outputs.choose(in, Optional.ofNullable(output.output), dtype.replace(':', '-'), writer, amn, "convert");
+        ModelExport e;
+        try (ProgressBar bar = ProgressBar.forTerminal(ctx.err(), output.quiet)) {
+            e = amn.export(in.file(), format, dtype, !noVocab, ForgetOptions.defaults(), new LossMeter(), out,
+                    new WriteOptions(threads, bar));
+        }
+        if (!output.quiet) {
+            var where = Outputs.isStandardOutput(out) ? ctx.err() : ctx.out();
+            String recovered = e.recovered() == 0 ? "" : ", " + e.recovered() + " recovered (" + String.join("; ", e.schemes()) + ")";
+            String as = e.dtype().equals(e.outputType()) ? e.outputType() : e.dtype() + " (from the " + e.outputType() + " layout)";
+            where.println("wrote " + (Outputs.isStandardOutput(out) ? "standard output" : out.toString()) + ": " + e.tensors()
+                    + " tensors as " + as + recovered + ", " + Text.size(e.bytes()) + " in "
+                    + Text.decimals((System.nanoTime() - start) / 1e9, 2) + " s");
+            where.flush();
+        }
     }
 }

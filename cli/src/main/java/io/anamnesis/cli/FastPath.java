@@ -41,8 +41,8 @@ final class FastPath {
             "info", Set.of("--debug", "--json", "--full", "--to"),
             "remember", union(Set.of("--debug", "--to"), OUTPUT),
             "dequantize", union(Set.of("--debug", "--to"), OUTPUT),
-            "convert", union(Set.of("--debug", "--to", "--dtype", "--as-stored", "--gguf-kv", "--gguf-metadata",
-                    "--split-max-size"), OUTPUT),
+            "convert", union(Set.of("--debug", "--to", "--dtype", "--as-stored", "--no-vocab", "--gguf-kv",
+                    "--gguf-metadata", "--split-max-size"), OUTPUT),
             "formats", Set.of("--debug", "--json"),
             "aot-train", Set.of("--debug"));
 
@@ -72,10 +72,12 @@ final class FastPath {
         boolean json = false;
         boolean full = false;
         DType target = DType.BF16;
+        String dtypeName = null;
         boolean convert = command.equals("convert");
         boolean remember = command.equals("remember") || command.equals("dequantize") || convert;
         String format = null;
         boolean asStored = false;
+        boolean noVocab = false;
         String splitMaxSize = null;
         boolean inspect = command.equals("inspect") || command.equals("info");
         Recover.OutputOptions output = new Recover.OutputOptions();
@@ -121,6 +123,10 @@ final class FastPath {
                     if (!convert) return OptionalInt.empty();
                     asStored = true;
                 }
+                case "--no-vocab" -> {
+                    if (!convert) return OptionalInt.empty();
+                    noVocab = true;
+                }
                 case "--gguf-kv" -> {
                     if (!convert || i + 1 == args.length) return OptionalInt.empty();
                     gguf.keyValues.add(args[++i]);
@@ -136,6 +142,7 @@ final class FastPath {
                 case "--dtype" -> {
                     if (!convert || i + 1 == args.length) return OptionalInt.empty();
                     try {
+                        dtypeName = args[i + 1];
                         target = DType.recoveryTarget(args[++i]);
                     } catch (IllegalArgumentException e) {
                         return OptionalInt.empty();
@@ -199,7 +206,9 @@ final class FastPath {
                 c.input = input;
                 c.format = format;
                 c.target = target;
+                c.dtypeName = dtypeName;
                 c.asStored = asStored;
+                c.noVocab = noVocab;
                 c.splitMaxSize = splitMaxSize;
                 c.output = output;
                 c.gguf = gguf;

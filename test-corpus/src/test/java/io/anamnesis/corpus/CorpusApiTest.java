@@ -33,12 +33,14 @@ class CorpusApiTest {
 
     @TestFactory
     Stream<DynamicTest> corpus() {
-        Optional<Path> root = CorpusCase.root();
-        if (root.isEmpty()) {
-            return Stream.of(DynamicTest.dynamicTest("shared corpus", () -> Assumptions.abort(
-                    "shared corpus not found (set -Danamnesis.corpus or ANAMNESIS_CORPUS): every corpus case is skipped")));
+        Stream<DynamicTest> hf = CorpusCase.hfRoot().isPresent() ? Stream.of() : Stream.of(DynamicTest.dynamicTest(
+                "shared corpus-hf", () -> Assumptions.abort("shared corpus-hf not found (set -Danamnesis.corpus.hf or "
+                        + "ANAMNESIS_CORPUS_HF): every hf-to-gguf case is skipped")));
+        if (CorpusCase.root().isEmpty()) {
+            hf = Stream.concat(hf, Stream.of(DynamicTest.dynamicTest("shared corpus", () -> Assumptions.abort(
+                    "shared corpus not found (set -Danamnesis.corpus or ANAMNESIS_CORPUS): every corpus case is skipped"))));
         }
-        return CorpusCase.all(root.get()).stream().map(c -> DynamicTest.dynamicTest(c.id(), () -> run(c)));
+        return Stream.concat(hf, CorpusCase.everyRoot().stream().map(c -> DynamicTest.dynamicTest(c.id(), () -> run(c))));
     }
 
     static void run(CorpusCase c) throws Exception {
@@ -49,6 +51,7 @@ class CorpusApiTest {
             case "parse" -> parse(c);
             case "reject" -> reject(c);
             case "quantize" -> quantize(c);
+            case "convert" -> HfToGgufCases.api(c, AMN);
             default -> fail("unknown operation " + c.operation() + " in " + c.id());
         }
     }

@@ -24,6 +24,27 @@ record CorpusCase(Path dir, String family, String name, String operation, JsonNo
         return Files.isDirectory(p) ? Optional.of(p) : Optional.empty();
     }
 
+    /**
+     * The second corpus root, Hugging Face model folders converted to GGUF ({@code hf-to-gguf}):
+     * -Danamnesis.corpus.hf or ANAMNESIS_CORPUS_HF, else {@code corpus-hf} beside the first root,
+     * when that folder exists.
+     */
+    static Optional<Path> hfRoot() {
+        String configured = System.getProperty("anamnesis.corpus.hf", System.getenv("ANAMNESIS_CORPUS_HF"));
+        Optional<Path> p = configured == null || configured.isBlank()
+                ? root().map(r -> r.resolveSibling("corpus-hf"))
+                : Optional.of(Path.of(configured).toAbsolutePath().normalize());
+        return p.filter(Files::isDirectory);
+    }
+
+    /** Every case of both roots, each present root's cases sorted by family and name. */
+    static List<CorpusCase> everyRoot() {
+        List<CorpusCase> out = new ArrayList<>();
+        root().ifPresent(r -> out.addAll(all(r)));
+        hfRoot().ifPresent(r -> out.addAll(all(r)));
+        return out;
+    }
+
     /** Every case under the root, sorted by family and name. */
     static List<CorpusCase> all(Path root) {
         List<CorpusCase> out = new ArrayList<>();

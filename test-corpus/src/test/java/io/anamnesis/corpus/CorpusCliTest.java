@@ -48,17 +48,23 @@ class CorpusCliTest {
 
     @TestFactory
     Stream<DynamicTest> corpus() {
-        Optional<Path> root = CorpusCase.root();
-        if (root.isEmpty()) {
-            return Stream.of(DynamicTest.dynamicTest("shared corpus", () -> Assumptions.abort(
-                    "shared corpus not found (set -Danamnesis.corpus or ANAMNESIS_CORPUS): every corpus case is skipped")));
+        Stream<DynamicTest> hf = CorpusCase.hfRoot().isPresent() ? Stream.of() : Stream.of(DynamicTest.dynamicTest(
+                "shared corpus-hf", () -> Assumptions.abort("shared corpus-hf not found (set -Danamnesis.corpus.hf or "
+                        + "ANAMNESIS_CORPUS_HF): every hf-to-gguf case is skipped")));
+        if (CorpusCase.root().isEmpty()) {
+            hf = Stream.concat(hf, Stream.of(DynamicTest.dynamicTest("shared corpus", () -> Assumptions.abort(
+                    "shared corpus not found (set -Danamnesis.corpus or ANAMNESIS_CORPUS): every corpus case is skipped"))));
         }
-        return CorpusCase.all(root.get()).stream().map(c -> DynamicTest.dynamicTest(c.id(), () -> run(c)));
+        return Stream.concat(hf, CorpusCase.everyRoot().stream().map(c -> DynamicTest.dynamicTest(c.id(), () -> run(c))));
     }
 
     static void run(CorpusCase c) throws Exception {
         Optional<String> missing = Requirements.missing(c, CorpusApiTest.AMN);
         Assumptions.assumeTrue(missing.isEmpty(), () -> c.id() + ": " + missing.orElse(""));
+        if (c.operation().equals("convert")) {
+            HfToGgufCases.cli(c);
+            return;
+        }
         if (!c.operation().equals("reject") && !c.operation().equals("quantize")) {
             Assumptions.assumeTrue(CorpusApiTest.AMN.findWriter("safetensors").isPresent(),
                     () -> c.id() + ": no installed safetensors writer (module format-safetensors)");

@@ -37,8 +37,49 @@ class LlamaRunOracleTest {
         if (root.isEmpty()) {
             return Stream.of(DynamicTest.dynamicTest("shared corpus", () -> Assumptions.abort("shared corpus not found")));
         }
-        return CorpusCase.all(root.get()).stream().filter(c -> c.family().equals("llama-quantize"))
+        Stream<DynamicTest> quantize = CorpusCase.all(root.get()).stream().filter(c -> c.family().equals("llama-quantize"))
                 .map(c -> DynamicTest.dynamicTest(c.id(), () -> run(c, root.get())));
+        Stream<DynamicTest> hf = CorpusCase.hfRoot().map(r -> CorpusCase.all(r).stream()
+                        .filter(c -> c.family().equals(HfToGgufCases.FAMILY))
+                        .map(c -> DynamicTest.dynamicTest(c.id(), () -> runExport(c, root.get()))))
+                .orElseGet(() -> Stream.of(DynamicTest.dynamicTest("shared corpus-hf", () -> Assumptions.abort(
+                        "shared corpus-hf not found: the hf-to-gguf logits are not checked"))));
+        return Stream.concat(quantize, hf);
+    }
+
+    /** An hf-to-gguf case: our conversion of the folder, loaded by llama.cpp, gives the recorded logits. */
+    static void runExport(CorpusCase c, Path corpus) throws Exception {
+        Path script = corpus.toAbsolutePath().getParent().resolve("tools/oracles/llama_ref.py");
+        Optional<String> oracle = oracleMissing(script);
+        Assumptions.assumeTrue(oracle.isEmpty(), () -> c.id() + ": llama.cpp oracle skipped: " + oracle.orElse(""));
+        Optional<String> missing = Requirements.missing(c, CorpusApiTest.AMN);
+        Assumptions.assumeTrue(missing.isEmpty(), () -> c.id() + ": " + missing.orElse(""));
+        Path tmp = Files.createTempDirectory("amn-llama-run-hf-");
+        try {
+            Path out = tmp.resolve("out.gguf");
+            CorpusApiTest.AMN.export(c.dir().resolve("input"), "gguf", HfToGgufCases.outtype(c), true, ForgetOptions.defaults(),
+                    new LossMeter(), out, WriteOptions.threads(2));
+            checkLogits(c, script, out, tmp, HfToGgufCases.tokens(c));
+        } finally {
+            HfToGgufCases.delete(tmp);
+        }
+    }
+
+    /** llama_ref.py run on a file: it loads, and its last-token logits are the case's. */
+    static void checkLogits(CorpusCase c, Path script, Path out, Path tmp, String tokens) throws Exception {
+        Process p = new ProcessBuilder("python3", script.toString(), "run", out.toString(), "--tokens", tokens)
+                .redirectError(tmp.resolve("err.txt").toFile()).start();
+        String stdout = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(300, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError(c.id() + ": llama_ref.py run did not finish in 300 s");
+        }
+        JsonNode got = JSON.readTree(stdout);
+        JsonNode want = c.json().path("params").path("llama_run");
+        assertThat(got.path("ok").asBoolean()).as(c.id() + ": llama.cpp loads the file: " + stdout
+                + Files.readString(tmp.resolve("err.txt"))).isTrue();
+        assertThat(got.path("argmax").asInt()).as(c.id() + " argmax").isEqualTo(want.path("argmax").asInt());
+        assertThat(got.path("sha256_f32").asText()).as(c.id() + ": sha256 of the logits").isEqualTo(want.path("sha256_f32").asText());
     }
 
     static Optional<String> oracleMissing(Path script) {

@@ -37,6 +37,7 @@ final class Requirements {
         for (Pending p : PENDING) {
             if (p.covers(c)) return Optional.of("not yet: " + p.why());
         }
+        if (c.family().equals(HfToGgufCases.FAMILY)) return HfToGgufCases.missing(c, amn);
         String format = formatOf(c);
         if (amn.readers().stream().map(FormatReader::format).noneMatch(format::equals)) {
             return Optional.of("no installed reader for " + format + " (module format-" + format + ")");

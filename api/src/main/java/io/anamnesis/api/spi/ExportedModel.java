@@ -1,0 +1,20 @@
+package io.anamnesis.api.spi;
+
+import io.anamnesis.api.MetaValue;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A model laid out by a {@link ModelExporter}, planned and not yet produced.
+ *
+ * @param tensors    the output tensors, in output order, with their output names
+ * @param keyValues  the typed key/values, in output order
+ * @param outputType the output type it was made at ({@code auto} resolved: {@code bf16}, ...)
+ */
+public record ExportedModel(List<PlannedTensor> tensors, Map<String, MetaValue> keyValues, String outputType) {
+    public ExportedModel {
+        tensors = List.copyOf(tensors);
+        keyValues = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(keyValues));
+    }
+}

@@ -1,0 +1,67 @@
+package io.anamnesis.format.gguf.hf;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * One model family as llama.cpp's converter lays it out, as data: the Hugging Face
+ * architecture names it takes, each tensor's GGUF name, the tensors whose rows are
+ * permuted for ggml's rope, and the family's own hyper-parameter keys. Adding a family is a
+ * new table in {@link Architectures} and a test, not a new code path.
+ *
+ * @param gguf         {@code general.architecture} and the prefix of its keys ({@code llama})
+ * @param hfNames      the {@code config.json} {@code architectures[0]} values it takes
+ * @param tensors      Hugging Face base names (without {@code .weight}/{@code .bias}) to GGUF base names
+ * @param ropeRows     the tensors whose rows are reordered from rotate-half to adjacent pairs
+ * @param extraKeys    the family's keys after the common ones ({@code <arch>.vocab_size}, ...)
+ */
+record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors, List<RopeRows> ropeRows,
+                    List<HyperParameter> extraKeys) {
+
+    /**
+     * A Hugging Face tensor name pattern and its GGUF name; {@code {bid}} in the pattern is the
+     * block number (a decimal below {@code block_count}) and is put into the GGUF name.
+     */
+    record TensorName(Pattern hf, String gguf) {
+        static TensorName of(String hf, String gguf) {
+            return new TensorName(Pattern.compile(Pattern.quote(hf).replace("{bid}", "\\E(\\d+)\\Q")), gguf);
+        }
+
+        Optional<String> map(String base, int blockCount) {
+            Matcher m = hf.matcher(base);
+            if (!m.matches()) return Optional.empty();
+            if (m.groupCount() == 0) return Optional.of(gguf);
+            String digits = m.group(1);
+            // the converter builds its map for blocks 0 .. block_count-1, written without leading zeros
+            if (digits.length() > 9 || (digits.length() > 1 && digits.charAt(0) == '0')) return Optional.empty();
+            int bid = Integer.parseInt(digits);
+            return bid < blockCount ? Optional.of(gguf.replace("{bid}", digits)) : Optional.empty();
+        }
+    }
+
+    /**
+     * Rows of a tensor whose Hugging Face name ends in {@code suffix} are permuted per head,
+     * with the head count of config key {@code heads}: Hugging Face keeps each head's two
+     * rotary halves apart (rotate-half RoPE), ggml's LLAMA rope (mode 0) wants them
+     * interleaved ({@code LlamaModel.permute}). The head count is the attention heads', or
+     * with {@code keyValueHeads} the key/value heads' (the attention heads' when the config
+     * has none).
+     */
+    record RopeRows(String suffix, boolean keyValueHeads) {
+    }
+
+    /** The GGUF name of a Hugging Face tensor, with its {@code .weight}/{@code .bias} suffix. */
+    Optional<String> map(String hfName, int blockCount) {
+        for (String suffix : List.of("", ".weight", ".bias")) {
+            if (!hfName.endsWith(suffix)) continue;
+            String base = hfName.substring(0, hfName.length() - suffix.length());
+            for (TensorName t : tensors) {
+                Optional<String> g = t.map(base, blockCount);
+                if (g.isPresent()) return Optional.of(g.get() + suffix);
+            }
+        }
+        return Optional.empty();
+    }
+}

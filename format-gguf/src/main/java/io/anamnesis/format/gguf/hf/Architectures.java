@@ -1,0 +1,72 @@
+package io.anamnesis.format.gguf.hf;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The model families this exporter lays out, as llama.cpp's {@code convert_hf_to_gguf.py}
+ * does at commit ca01960e6a (tensor names from gguf-py's {@code tensor_mapping.py} and
+ * {@code constants.py}, keys from {@code TextModel.set_gguf_parameters} and the family's
+ * class).
+ *
+ * <p>llama: {@code LlamaModel}, which also takes Mistral-style checkpoints
+ * ({@code MistralForCausalLM}, the same tensor names and keys); verified byte for byte
+ * against the converter's own files in the {@code hf-to-gguf} corpus, and by llama.cpp
+ * loading them and computing the recorded logits.
+ */
+final class Architectures {
+    private Architectures() {
+    }
+
+    /**
+     * The keys every text model writes, in the converter's order
+     * ({@code TextModel.set_gguf_parameters}); the rope and head-dimension keys that follow
+     * them are written by {@link HfGgufExporter}, which knows their conditions.
+     */
+    static final List<HyperParameter> COMMON = List.of(
+            HyperParameter.u32("{arch}.context_length", "max_position_embeddings", "n_ctx", "n_positions", "max_length",
+                    "max_sequence_length", "model_max_length"),
+            HyperParameter.u32("{arch}.embedding_length", "hidden_size", "n_embd", "dim"),
+            HyperParameter.u32("{arch}.feed_forward_length", "intermediate_size", "n_inner", "hidden_dim"),
+            HyperParameter.u32("{arch}.attention.head_count", "num_attention_heads", "n_head", "n_heads"),
+            HyperParameter.u32("{arch}.attention.head_count_kv", "num_key_value_heads", "n_kv_heads"));
+
+    /** {@code block_count}: the converter's first key, and the bound on block numbers in names. */
+    static final HyperParameter BLOCK_COUNT =
+            HyperParameter.u32("{arch}.block_count", "n_layers", "num_hidden_layers", "n_layer", "num_layers").asRequired();
+
+    static final HyperParameter RMS_EPS = HyperParameter.f32("{arch}.attention.layer_norm_rms_epsilon", "rms_norm_eps", "norm_eps");
+    static final HyperParameter NORM_EPS =
+            HyperParameter.f32("{arch}.attention.layer_norm_epsilon", "layer_norm_eps", "layer_norm_epsilon", "norm_epsilon");
+
+    static final Architecture LLAMA = new Architecture("llama",
+            List.of("LlamaForCausalLM", "LLaMAForCausalLM", "MistralForCausalLM"),
+            List.of(
+                    Architecture.TensorName.of("model.embed_tokens", "token_embd"),
+                    Architecture.TensorName.of("lm_head", "output"),
+                    Architecture.TensorName.of("model.norm", "output_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
+                    Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down")),
+            // LlamaModel.modify_tensors: q with num_attention_heads, k with num_key_value_heads
+            List.of(new Architecture.RopeRows("q_proj.weight", false), new Architecture.RopeRows("q_proj.bias", false),
+                    new Architecture.RopeRows("k_proj.weight", true), new Architecture.RopeRows("k_proj.bias", true)),
+            // LlamaModel.set_gguf_parameters: vocab_size, then rope.dimension_count (written by the exporter)
+            List.of(HyperParameter.u32("{arch}.vocab_size", "vocab_size").asRequired()));
+
+    static final List<Architecture> ALL = List.of(LLAMA);
+
+    static Optional<Architecture> byHfName(String name) {
+        return ALL.stream().filter(a -> a.hfNames().contains(name)).findFirst();
+    }
+
+    static List<String> supportedNames() {
+        return ALL.stream().flatMap(a -> a.hfNames().stream()).toList();
+    }
+}

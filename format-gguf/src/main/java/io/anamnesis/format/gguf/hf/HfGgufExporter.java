@@ -1,0 +1,372 @@
+package io.anamnesis.format.gguf.hf;
+
+import io.anamnesis.api.DType;
+import io.anamnesis.api.MalformedFileException;
+import io.anamnesis.api.MetaValue;
+import io.anamnesis.api.ParseLimits;
+import io.anamnesis.api.TensorArchive;
+import io.anamnesis.api.TensorEntry;
+import io.anamnesis.api.UnsupportedFeatureException;
+import io.anamnesis.api.model.ShardedArchive;
+import io.anamnesis.api.spi.DenseTensor;
+import io.anamnesis.api.spi.ExportRequest;
+import io.anamnesis.api.spi.ExportedModel;
+import io.anamnesis.api.spi.ModelExporter;
+import io.anamnesis.api.spi.PlannedTensor;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SequencedMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A Hugging Face model folder as the GGUF llama.cpp's {@code convert_hf_to_gguf.py} writes
+ * (commit ca01960e6a, gguf-py 0.18.0): the converter's tensor order and names, the rope row
+ * permutation, its output-type rules, and its key/values in its order, so the file is the
+ * converter's byte for byte. The families are tables ({@link Architectures}); the vocabulary
+ * is {@link Vocabulary}; the naming keys {@link ModelNaming}.
+ *
+ * <p>Output types (the converter's {@code --outtype}): every tensor is taken as F32 (BF16
+ * and any recovered scheme widened exactly), q/k rows permuted; then 1-D tensors, norms
+ * ({@code *_norm.weight}) and tensors not named {@code *.weight} are F32, the other weights
+ * the output type: F32, F16, BF16 or Q8_0 (encoded by the installed quantizer as
+ * {@code ggml:q8_0}, ggml's reference quantizer; a row not a multiple of 32 falls back to F16
+ * as gguf-py does). {@code auto}: BF16 when the first stored tensor of two or more dimensions
+ * that is 16-bit is BF16, else F16.
+ */
+public final class HfGgufExporter implements ModelExporter {
+    /** llama_ftype of each output type. */
+    private static final Map<String, Integer> FILE_TYPE = Map.of("f32", 0, "f16", 1, "q8_0", 7, "bf16", 32);
+    /** Tensors the converter drops ({@code prepare_tensors}). */
+    private static final List<String> DROPPED = List.of(".attention.masked_bias", ".attention.bias", ".rotary_emb.inv_freq");
+    private static final Pattern LAYER = Pattern.compile("(?:^|\\.)layers\\.(\\d+)\\.");
+
+    @Override
+    public String format() {
+        return "gguf";
+    }
+
+    @Override
+    public String description() {
+        return "Hugging Face model folder (" + String.join(", ", Architectures.supportedNames())
+                + ", SentencePiece vocabulary) as llama.cpp's convert_hf_to_gguf.py writes it";
+    }
+
+    @Override
+    public boolean accepts(TensorArchive source) {
+        return new ModelFiles(source, ParseLimits.defaults()).has("config.json");
+    }
+
+    @Override
+    public SequencedMap<String, String> outputTypes() {
+        SequencedMap<String, String> m = new LinkedHashMap<>();
+        m.put("auto", "BF16 for a BF16 model, else F16 (the converter's default)");
+        m.put("f32", "every weight F32");
+        m.put("f16", "weights F16, vectors and norms F32");
+        m.put("bf16", "weights BF16, vectors and norms F32");
+        m.put("q8_0", "weights Q8_0 (ggml's reference quantizer), vectors and norms F32");
+        return m;
+    }
+
+    @Override
+    public ExportedModel export(ExportRequest request) {
+        ModelFiles files = new ModelFiles(request.source(), request.limits());
+        Map<?, ?> config = files.json("config.json").orElseThrow(() ->
+                new MalformedFileException("no config.json beside the model: it is not a Hugging Face model folder"));
+        Architecture arch = architecture(config);
+        long blockCount = required(config, Architectures.BLOCK_COUNT);
+        if (blockCount < 0 || blockCount > Integer.MAX_VALUE) throw badKey("num_hidden_layers", blockCount + " is out of range");
+
+        List<String> order = converterOrder(request.source());
+        String outtype = request.outputType().equals("auto") ? auto(request.source(), order) : request.outputType();
+        if (!FILE_TYPE.containsKey(outtype)) throw new UnsupportedFeatureException("output type " + outtype + " is not one of "
+                + String.join(", ", outputTypes().keySet()));
+
+        Map<String, Integer> rank = new HashMap<>();
+        for (int i = 0; i < order.size(); i++) rank.put(order.get(i), i);
+        List<DenseTensor> inputs = new ArrayList<>(request.tensors());
+        inputs.sort(Comparator.comparingInt((DenseTensor d) -> rank.getOrDefault(d.name(), Integer.MAX_VALUE))
+                .thenComparing(DenseTensor::name));
+
+        Shapes shapes = new Shapes(config);
+        List<PlannedTensor> out = new ArrayList<>();
+        for (DenseTensor d : inputs) {
+            if (DROPPED.stream().anyMatch(d.name()::endsWith)) continue;
+            String name = arch.map(d.name(), (int) blockCount).orElseThrow(() -> unmapped(d.name(), blockCount, arch));
+            if (!d.isNumeric()) {
+                throw UnsupportedFeatureException.inTensor(d.name(), "holds " + d.storedDType() + ", not floats; "
+                        + "the converter writes float tensors only");
+            }
+            shapes.check(d);
+            Optional<Long> heads = Optional.empty();
+            for (Architecture.RopeRows r : arch.ropeRows()) {
+                if (d.name().endsWith(r.suffix())) heads = Optional.of(shapes.ropeHeads(d, r.keyValueHeads()));
+            }
+            PlannedTensor values = ConvertedTensor.values(d, name, heads);
+            out.add(typed(values, outtype, request.encoder()));
+        }
+
+        long params = 0;
+        for (PlannedTensor t : out) params += t.elementCount();
+        Map<String, MetaValue> kv = new LinkedHashMap<>();
+        kv.put("general.architecture", MetaValue.str(arch.gguf()));
+        kv.put("general.type", MetaValue.str("model"));
+        sampling(files, kv);
+        String folder = files.folder().map(p -> p.getFileName() == null ? "" : p.getFileName().toString()).orElse("");
+        ModelNaming naming = ModelNaming.of(Optional.ofNullable(config.get("_name_or_path")).filter(String.class::isInstance)
+                .map(String.class::cast), folder, params);
+        putString(kv, "general.name", naming.name() == null ? folder : naming.name());
+        putString(kv, "general.version", naming.version());
+        putString(kv, "general.organization", naming.organization());
+        putString(kv, "general.finetune", naming.finetune());
+        putString(kv, "general.basename", naming.basename());
+        putString(kv, "general.size_label", naming.sizeLabel());
+        hyperParameters(arch, config, blockCount, FILE_TYPE.get(outtype), kv);
+        kv.put("general.quantization_version", MetaValue.u32(2));
+        if (request.vocabulary()) {
+            Vocabulary.sentencePiece(files, config, kv);
+            // LlamaModel.set_vocab: granite's small models add no BOS
+            if (HfConfig.integer(config, "vocab_size").orElse(32000L) == 49152) {
+                kv.put("tokenizer.ggml.add_bos_token", new MetaValue.Bool(false));
+            }
+        } else {
+            Vocabulary.none(kv);
+        }
+        return new ExportedModel(out, kv, outtype);
+    }
+
+    private static PlannedTensor typed(PlannedTensor values, String outtype, ExportRequest.Encoder encoder) {
+        String name = values.name();
+        boolean f32 = values.shape().rank() <= 1 || name.endsWith("_norm.weight") || !name.endsWith(".weight");
+        if (f32 || outtype.equals("f32")) return values;
+        if (outtype.equals("q8_0")) {
+            // gguf-py raises QuantError for a row that is not whole blocks; the converter then writes F16
+            if (values.shape().lastDim() % 32 != 0) return ConvertedTensor.narrowed(values, DType.F16);
+            return encoder.encode(ConvertedTensor.dense(values), "ggml:q8_0");
+        }
+        return ConvertedTensor.narrowed(values, outtype.equals("f16") ? DType.F16 : DType.BF16);
+    }
+
+    private static Architecture architecture(Map<?, ?> config) {
+        Object list = config.get("architectures");
+        if (!(list instanceof List<?> l) || l.isEmpty() || !(l.getFirst() instanceof String name)) {
+            throw new MalformedFileException("config.json has no architectures (the model class, e.g. LlamaForCausalLM)");
+        }
+        return Architectures.byHfName(name).orElseThrow(() -> new UnsupportedFeatureException("architecture " + name
+                + " (config.json) is not supported; supported: " + String.join(", ", Architectures.supportedNames())));
+    }
+
+    /**
+     * The converter's tensor order: the weight files in name order (gguf-py's
+     * {@code SafetensorsLocal}, the files of the index when there is one), each file's tensors
+     * sorted by name. The model's files are those the folder opened as ({@link ShardedArchive}).
+     */
+    private static List<String> converterOrder(TensorArchive source) {
+        Map<String, String> part = new HashMap<>();
+        if (source instanceof ShardedArchive model) {
+            for (ShardedArchive.Shard s : model.shards()) {
+                String file = String.valueOf(s.file().getFileName());
+                for (TensorEntry e : s.archive().tensors()) part.put(e.name(), file);
+            }
+        }
+        List<String> names = new ArrayList<>();
+        for (TensorEntry e : source.tensors()) names.add(e.name());
+        names.sort(Comparator.comparing((String n) -> part.getOrDefault(n, "")).thenComparing(Comparator.naturalOrder()));
+        return names;
+    }
+
+    /** {@code --outtype auto}: the first stored tensor of two or more dimensions that is BF16 or F16 decides. */
+    private static String auto(TensorArchive source, List<String> order) {
+        Map<String, TensorEntry> byName = new HashMap<>();
+        for (TensorEntry e : source.tensors()) byName.putIfAbsent(e.name(), e);
+        for (String n : order) {
+            TensorEntry e = byName.get(n);
+            if (e.shape().rank() < 2) continue;
+            if (e.dtype().equals(DType.BF16)) return "bf16";
+            if (e.dtype().equals(DType.F16)) return "f16";
+        }
+        return "f16";
+    }
+
+    private static UnsupportedFeatureException unmapped(String name, long blockCount, Architecture arch) {
+        Matcher m = LAYER.matcher(name);
+        if (m.find() && m.group(1).length() < 10 && Long.parseLong(m.group(1)) >= blockCount) {
+            throw MalformedFileException.inTensor(name, "config.json num_hidden_layers is " + blockCount
+                    + ", but the model has a tensor of layer " + m.group(1));
+        }
+        return UnsupportedFeatureException.inTensor(name, "has no " + arch.gguf() + " GGUF name (the converter cannot map it)");
+    }
+
+    /** The generation config's sampling settings ({@code Metadata.load}), when the file reads as JSON. */
+    private static void sampling(ModelFiles files, Map<String, MetaValue> kv) {
+        Map<?, ?> g;
+        try {
+            g = files.json("generation_config.json").orElse(Map.of());
+        } catch (MalformedFileException unreadable) {
+            return; // gguf-py ignores a generation_config.json it cannot parse
+        }
+        if (g.get("sequence") instanceof String s && !s.isEmpty()) kv.put("general.sampling.sequence", MetaValue.str(s));
+        int32(g, "top_k", "general.sampling.top_k", kv);
+        float32(g, "top_p", "general.sampling.top_p", kv);
+        float32(g, "min_p", "general.sampling.min_p", kv);
+        float32(g, "xtc_probability", "general.sampling.xtc_probability", kv);
+        float32(g, "xtc_threshold", "general.sampling.xtc_threshold", kv);
+        float32(g, "temperature", "general.sampling.temp", kv);
+        int32(g, "penalty_last_n", "general.sampling.penalty_last_n", kv);
+        float32(g, "penalty_repeat", "general.sampling.penalty_repeat", kv);
+        int32(g, "mirostat", "general.sampling.mirostat", kv);
+        float32(g, "mirostat_tau", "general.sampling.mirostat_tau", kv);
+        float32(g, "mirostat_eta", "general.sampling.mirostat_eta", kv);
+    }
+
+    private static void int32(Map<?, ?> g, String from, String key, Map<String, MetaValue> kv) {
+        HfConfig.asInteger(g.get(from)).filter(v -> v >= Integer.MIN_VALUE && v <= Integer.MAX_VALUE)
+                .ifPresent(v -> kv.put(key, MetaValue.i32(v)));
+    }
+
+    private static void float32(Map<?, ?> g, String from, String key, Map<String, MetaValue> kv) {
+        HfConfig.number(g.get(from)).ifPresent(v -> kv.put(key, MetaValue.Real.f32(v.floatValue())));
+    }
+
+    private static void putString(Map<String, MetaValue> kv, String key, String value) {
+        if (value != null && !value.isEmpty()) kv.put(key, MetaValue.str(value));
+    }
+
+    /** {@code TextModel.set_gguf_parameters} and the family's own keys, in the converter's order. */
+    private static void hyperParameters(Architecture arch, Map<?, ?> config, long blockCount, int fileType,
+                                        Map<String, MetaValue> kv) {
+        String a = arch.gguf();
+        kv.put(Architectures.BLOCK_COUNT.key(a), MetaValue.u32(blockCount));
+        for (HyperParameter h : Architectures.COMMON) put(a, config, h, kv);
+        if (Boolean.FALSE.equals(config.get("is_causal"))) kv.put(a + ".attention.causal", new MetaValue.Bool(false));
+        Map<?, ?> rope = ropeParameters(config);
+        Object type = rope.get("rope_type") != null ? rope.get("rope_type") : rope.get("type");
+        if (type != null) {
+            if (type.equals("linear") && HfConfig.number(rope.get("factor")).isPresent()) {
+                kv.put(a + ".rope.scaling.type", MetaValue.str("linear"));
+                kv.put(a + ".rope.scaling.factor", MetaValue.Real.f32(HfConfig.number(rope.get("factor")).get().floatValue()));
+            } else if (!type.equals("default") && !type.equals("linear")) {
+                throw new UnsupportedFeatureException("config.json rope scaling type " + type + " is not converted yet "
+                        + "(linear and none are)");
+            }
+        }
+        if (config.containsKey("mrope_section") || rope.containsKey("mrope_section")) {
+            throw new UnsupportedFeatureException("config.json mrope_section is not converted yet");
+        }
+        Optional<Object> theta = Optional.ofNullable(rope.get("rope_theta"))
+                .or(() -> HfConfig.find(config, List.of("global_rope_theta", "rope_global_theta", "rope_theta_global",
+                        "rope_theta", "rotary_emb_base")));
+        theta.flatMap(HfConfig::number).ifPresent(t -> kv.put(a + ".rope.freq_base", MetaValue.Real.f32(t.floatValue())));
+        put(a, config, Architectures.RMS_EPS, kv);
+        put(a, config, Architectures.NORM_EPS, kv);
+        if (HfConfig.find(config, List.of("num_local_experts", "num_experts")).filter(v -> v != io.anamnesis.api.json.Json.NULL).isPresent()) {
+            throw new UnsupportedFeatureException("mixture-of-experts models are not converted yet");
+        }
+        Optional<Long> headDim = HfConfig.integer(config, "head_dim");
+        headDim.ifPresent(h -> {
+            kv.put(a + ".attention.key_length", MetaValue.u32(h));
+            kv.put(a + ".attention.value_length", MetaValue.u32(h));
+        });
+        kv.put("general.file_type", MetaValue.u32(fileType));
+        for (HyperParameter h : arch.extraKeys()) put(a, config, h, kv);
+        long ropeDim = headDim.orElseGet(() -> {
+            long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
+            long heads = HfConfig.integer(config, "num_attention_heads").orElseThrow(() -> badKey("num_attention_heads", "is missing"));
+            if (heads <= 0) throw badKey("num_attention_heads", heads + " is not positive");
+            return hidden / heads;
+        });
+        kv.put(a + ".rope.dimension_count", MetaValue.u32(ropeDim));
+    }
+
+    /** {@code rope_parameters} (or {@code rope_scaling}), its {@code full_attention} part when it has one. */
+    private static Map<?, ?> ropeParameters(Map<?, ?> config) {
+        Object r = config.containsKey("rope_parameters") ? config.get("rope_parameters") : config.get("rope_scaling");
+        if (!(r instanceof Map<?, ?> m)) return Map.of();
+        if (m.containsKey("sliding_attention")) throw new UnsupportedFeatureException("sliding-window rope parameters are not converted yet");
+        return m.get("full_attention") instanceof Map<?, ?> full ? full : m;
+    }
+
+    private static void put(String arch, Map<?, ?> config, HyperParameter h, Map<String, MetaValue> kv) {
+        Optional<Object> v = HfConfig.find(config, h.hfKeys()).filter(x -> x != io.anamnesis.api.json.Json.NULL);
+        if (v.isEmpty()) {
+            if (h.required()) throw badKey(h.hfKeys().getFirst(), "is missing");
+            return;
+        }
+        String from = h.hfKeys().stream().filter(config::containsKey).findFirst().orElseThrow();
+        switch (h.type()) {
+            case U32 -> {
+                long n = HfConfig.asInteger(v.get()).orElseThrow(() -> badKey(from, "is not an integer: " + v.get()));
+                if (n < 0 || n > 0xFFFF_FFFFL) throw badKey(from, n + " does not fit a GGUF uint32");
+                kv.put(h.key(arch), MetaValue.u32(n));
+            }
+            case F32 -> kv.put(h.key(arch), MetaValue.Real.f32(HfConfig.number(v.get())
+                    .orElseThrow(() -> badKey(from, "is not a number: " + v.get())).floatValue()));
+        }
+    }
+
+    private static long required(Map<?, ?> config, HyperParameter h) {
+        Object v = HfConfig.find(config, h.hfKeys()).orElseThrow(() -> badKey(h.hfKeys().get(1), "is missing"));
+        return HfConfig.asInteger(v).orElseThrow(() -> badKey(h.hfKeys().get(1), "is not an integer: " + v));
+    }
+
+    static MalformedFileException badKey(String key, String why) {
+        return new MalformedFileException("config.json " + key + " " + why);
+    }
+
+    /**
+     * What config.json says the tensors' shapes are, checked as each tensor is mapped: a
+     * config that disagrees with the weights would give a file llama.cpp refuses or runs
+     * wrongly, so it is refused naming the key.
+     */
+    private static final class Shapes {
+        private final Map<?, ?> config;
+
+        Shapes(Map<?, ?> config) {
+            this.config = config;
+        }
+
+        void check(DenseTensor d) {
+            String n = d.name();
+            if (n.equals("model.embed_tokens.weight") || n.equals("lm_head.weight")) {
+                expect(d, 1, "hidden_size", "columns");
+                expect(d, 0, "vocab_size", "rows");
+            } else if (n.endsWith("mlp.gate_proj.weight") || n.endsWith("mlp.up_proj.weight")) {
+                expect(d, 0, "intermediate_size", "rows");
+                expect(d, 1, "hidden_size", "columns");
+            } else if (n.endsWith("mlp.down_proj.weight")) {
+                expect(d, 1, "intermediate_size", "columns");
+            } else if (n.endsWith("_layernorm.weight") || n.equals("model.norm.weight")) {
+                expect(d, 0, "hidden_size", "elements");
+            }
+        }
+
+        private void expect(DenseTensor d, int dim, String key, String what) {
+            Optional<Long> v = HfConfig.integer(config, key);
+            if (v.isEmpty() || d.shape().rank() <= dim) return;
+            if (d.shape().dim(dim) != v.get()) {
+                throw badKey(key, "is " + v.get() + ", but " + d.name() + " has " + d.shape().dim(dim) + " " + what);
+            }
+        }
+
+        /** The head count of a rope-permuted tensor, checked against its rows (and config.json head_dim). */
+        long ropeHeads(DenseTensor d, boolean keyValue) {
+            String key = keyValue && config.containsKey("num_key_value_heads") ? "num_key_value_heads" : "num_attention_heads";
+            long heads = HfConfig.integer(config, key).orElseThrow(() -> badKey(key, "is missing (needed to reorder " + d.name() + ")"));
+            long rows = d.shape().rank() == 0 ? 1 : d.shape().dim(0);
+            if (heads <= 0 || rows % (2 * heads) != 0) {
+                throw badKey(key, "is " + heads + ", but " + d.name() + " has " + rows + " rows, not two halves of each head");
+            }
+            Optional<Long> headDim = HfConfig.integer(config, "head_dim");
+            if (headDim.isPresent() && rows / heads != headDim.get()) {
+                throw badKey(key, "is " + heads + " and head_dim " + headDim.get() + ", but " + d.name() + " has " + rows + " rows");
+            }
+            return heads;
+        }
+    }
+}

@@ -1,0 +1,113 @@
+package io.anamnesis.format.gguf.hf;
+
+import io.anamnesis.api.MalformedFileException;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The pieces of a SentencePiece {@code tokenizer.model}: a protobuf {@code ModelProto}, of
+ * which the converter reads only field 1, the repeated {@code SentencePiece} (1: piece, a
+ * string; 2: score, a float; 3: type, an enum whose default is NORMAL). The few fields
+ * needed do not justify a protobuf library: this reader walks the wire format
+ * (varint, 64-bit, length-delimited and 32-bit fields), skips every other field, and refuses
+ * anything that runs past its bounds.
+ */
+record SentencePieceModel(List<Piece> pieces) {
+    /** The protobuf file name, for messages. */
+    static final String FILE = "tokenizer.model";
+
+    /** {@code sentencepiece_model.proto}'s {@code SentencePiece.Type}. */
+    static final int NORMAL = 1, UNKNOWN = 2, CONTROL = 3, USER_DEFINED = 4, UNUSED = 5, BYTE = 6;
+
+    record Piece(String text, float score, int type) {
+    }
+
+    static SentencePieceModel parse(byte[] bytes, long maxPieces) {
+        ByteBuffer in = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        List<Piece> pieces = new ArrayList<>();
+        while (in.hasRemaining()) {
+            long tag = varint(in);
+            int field = (int) (tag >>> 3);
+            int wire = (int) (tag & 7);
+            if (field == 1 && wire == 2) {
+                if (pieces.size() >= maxPieces) throw malformed("more than " + maxPieces + " pieces");
+                pieces.add(piece(slice(in)));
+            } else {
+                skip(in, wire);
+            }
+        }
+        return new SentencePieceModel(List.copyOf(pieces));
+    }
+
+    private static Piece piece(ByteBuffer in) {
+        String text = "";
+        float score = 0;
+        int type = NORMAL;
+        while (in.hasRemaining()) {
+            long tag = varint(in);
+            int field = (int) (tag >>> 3);
+            int wire = (int) (tag & 7);
+            if (field == 1 && wire == 2) text = utf8(slice(in));
+            else if (field == 2 && wire == 5) {
+                if (in.remaining() < 4) throw malformed("a score runs past its piece");
+                score = in.getFloat();
+            }
+            else if (field == 3 && wire == 0) type = (int) varint(in);
+            else skip(in, wire);
+        }
+        return new Piece(text, score, type);
+    }
+
+    private static void skip(ByteBuffer in, int wire) {
+        switch (wire) {
+            case 0 -> varint(in);
+            case 1 -> advance(in, 8);
+            case 2 -> slice(in);
+            case 5 -> advance(in, 4);
+            default -> throw malformed("wire type " + wire + " (groups or an unknown type) at byte " + in.position());
+        }
+    }
+
+    private static void advance(ByteBuffer in, int n) {
+        if (in.remaining() < n) throw malformed("a field runs past the end");
+        in.position(in.position() + n);
+    }
+
+    private static ByteBuffer slice(ByteBuffer in) {
+        long n = varint(in);
+        if (n < 0 || n > in.remaining()) throw malformed("a length of " + n + " runs past the end");
+        ByteBuffer s = in.slice(in.position(), (int) n).order(ByteOrder.LITTLE_ENDIAN);
+        in.position(in.position() + (int) n);
+        return s;
+    }
+
+    private static long varint(ByteBuffer in) {
+        long v = 0;
+        for (int shift = 0; shift < 64; shift += 7) {
+            if (!in.hasRemaining()) throw malformed("a varint runs past the end");
+            byte b = in.get();
+            v |= (long) (b & 0x7F) << shift;
+            if (b >= 0) return v;
+        }
+        throw malformed("a varint longer than 10 bytes");
+    }
+
+    private static String utf8(ByteBuffer b) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(b).toString();
+        } catch (CharacterCodingException e) {
+            throw malformed("a piece that is not valid UTF-8");
+        }
+    }
+
+    private static MalformedFileException malformed(String what) {
+        return new MalformedFileException(FILE + " is not a SentencePiece model: " + what);
+    }
+}
