@@ -1,6 +1,11 @@
 /**
- * amn, the command line. Depends on the api alone: every format and quant module is found
- * at run time with ServiceLoader through {@code Anamnesis.installed()}.
+ * {@code amn}, the command line: see inside tensor files, recover precision, convert and
+ * quantize. It depends on the api alone: every format and quant module, and every plugin jar
+ * in the image's {@code plugins} folder or {@code AMN_PLUGINS}, is found at run time with
+ * {@link java.util.ServiceLoader}.
+ *
+ * <p><b>Add it for</b>: running {@code amn} from Java ({@link io.anamnesis.cli.Amn#execute});
+ * most users take the release archive, a runtime image that needs no Java installed.
  */
 module io.anamnesis.cli {
     requires io.anamnesis.api;

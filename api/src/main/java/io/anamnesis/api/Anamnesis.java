@@ -77,26 +77,24 @@ public final class Anamnesis {
     }
 
     private static final class Installed {
-        static final Anamnesis INSTANCE = new Anamnesis(
-                load(FormatReader.class), load(FormatWriter.class), load(Dequantizer.class), load(Quantizer.class),
-                load(ModelExporter.class));
+        static final Anamnesis INSTANCE = loadFrom(Thread.currentThread().getContextClassLoader());
+    }
 
-        private static <T> List<T> load(Class<T> type) {
-            List<T> out = new ArrayList<>();
-            // a provider that cannot be made (a library of its missing) is left out, not fatal
-            var it = ServiceLoader.load(type).stream().iterator();
-            // the iterator moves on past a provider that failed; the bound is against a loop
-            for (int failures = 0; failures < 64; ) {
-                try {
-                    if (!it.hasNext()) break;
-                    out.add(it.next().get());
-                } catch (java.util.ServiceConfigurationError | LinkageError e) {
-                    failures++;
-                    NOT_LOADED.add(type.getSimpleName() + ": " + e.getMessage());
-                }
+    private static <T> List<T> load(Class<T> type, ClassLoader loader) {
+        List<T> out = new ArrayList<>();
+        // a provider that cannot be made (a library of its missing) is left out, not fatal
+        var it = ServiceLoader.load(type, loader).stream().iterator();
+        // the iterator moves on past a provider that failed; the bound is against a loop
+        for (int failures = 0; failures < 64; ) {
+            try {
+                if (!it.hasNext()) break;
+                out.add(it.next().get());
+            } catch (java.util.ServiceConfigurationError | LinkageError e) {
+                failures++;
+                NOT_LOADED.add(type.getSimpleName() + ": " + e.getMessage());
             }
-            return out;
         }
+        return out;
     }
 
     /** Providers that were found but could not be made, with the reason, for messages. */
@@ -105,6 +103,20 @@ public final class Anamnesis {
     /** Everything installed on the module path or class path, found with {@link ServiceLoader}. */
     public static Anamnesis installed() {
         return Installed.INSTANCE;
+    }
+
+    /**
+     * Everything {@code loader} sees: the providers in the named modules of its module layers
+     * and of its parents' (a plugin layer over the boot layer), then those on the class path.
+     * Each call loads afresh; {@link #installed()} is this, once, for the context class loader.
+     *
+     * @param loader the class loader to find providers through, e.g. the loader of a
+     *               {@link ModuleLayer} made of plugin jars
+     * @return the providers found
+     */
+    public static Anamnesis loadFrom(ClassLoader loader) {
+        return new Anamnesis(load(FormatReader.class, loader), load(FormatWriter.class, loader),
+                load(Dequantizer.class, loader), load(Quantizer.class, loader), load(ModelExporter.class, loader));
     }
 
     /** An explicit set of providers, for tests and embedders that assemble their own. */

@@ -25,8 +25,7 @@ import java.util.function.Supplier;
  */
 @Command(name = "amn",
         mixinStandardHelpOptions = true,
-        versionProvider = Amn.Version.class,
-       
+        // the version provider, Version, needs the run's providers: set in Picocli.run
         header = "See inside tensor files and recover the precision of quantized weights.",
         description = {
                 "Reads .safetensors, .gguf, .npz/.npy and PyTorch .pth files, and recovers FP8, GPTQ, AWQ, "
@@ -46,6 +45,8 @@ import java.util.function.Supplier;
                 ForgetCommand.class,
                 DiffCommand.class,
                 FormatsCommand.class,
+                CompletionCommand.class,
+                ManCommand.class,
                 AotTrainCommand.class,
                 CommandLine.HelpCommand.class},
         footerHeading = "%nExit codes:%n",
@@ -71,7 +72,16 @@ import java.util.function.Supplier;
                 "     changed while it was read; output not writable; a URL not found,",
                 "     refused (401/403: a token may be needed, HF_TOKEN), timed out, or on a",
                 "     server that ignores range requests",
-                "  8  differ: amn diff found tensors, shapes, dtypes or values that differ"})
+                "  8  differ: amn diff found tensors, shapes, dtypes or values that differ",
+                "",
+                "Environment:",
+                "  AMN_PLUGINS    plugin jars, or folders of them, separated by ':'; loaded",
+                "                 with those in the image's plugins folder",
+                "  AMN_KERNELS    auto, scalar (default) or vector: the recovery kernels",
+                "  AMN_JAVA_OPTS  more JVM options, e.g. -Xmx8g",
+                "  OLLAMA_MODELS  the Ollama store for ollama: inputs (default ~/.ollama/models)",
+                "  HF_TOKEN       an access token for hf:// and Hugging Face URLs (gated or private)",
+                "  NO_COLOR       plain output on a terminal too (so is output to a pipe or file)"})
 public final class Amn implements Runnable {
     /** Exit codes outside {@link io.anamnesis.api.ErrorKind}. */
     static final int OK = 0;
@@ -90,13 +100,20 @@ public final class Amn implements Runnable {
         this.context = context;
     }
 
-    /** What a command runs against: the providers, the streams, the environment. */
+    /** What a command runs against: the providers, the streams and what they are, the environment. */
     record Context(Supplier<Anamnesis> providers, PrintWriter out, PrintWriter err,
-                   Map<String, String> env, Path home, boolean debug) {
+                   Map<String, String> env, Path home, boolean debug, Terminal terminal) {
         Context {
             Objects.requireNonNull(providers);
             Objects.requireNonNull(out);
             Objects.requireNonNull(err);
+            Objects.requireNonNull(terminal);
+        }
+
+        /** Streams that are not terminals (tests, embedders). */
+        Context(Supplier<Anamnesis> providers, PrintWriter out, PrintWriter err,
+                Map<String, String> env, Path home, boolean debug) {
+            this(providers, out, err, env, home, debug, Terminal.none(env));
         }
 
         Anamnesis amn() {
@@ -126,13 +143,17 @@ public final class Amn implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(),
-                "missing command: parse, inspect, remember, convert, forget, diff or formats");
+                "missing command: parse, inspect, remember, convert, forget, diff, formats or completion");
     }
 
     public static void main(String[] args) {
         PrintWriter out = new PrintWriter(new java.io.OutputStreamWriter(System.out, StandardCharsets.UTF_8), true);
         PrintWriter err = new PrintWriter(new java.io.OutputStreamWriter(System.err, StandardCharsets.UTF_8), true);
-        int code = execute(out, err, args);
+        Map<String, String> env = System.getenv();
+        Terminal terminal = Terminal.ofProcess(env);
+        Supplier<Anamnesis> providers = Plugins.providers(env, Plugins.imageFolder(),
+                warning -> err.println(terminal.warningPrefix() + warning));
+        int code = execute(providers, out, err, env, Path.of(System.getProperty("user.home", ".")), terminal, true, args);
         out.flush();
         err.flush();
         // Success returns normally: System.exit initializes the System.Logger machinery
@@ -140,12 +161,30 @@ public final class Amn implements Runnable {
         if (code != OK) System.exit(code);
     }
 
-    /** Runs {@code amn args} with every installed module; returns the exit code, never exits. */
+    /**
+     * Runs {@code amn args} with every installed module and the plugins of {@code AMN_PLUGINS};
+     * returns the exit code, never exits.
+     *
+     * @param out  where a command's output goes
+     * @param err  where errors, warnings and progress go
+     * @param args the command line, as after {@code amn}
+     * @return the exit code
+     */
     public static int execute(PrintWriter out, PrintWriter err, String... args) {
-        return execute(Anamnesis::installed, out, err, System.getenv(), Path.of(System.getProperty("user.home", ".")), args);
+        Map<String, String> env = System.getenv();
+        return execute(Plugins.providers(env, java.util.Optional.empty(), w -> err.println("amn: warning: " + w)),
+                out, err, env, Path.of(System.getProperty("user.home", ".")), args);
     }
 
-    /** Runs {@code amn args} with an explicit set of providers (tests, embedders). */
+    /**
+     * Runs {@code amn args} with an explicit set of providers (tests, embedders).
+     *
+     * @param amn  the providers
+     * @param out  where a command's output goes
+     * @param err  where errors, warnings and progress go
+     * @param args the command line, as after {@code amn}
+     * @return the exit code
+     */
     public static int execute(Anamnesis amn, PrintWriter out, PrintWriter err, String... args) {
         Objects.requireNonNull(amn);
         return execute(() -> amn, out, err, System.getenv(), Path.of(System.getProperty("user.home", ".")), args);
@@ -162,9 +201,14 @@ public final class Amn implements Runnable {
      */
     static int execute(Supplier<Anamnesis> providers, PrintWriter out, PrintWriter err,
                        Map<String, String> env, Path home, boolean fastPath, String... args) {
+        return execute(providers, out, err, env, home, Terminal.none(env), fastPath, args);
+    }
+
+    static int execute(Supplier<Anamnesis> providers, PrintWriter out, PrintWriter err,
+                       Map<String, String> env, Path home, Terminal terminal, boolean fastPath, String... args) {
         boolean debug = wantsDebug(args);
         Log.enabled(debug);
-        Context context = new Context(providers, out, err, env, home, debug);
+        Context context = new Context(providers, out, err, env, home, debug, terminal);
         try {
             if (fastPath) {
                 var quick = FastPath.run(context, args);
@@ -172,7 +216,7 @@ public final class Amn implements Runnable {
             }
             return Picocli.run(context, args);
         } catch (RuntimeException | Error e) {
-            return failure(e, err, debug);
+            return failure(e, context);
         } finally {
             out.flush();
             err.flush();
@@ -189,12 +233,17 @@ public final class Amn implements Runnable {
             CommandLine cl = new CommandLine(new Amn(context));
             cl.setOut(context.out());
             cl.setErr(context.err());
-            cl.setParameterExceptionHandler((ex, a) -> usageError(ex, context.err()));
-            cl.setExecutionExceptionHandler((ex, c, r) -> failure(ex, context.err(), context.debug()));
+            // colour by amn's rule (Terminal), not by picocli's own guess at the console
+            cl.setColorScheme(CommandLine.Help.defaultColorScheme(
+                    context.terminal().colourOut() ? CommandLine.Help.Ansi.ON : CommandLine.Help.Ansi.OFF));
+            cl.getCommandSpec().versionProvider(new Version(context));
+            cl.setParameterExceptionHandler((ex, a) -> usageError(ex, context));
+            cl.setExecutionExceptionHandler((ex, c, r) -> failure(ex, context));
             return cl.execute(args);
         }
 
-        private static int usageError(CommandLine.ParameterException ex, PrintWriter err) {
+        private static int usageError(CommandLine.ParameterException ex, Context context) {
+            PrintWriter err = context.err();
             CommandLine.Model.CommandSpec spec = ex.getCommandLine().getCommandSpec();
             String command = spec.qualifiedName();
             String message = oneLine(ex.getMessage());
@@ -206,7 +255,7 @@ public final class Amn implements Runnable {
                         .filter(s -> !s.usageMessage().hidden()).map(CommandLine.Model.CommandSpec::name)
                         .filter(n -> !n.equals("help")).distinct().toList()) + ")";
             }
-            err.println("amn: " + message + " (see '" + command + " --help')");
+            err.println(context.terminal().errorPrefix() + message + " (see '" + command + " --help')");
             err.flush();
             return USAGE;
         }
@@ -221,8 +270,17 @@ public final class Amn implements Runnable {
         return false;
     }
 
-    /** Maps a failure to one stderr line and its exit code. */
+    /** Maps a failure to one stderr line (its prefix coloured on a terminal) and its exit code. */
+    static int failure(Throwable ex, Context context) {
+        return failure(ex, context.err(), context.debug(), context.terminal().errorPrefix());
+    }
+
+    /** Maps a failure to one plain stderr line and its exit code. */
     static int failure(Throwable ex, PrintWriter err, boolean debug) {
+        return failure(ex, err, debug, "amn: ");
+    }
+
+    private static int failure(Throwable ex, PrintWriter err, boolean debug, String prefix) {
         int code;
         String message;
         switch (ex) {
@@ -245,7 +303,7 @@ public final class Amn implements Runnable {
                         + (debug ? "" : " (run with --debug for the stack trace)");
             }
         }
-        err.println("amn: " + message);
+        err.println(prefix + message);
         if (debug) ex.printStackTrace(err);
         err.flush();
         return code;
@@ -265,14 +323,60 @@ public final class Amn implements Runnable {
         return sb.toString();
     }
 
-    /** {@code amn --version}: the module's version and the runtime's. */
+    /**
+     * {@code amn --version}: amn's version, the runtime's, and every module that provides
+     * something (with the api and the cli), each with the version its module descriptor
+     * records; plugins are marked as such.
+     */
     static final class Version implements CommandLine.IVersionProvider {
+        private final Context context;
+
+        Version(Context context) {
+            this.context = context;
+        }
+
         @Override
         public String[] getVersion() {
-            String v = Amn.class.getModule().getDescriptor() == null ? null
-                    : Amn.class.getModule().getDescriptor().rawVersion().orElse(null);
-            if (v == null) v = Objects.requireNonNullElse(Amn.class.getPackage().getImplementationVersion(), "dev");
-            return new String[]{"amn " + v, "Java " + Runtime.version() + " (" + System.getProperty("java.vm.name") + ")"};
+            java.util.List<String> lines = new java.util.ArrayList<>();
+            lines.add("amn " + versionOf(Amn.class.getModule()).orElseGet(() ->
+                    Objects.requireNonNullElse(Amn.class.getPackage().getImplementationVersion(), "dev")));
+            lines.add("Java " + Runtime.version() + " (" + System.getProperty("java.vm.name") + ")");
+            java.util.SortedMap<String, String> modules = new java.util.TreeMap<>();
+            addModule(modules, Anamnesis.class);
+            addModule(modules, Amn.class);
+            Anamnesis amn = context.amn();
+            for (Object provider : providers(amn)) addModule(modules, provider.getClass());
+            if (!modules.isEmpty()) {
+                lines.add("Modules:");
+                int width = modules.keySet().stream().mapToInt(String::length).max().orElse(0);
+                modules.forEach((name, v) -> lines.add("  " + name + " ".repeat(width - name.length() + 2) + v));
+            }
+            return lines.toArray(String[]::new);
+        }
+
+        private static java.util.List<Object> providers(Anamnesis amn) {
+            java.util.List<Object> all = new java.util.ArrayList<>();
+            all.addAll(amn.readers());
+            all.addAll(amn.writers());
+            all.addAll(amn.dequantizers());
+            all.addAll(amn.quantizers());
+            all.addAll(amn.exporters());
+            return all;
+        }
+
+        private static void addModule(Map<String, String> modules, Class<?> type) {
+            Module m = type.getModule();
+            if (!m.isNamed()) {
+                modules.putIfAbsent("unnamed (class path)", "");
+                return;
+            }
+            String version = versionOf(m).orElse("unversioned");
+            boolean plugin = m.getLayer() != null && m.getLayer() != ModuleLayer.boot();
+            modules.put(m.getName(), plugin ? version + "  (plugin)" : version);
+        }
+
+        private static java.util.Optional<String> versionOf(Module m) {
+            return m.getDescriptor() == null ? java.util.Optional.empty() : m.getDescriptor().rawVersion();
         }
     }
 }

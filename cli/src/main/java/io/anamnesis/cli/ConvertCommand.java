@@ -182,7 +182,7 @@ final class ConvertCommand implements Callable<Integer> {
         InputRef in = InputRef.of(input, ctx.ollamaModels());
         Path out = Outputs.choose(in, Optional.ofNullable(output.output), dtype.replace(':', '-'), writer, amn, "convert");
         ModelExport e;
-        try (ProgressBar bar = ProgressBar.forTerminal(ctx.err(), output.quiet)) {
+        try (ProgressBar bar = ProgressBar.forTerminal(ctx, output.quiet)) {
             e = amn.export(in.file(), format, dtype, !noVocab, ForgetOptions.defaults(), new LossMeter(), out,
                     new WriteOptions(threads, bar));
         }

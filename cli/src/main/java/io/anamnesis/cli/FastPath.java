@@ -47,10 +47,11 @@ final class FastPath {
             "aot-train", Set.of("--debug"));
 
     /**
-     * Commands that always go through picocli: they run long enough that its start-up does not
-     * matter, and their options are too many to mirror here ({@code diff} reads two whole models).
+     * Commands that always go through picocli: forget and diff run long enough that its
+     * start-up does not matter, and their options are too many to mirror here ({@code diff}
+     * reads two whole models); completion and man print picocli's own model of the commands.
      */
-    static final Set<String> PICOCLI_ONLY_COMMANDS = Set.of("forget", "quantize", "diff");
+    static final Set<String> PICOCLI_ONLY_COMMANDS = Set.of("forget", "quantize", "diff", "completion", "man");
 
     /** The options above that take a value. */
     static final Set<String> TAKE_A_VALUE = Set.of("--to", "--dtype", "-o", "--output", "--threads", "--gguf-kv",
@@ -236,9 +237,9 @@ final class FastPath {
         try {
             return OptionalInt.of(call.call());
         } catch (RuntimeException | Error e) {
-            return OptionalInt.of(Amn.failure(e, context.err(), context.debug()));
+            return OptionalInt.of(Amn.failure(e, context));
         } catch (Exception e) {
-            return OptionalInt.of(Amn.failure(e, context.err(), context.debug()));
+            return OptionalInt.of(Amn.failure(e, context));
         }
     }
 }

@@ -169,14 +169,14 @@ final class ForgetCommand implements Callable<Integer> {
         LossMeter loss = new LossMeter(reportKind == ReportKind.HTML);
         try (TensorArchive archive = amn.open(in.file())) {
             ForgetPlan plan = amn.planForget(archive, to, options, loss);
-            for (String w : plan.warnings()) ctx.err().println("amn: warning: " + Amn.oneLine(w));
+            for (String w : plan.warnings()) ctx.err().println(ctx.terminal().warningPrefix() + Amn.oneLine(w));
             ctx.err().flush();
             for (PlannedTensor t : plan.tensors()) {
                 if (!writer.supports(t.dtype())) {
                     throw UnsupportedFeatureException.inTensor(t.name(), writer.format() + " cannot store dtype " + t.dtype());
                 }
             }
-            try (ProgressBar bar = ProgressBar.forTerminal(ctx.err(), output.quiet)) {
+            try (ProgressBar bar = ProgressBar.forTerminal(ctx, output.quiet)) {
                 writer.write(new OutputPlan(Optional.of(archive), plan.metadata(), plan.tensors(), plan.typed()), out,
                         new WriteOptions(threads, bar));
             }

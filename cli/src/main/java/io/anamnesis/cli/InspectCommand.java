@@ -60,7 +60,7 @@ final class InspectCommand implements Callable<Integer> {
             } else {
                 print(ctx.out(), report);
             }
-            Warnings.print(ctx.err(), plan);
+            Warnings.print(ctx, plan);
         }
         return Amn.OK;
     }

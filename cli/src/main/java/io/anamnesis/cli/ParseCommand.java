@@ -52,10 +52,10 @@ final class ParseCommand implements Callable<Integer> {
                 print(ctx.out(), report);
             }
             if (report.planError().isPresent()) {
-                ctx.err().println("amn: warning: roles unknown, no recovery plan: " + report.planError().get());
+                ctx.err().println(ctx.terminal().warningPrefix() + "roles unknown, no recovery plan: " + report.planError().get());
                 ctx.err().flush();
             } else {
-                Warnings.print(ctx.err(), report.plan());
+                Warnings.print(ctx, report.plan());
             }
         }
         return Amn.OK;

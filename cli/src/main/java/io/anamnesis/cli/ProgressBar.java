@@ -2,10 +2,6 @@ package io.anamnesis.cli;
 
 import io.anamnesis.api.spi.ProgressListener;
 
-import java.io.Console;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
@@ -38,28 +34,8 @@ final class ProgressBar implements ProgressListener, AutoCloseable {
     }
 
     /** A bar that draws only when standard error, where it draws, is a terminal. */
-    static ProgressBar forTerminal(PrintWriter err, boolean quiet) {
-        return new ProgressBar(err, !quiet && standardErrorIsTerminal());
-    }
-
-    /**
-     * Whether file descriptor 2 is a terminal. {@code Console.isTerminal()} answers for
-     * standard input and output, so {@code amn remember ... > log} would show no bar on the
-     * terminal it could draw on; Linux names each descriptor's file in /proc/self/fd, and
-     * elsewhere the console's answer is the best there is.
-     */
-    static boolean standardErrorIsTerminal() {
-        try {
-            return isTerminalDevice(Files.readSymbolicLink(Path.of("/proc/self/fd/2")).toString());
-        } catch (IOException | UnsupportedOperationException | SecurityException e) {
-            Console console = System.console();
-            return console != null && console.isTerminal();
-        }
-    }
-
-    /** A pseudo-terminal or a console: {@code /dev/pts/N}, {@code /dev/ttyN}, {@code /dev/tty}. */
-    static boolean isTerminalDevice(String file) {
-        return file.startsWith("/dev/pts/") || file.startsWith("/dev/tty") || file.equals("/dev/console");
+    static ProgressBar forTerminal(Amn.Context ctx, boolean quiet) {
+        return new ProgressBar(ctx.err(), !quiet && ctx.terminal().err());
     }
 
     @Override

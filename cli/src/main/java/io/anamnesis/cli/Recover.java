@@ -88,7 +88,7 @@ final class Recover {
         Log.debug("{} -> {} ({} writer from {}, {}, {}, {} threads)", in.file(), output, writer.format(),
                 Anamnesis.moduleOf(writer), target, shape, threads);
         Conversion c;
-        try (ProgressBar bar = ProgressBar.forTerminal(ctx.err(), options.quiet)) {
+        try (ProgressBar bar = ProgressBar.forTerminal(ctx, options.quiet)) {
             WriteOptions write = new WriteOptions(threads, bar);
             c = asStored ? amn.copy(in.file(), format, output, shape, write, typed)
                     : amn.convert(in.file(), format, target, output, shape, write, typed);

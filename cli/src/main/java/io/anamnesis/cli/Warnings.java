@@ -12,13 +12,15 @@ final class Warnings {
     /** More than this many problems are cut short: a 400-layer model would repeat one hint 400 times. */
     static final int MAX_SHOWN = 3;
 
-    static void print(PrintWriter err, RecoveryPlan plan) {
+    static void print(Amn.Context ctx, RecoveryPlan plan) {
+        PrintWriter err = ctx.err();
+        String prefix = ctx.terminal().warningPrefix();
         var problems = plan.problems();
         for (String p : problems.subList(0, Math.min(MAX_SHOWN, problems.size()))) {
-            err.println("amn: warning: " + Amn.oneLine(p));
+            err.println(prefix + Amn.oneLine(p));
         }
         if (problems.size() > MAX_SHOWN) {
-            err.println("amn: warning: ... and " + (problems.size() - MAX_SHOWN) + " more tensors like these"
+            err.println(prefix + "... and " + (problems.size() - MAX_SHOWN) + " more tensors like these"
                     + " ('parse --json' lists them all under \"problems\")");
         }
         err.flush();

@@ -15,7 +15,7 @@ class MessagesTest {
         Runs.Run r = amn(Fakes.amn());
         assertThat(r.code()).isEqualTo(Amn.USAGE);
         assertThat(r.err().lines().toList()).containsExactly(
-                "amn: missing command: parse, inspect, remember, convert, forget, diff or formats (see 'amn --help')");
+                "amn: missing command: parse, inspect, remember, convert, forget, diff, formats or completion (see 'amn --help')");
     }
 
     @Test
@@ -23,7 +23,7 @@ class MessagesTest {
         Runs.Run r = amn(Fakes.amn(), "frobnicate", "x");
         assertThat(r.code()).isEqualTo(Amn.USAGE);
         assertThat(r.err()).startsWith("amn: unknown command 'frobnicate' (commands: parse, inspect, remember, convert,"
-                + " forget, diff, formats)").doesNotContain("Unmatched", "aot-train");
+                + " forget, diff, formats, completion)").doesNotContain("Unmatched", "aot-train", " man");
     }
 
     @Test

@@ -20,23 +20,23 @@ class ProgressBarTest {
     /** Prints, on standard error, whether the bar would draw there. */
     public static final class Probe {
         public static void main(String[] args) {
-            System.err.println("stderr-terminal=" + ProgressBar.standardErrorIsTerminal());
+            System.err.println("stderr-terminal=" + Terminal.isTerminal(2));
         }
     }
 
     @Test
     void terminalDevicesAreTerminalsAndPipesAndFilesAreNot() {
-        assertThat(ProgressBar.isTerminalDevice("/dev/pts/3")).isTrue();
-        assertThat(ProgressBar.isTerminalDevice("/dev/tty1")).isTrue();
-        assertThat(ProgressBar.isTerminalDevice("pipe:[81234]")).isFalse();
-        assertThat(ProgressBar.isTerminalDevice("/srv/logs/log.txt")).isFalse();
-        assertThat(ProgressBar.isTerminalDevice("/dev/null")).isFalse();
+        assertThat(Terminal.isTerminalDevice("/dev/pts/3")).isTrue();
+        assertThat(Terminal.isTerminalDevice("/dev/tty1")).isTrue();
+        assertThat(Terminal.isTerminalDevice("pipe:[81234]")).isFalse();
+        assertThat(Terminal.isTerminalDevice("/srv/logs/log.txt")).isFalse();
+        assertThat(Terminal.isTerminalDevice("/dev/null")).isFalse();
     }
 
     @Test
     void standardErrorOfATestForkIsNoTerminal() {
         // surefire gives the fork pipes
-        assertThat(ProgressBar.standardErrorIsTerminal()).isFalse();
+        assertThat(Terminal.isTerminal(2)).isFalse();
     }
 
     /**

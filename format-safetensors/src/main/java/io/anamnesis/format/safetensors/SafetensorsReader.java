@@ -40,7 +40,7 @@ public final class SafetensorsReader implements FormatReader {
         return "Hugging Face safetensors: header-only open, zero-copy memory-mapped tensors, every spec dtype";
     }
 
-    /** An 8-byte little-endian length N with 2 <= N <= size - 8, followed by '{'. */
+    /** An 8-byte little-endian length N with {@code 2 <= N <= size - 8}, followed by an opening brace. */
     @Override
     public boolean canRead(FileProbe probe) {
         ByteBuffer head = probe.bytes();
