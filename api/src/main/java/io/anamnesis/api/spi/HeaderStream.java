@@ -5,9 +5,6 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.ReadableByteChannel;
-import java.nio.channels.WritableByteChannel;
 
 /**
  * A read-only {@link FileChannel} over a stream, for a header parser that reads by position
@@ -17,11 +14,12 @@ import java.nio.channels.WritableByteChannel;
  * the end of the header leaves the payload unread. Its size is unknown ({@link Long#MAX_VALUE});
  * it cannot be mapped, so an archive over it has no tensor data.
  */
-public final class HeaderStream extends FileChannel {
+public final class HeaderStream extends ReadOnlyChannel {
     private final InputStream in;
     private long position;
 
     public HeaderStream(InputStream in) {
+        super("a stream's header channel");
         this.in = in;
     }
 
@@ -90,51 +88,6 @@ public final class HeaderStream extends FileChannel {
     public java.lang.foreign.MemorySegment map(MapMode mode, long offset, long size, java.lang.foreign.Arena arena)
             throws IOException {
         throw new IOException("the header was read from a stream: tensor data is not available");
-    }
-
-    @Override
-    public int write(ByteBuffer src) throws IOException {
-        throw new IOException("read-only");
-    }
-
-    @Override
-    public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
-        throw new IOException("read-only");
-    }
-
-    @Override
-    public int write(ByteBuffer src, long at) throws IOException {
-        throw new IOException("read-only");
-    }
-
-    @Override
-    public FileChannel truncate(long size) throws IOException {
-        throw new IOException("read-only");
-    }
-
-    @Override
-    public void force(boolean metaData) {
-        // nothing written
-    }
-
-    @Override
-    public long transferTo(long at, long count, WritableByteChannel target) throws IOException {
-        throw new IOException("a stream's header channel does not transfer");
-    }
-
-    @Override
-    public long transferFrom(ReadableByteChannel src, long at, long count) throws IOException {
-        throw new IOException("read-only");
-    }
-
-    @Override
-    public FileLock lock(long at, long size, boolean shared) throws IOException {
-        throw new IOException("a stream cannot be locked");
-    }
-
-    @Override
-    public FileLock tryLock(long at, long size, boolean shared) throws IOException {
-        throw new IOException("a stream cannot be locked");
     }
 
     @Override

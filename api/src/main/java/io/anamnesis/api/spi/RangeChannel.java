@@ -8,9 +8,6 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.ReadableByteChannel;
-import java.nio.channels.WritableByteChannel;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
@@ -41,7 +38,7 @@ import java.util.TreeMap;
  *     beyond it is a {@link LimitExceededException}.</li>
  * </ul>
  */
-public final class RangeChannel extends FileChannel {
+public final class RangeChannel extends ReadOnlyChannel {
 
     /** Where the bytes come from: the transport. */
     @FunctionalInterface
@@ -81,6 +78,7 @@ public final class RangeChannel extends FileChannel {
      * @param budget   the most bytes the channel may hold, {@code head} included
      */
     public RangeChannel(String fileName, long size, byte[] head, Source source, long budget) {
+        super("a range channel");
         this.fileName = Objects.requireNonNull(fileName);
         this.source = Objects.requireNonNull(source);
         if (size < 0 || head.length > size) throw new IllegalArgumentException("head of " + head.length + " bytes in a file of " + size);
@@ -284,51 +282,6 @@ public final class RangeChannel extends FileChannel {
 
     private synchronized String dataRefusal() {
         return refusal != null ? refusal : fileName + " is read by range requests and cannot be mapped";
-    }
-
-    @Override
-    public int write(ByteBuffer src) throws IOException {
-        throw new IOException("read-only");
-    }
-
-    @Override
-    public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
-        throw new IOException("read-only");
-    }
-
-    @Override
-    public int write(ByteBuffer src, long at) throws IOException {
-        throw new IOException("read-only");
-    }
-
-    @Override
-    public FileChannel truncate(long newSize) throws IOException {
-        throw new IOException("read-only");
-    }
-
-    @Override
-    public void force(boolean metaData) {
-        // nothing written
-    }
-
-    @Override
-    public long transferTo(long at, long count, WritableByteChannel target) throws IOException {
-        throw new IOException("a range channel does not transfer");
-    }
-
-    @Override
-    public long transferFrom(ReadableByteChannel src, long at, long count) throws IOException {
-        throw new IOException("read-only");
-    }
-
-    @Override
-    public FileLock lock(long at, long length, boolean shared) throws IOException {
-        throw new IOException("a range channel cannot be locked");
-    }
-
-    @Override
-    public FileLock tryLock(long at, long length, boolean shared) throws IOException {
-        throw new IOException("a range channel cannot be locked");
     }
 
     @Override
