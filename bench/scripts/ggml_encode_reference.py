@@ -8,7 +8,7 @@ thread, through the oracle wrapper ggml_ref.py) and gguf-py's NumPy quantizers
 
 Prints one line per type: best and median milliseconds of 7 runs after 2 warm-ups, and
 Gelem/s from the median, measured as the thread's CPU time (time.thread_time), as
-GgufEncodeCpuTime measures the Java encoders, so that both stand on a shared machine.
+bench's CpuTime measures the Java encoders (GgufEncodeBench), so that both stand on a shared machine.
 """
 import statistics
 import sys
