@@ -241,6 +241,15 @@ public final class Json {
     }
 
     private static void string(StringBuilder sb, String s) {
+        quote(sb, s, true);
+    }
+
+    /**
+     * {@code s} as a JSON string literal: quote, backslash and control characters escaped as
+     * Python's {@code json.dumps} escapes them (lower-case hexadecimal escapes); with
+     * {@code ensureAscii}, every character outside printable ASCII too, as its default does.
+     */
+    static void quote(StringBuilder sb, String s, boolean ensureAscii) {
         sb.append('"');
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
@@ -253,7 +262,7 @@ public final class Json {
                 case '\b' -> sb.append("\\b");
                 case '\f' -> sb.append("\\f");
                 default -> {
-                    if (c < 0x20 || c > 0x7E) sb.append(String.format("\\u%04x", (int) c));
+                    if (c < 0x20 || (ensureAscii && c > 0x7E)) sb.append(String.format("\\u%04x", (int) c));
                     else sb.append(c);
                 }
             }
