@@ -83,6 +83,17 @@ public interface TensorArchive extends AutoCloseable {
      */
     MemorySegment data(TensorEntry entry, Arena arena);
 
+    /**
+     * The text of a small file that goes with this archive ({@code config.json},
+     * {@code quantize_config.json}), for an archive that has no {@link #path()} to look beside:
+     * a model whose headers were read from a URL carries the companions fetched with them.
+     * Archives on a file system leave this empty; {@link io.anamnesis.api.spi.ClaimContext#sidecar}
+     * reads beside their path.
+     */
+    default Optional<String> companion(String fileName) {
+        return Optional.empty();
+    }
+
     /** Releases the file. Segments from {@link #data} live on until their arena closes. */
     @Override
     void close();

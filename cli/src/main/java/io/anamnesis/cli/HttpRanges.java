@@ -15,6 +15,7 @@ import java.net.http.HttpTimeoutException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -96,27 +97,40 @@ final class HttpRanges implements RangeChannel.Source {
     }
 
     Head first(int probe) {
-        Answer a = exchange("bytes=0-" + (probe - 1), probe, true);
+        return first(probe, false).orElseThrow();
+    }
+
+    /**
+     * As {@link #first()}, for a file that may not be there (a model's {@code config.json}):
+     * a server that answers 404 or 410 gives empty instead of an error.
+     */
+    Optional<Head> firstIfFound() {
+        return first(FIRST_PROBE, true);
+    }
+
+    private Optional<Head> first(int probe, boolean mayBeAbsent) {
+        Answer a = exchange("bytes=0-" + (probe - 1), probe, true, mayBeAbsent);
+        if (a == null) return Optional.empty();
         if (a.status == 416) {
             long total = a.header("Content-Range").map(UNSATISFIED::matcher).filter(Matcher::matches)
                     .map(m -> Long.parseLong(m.group(1))).orElse(-1L);
             if (total == 0) {
                 size = 0;
-                return new Head(0, new byte[0]);
+                return Optional.of(new Head(0, new byte[0]));
             }
             throw new TensorIOException(ref.display() + ": the server cannot serve its first bytes (HTTP 416)");
         }
         if (a.status == 200) {
             // a server that ignores ranges, but the whole file fits in what was asked
             size = a.body.length;
-            return new Head(size, a.body);
+            return Optional.of(new Head(size, a.body));
         }
         Range r = a.range();
         if (r.total < 0) throw new TensorIOException(ref.display() + ": the server does not say the file's size (Content-Range: bytes "
                 + r.first + "-" + r.last + "/*)");
         size = r.total;
         check(a, r, 0, Math.min(probe, size));
-        return new Head(size, a.body);
+        return Optional.of(new Head(size, a.body));
     }
 
     @Override
@@ -124,7 +138,7 @@ final class HttpRanges implements RangeChannel.Source {
         if (size < 0) throw new IllegalStateException("first() was not called");
         // a range that ends at the end of the file is asked as a suffix ("the last N bytes")
         String range = offset + length == size && offset > 0 ? "bytes=-" + length : "bytes=" + offset + "-" + (offset + length - 1);
-        Answer a = exchange(range, length, false);
+        Answer a = exchange(range, length, false, false);
         Range r = a.range();
         if (r.total != size) {
             throw new TensorIOException(ref.display() + ": the file changed between two requests (it was " + size
@@ -172,8 +186,9 @@ final class HttpRanges implements RangeChannel.Source {
      *
      * @param asked      bytes the range covers: the most a body may hold
      * @param firstProbe whether a 200 with the whole file may be taken (it fits in {@code asked})
+     * @param mayBeAbsent whether a 404 or 410 is an answer (null) rather than an error
      */
-    private Answer exchange(String range, long asked, boolean firstProbe) {
+    private Answer exchange(String range, long asked, boolean firstProbe, boolean mayBeAbsent) {
         URI uri = current;
         boolean auth = authorized;
         for (int hop = 0; ; hop++) {
@@ -214,6 +229,7 @@ final class HttpRanges implements RangeChannel.Source {
                 stats.bytes += body.length;
                 return new Answer(status, response.headers(), body, ref);
             }
+            if (mayBeAbsent && (status == 404 || status == 410)) return null;
             throw refusal(status, response.headers(), auth);
         }
     }

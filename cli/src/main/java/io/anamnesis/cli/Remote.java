@@ -4,14 +4,21 @@ import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorIOException;
+import io.anamnesis.api.model.ModelLayout;
+import io.anamnesis.api.model.ShardedArchive;
 import io.anamnesis.api.spi.RangeChannel;
 
 import java.io.IOException;
 import java.net.http.HttpClient;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -75,34 +82,81 @@ final class Remote {
         return b < 0 ? Long.MAX_VALUE : b;
     }
 
-    /** The index whole, then every shard it names, in name order. */
+    /**
+     * The index whole, then every shard it names, in name order, as one {@link ShardedArchive}
+     * (the checks of a local model: a tensor in two shards, one the index places in a shard
+     * that lacks it), and the model's {@code config.json} beside the index, which is what says
+     * how a model is quantized. GPTQ's {@code quantize_config.json} and AutoAWQ's
+     * {@code quant_config.json} are asked for only when {@code config.json} has no
+     * {@code quantization_config}: older checkpoints kept it there.
+     */
     private static TensorArchive openIndex(RemoteRef ref, Amn.Context ctx, HttpClient client, Duration timeout,
                                            HttpRanges.Stats stats, ParseLimits limits) {
-        Map<String, List<String>> shards = shardsOf(ref, readWhole(ref, client, timeout, stats, limits));
-        List<TensorArchive> opened = new ArrayList<>();
-        boolean ok = false;
-        try {
-            for (String shard : shards.keySet()) {
-                opened.add(openFile(ref.sibling(shard, ctx.env()), ctx, client, timeout, stats, limits));
+        Map<String, List<String>> placed = shardsOf(ref, readWhole(ref, client, timeout, stats, limits, false).orElseThrow());
+        Map<String, String> weightMap = new LinkedHashMap<>();
+        Map<Path, String> shardOfFile = new LinkedHashMap<>();
+        placed.forEach((shard, tensors) -> {
+            Path file = Path.of(shard);
+            shardOfFile.put(file, shard);
+            // the model's checks compare file names: a shard in a subfolder is named by its last segment
+            for (String t : tensors) weightMap.put(t, String.valueOf(file.getFileName()));
+        });
+        ModelLayout layout = new ModelLayout(Optional.empty(), Optional.of(Path.of(ref.fileName())),
+                List.copyOf(shardOfFile.keySet()), weightMap, List.of());
+        Map<String, String> companions = companions(ref, ctx, client, timeout, stats, limits);
+        return ShardedArchive.open(layout, file -> new ShardedArchive.Shard(file,
+                openFile(ref.sibling(shardOfFile.get(file), ctx.env()), ctx, client, timeout, stats, limits), Optional.empty()),
+                companions);
+    }
+
+    /** The config files beside an index that are there (see {@link #openIndex}); one request each. */
+    private static Map<String, String> companions(RemoteRef index, Amn.Context ctx, HttpClient client, Duration timeout,
+                                                  HttpRanges.Stats stats, ParseLimits limits) {
+        Map<String, String> found = new LinkedHashMap<>();
+        Optional<String> config = text(index.sibling("config.json", ctx.env()), client, timeout, stats, limits);
+        config.ifPresent(c -> found.put("config.json", c));
+        if (config.isEmpty() || !hasQuantizationConfig(config.get())) {
+            for (String legacy : List.of("quantize_config.json", "quant_config.json")) {
+                text(index.sibling(legacy, ctx.env()), client, timeout, stats, limits).ifPresent(c -> found.put(legacy, c));
             }
-            RemoteShards model = new RemoteShards(ref.fileName(), List.copyOf(shards.keySet()), opened, shards);
-            ok = true;
-            return model;
-        } finally {
-            if (!ok) opened.forEach(TensorArchive::close);
+        }
+        return found;
+    }
+
+    private static Optional<String> text(RemoteRef ref, HttpClient client, Duration timeout, HttpRanges.Stats stats,
+                                         ParseLimits limits) {
+        return readWhole(ref, client, timeout, stats, limits, true).map(b -> {
+            try {
+                return StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(b)).toString();
+            } catch (CharacterCodingException e) {
+                throw new MalformedFileException(ref + " is not valid UTF-8");
+            }
+        });
+    }
+
+    /** Whether a config's JSON has a quantization_config object; a config that does not parse is left to the dequantizers to judge. */
+    private static boolean hasQuantizationConfig(String configJson) {
+        try {
+            return Json.parse(configJson.getBytes(StandardCharsets.UTF_8), 64) instanceof Map<?, ?> m
+                    && m.get("quantization_config") instanceof Map<?, ?>;
+        } catch (IOException e) {
+            return false;
         }
     }
 
-    private static byte[] readWhole(RemoteRef ref, HttpClient client, Duration timeout, HttpRanges.Stats stats,
-                                    ParseLimits limits) {
+    /** A whole small file: the first probe, and the rest in one range when it is longer. */
+    private static Optional<byte[]> readWhole(RemoteRef ref, HttpClient client, Duration timeout, HttpRanges.Stats stats,
+                                              ParseLimits limits, boolean mayBeAbsent) {
         HttpRanges http = new HttpRanges(client, ref, timeout, stats);
-        HttpRanges.Head head = http.first();
+        Optional<HttpRanges.Head> found = mayBeAbsent ? http.firstIfFound() : Optional.of(http.first());
+        if (found.isEmpty()) return Optional.empty();
+        HttpRanges.Head head = found.get();
         ParseLimits.check("size of " + ref.fileName(), head.size(), Math.min(limits.maxHeaderBytes(), Integer.MAX_VALUE - 8));
-        if (head.bytes().length == head.size()) return head.bytes();
+        if (head.bytes().length == head.size()) return Optional.of(head.bytes());
         byte[] rest = http.fetch(head.bytes().length, (int) (head.size() - head.bytes().length));
         byte[] all = java.util.Arrays.copyOf(head.bytes(), (int) head.size());
         System.arraycopy(rest, 0, all, head.bytes().length, rest.length);
-        return all;
+        return Optional.of(all);
     }
 
     /** The shards of an index and the tensors it places in each, shards in name order. */

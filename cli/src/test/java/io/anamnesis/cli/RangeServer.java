@@ -76,6 +76,11 @@ final class RangeServer implements AutoCloseable {
         return base() + path;
     }
 
+    /** The bytes served at a path. */
+    byte[] bytes(String path) {
+        return files.get(path);
+    }
+
     RangeServer file(String path, byte[] bytes) {
         files.put(path, bytes);
         return this;

@@ -238,7 +238,9 @@ class RemoteTest {
         assertThat(parse.get("metadata").get("format").asText()).isEqualTo("pt");
         Runs.Run inspect = amn("inspect", server.url("/repo/model.safetensors.index.json"));
         assertThat(inspect.code()).as(inspect.err()).isZero();
-        assertThat(inspect.out()).contains("2 (model-00001-of-00002.safetensors, model-00002-of-00002.safetensors)");
+        // the shard listing of a local model folder: one line per file, its tensors and size
+        assertThat(inspect.out()).containsPattern("model-00001-of-00002\\.safetensors +2 tensors +12 B")
+                .containsPattern("model-00002-of-00002\\.safetensors +1 tensor +8 B");
         assertThat(server.rangeRequests("/repo/model-00001-of-00002.safetensors")).isEqualTo(2); // one per run
         assertThat(server.rangeRequests("/repo/model-00002-of-00002.safetensors")).isEqualTo(2);
     }
@@ -262,6 +264,65 @@ class RemoteTest {
         assertThat(escape.code()).isEqualTo(3);
         assertThat(escape.err()).contains("not a file beside the index");
         assertThat(server.requests).noneMatch(r -> r.path().startsWith("/other/"));
+    }
+
+    /** An FP8 weight of 128 x 128 in one shard, its block scales (2 x 2: blocks of 64) in the other. */
+    private void fp8Shards(String prefix) {
+        server.file(prefix + "model-00001-of-00002.safetensors", RemoteFiles.safetensors(
+                "{\"l.weight\":{\"dtype\":\"F8_E4M3\",\"shape\":[128,128],\"data_offsets\":[0,16384]}}", new byte[16384]));
+        server.file(prefix + "model-00002-of-00002.safetensors", RemoteFiles.safetensors(
+                "{\"l.weight_scale_inv\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[0,16]}}", new byte[16]));
+        server.file(prefix + "model.safetensors.index.json", index(
+                "l.weight", "model-00001-of-00002.safetensors", "l.weight_scale_inv", "model-00002-of-00002.safetensors"));
+    }
+
+    private static final String FP8_CONFIG = """
+            {"architectures": ["Qwen3ForCausalLM"], "quantization_config": {"quant_method": "fp8",
+             "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": [64, 64]}}
+            """;
+
+    /**
+     * A model says how it is quantized in its config.json: read beside a remote index, it
+     * makes inspect of the URL give what inspect of the same folder on disk gives (here the
+     * block size, 64 x 64, that the scales' shape needs), where without it the default block
+     * size does not fit the scales. GPTQ's and AWQ's older config files are asked for only
+     * when config.json has no quantization_config.
+     */
+    @Test
+    void anIndexUrlReadsTheModelsConfigJson() throws IOException {
+        fp8Shards("/bare/");
+        Runs.Run bare = amn("inspect", "--json", server.url("/bare/model.safetensors.index.json"));
+        assertThat(bare.code()).isEqualTo(3);
+        assertThat(bare.err()).contains("l.weight_scale_inv").contains("the default block size");
+        assertThat(server.requests).extracting(RangeServer.Request::path)
+                .contains("/bare/config.json", "/bare/quantize_config.json", "/bare/quant_config.json");
+
+        fp8Shards("/fp8/");
+        server.file("/fp8/config.json", FP8_CONFIG.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        Runs.Run remote = amn("inspect", "--json", server.url("/fp8/model.safetensors.index.json"));
+        assertThat(remote.code()).as(remote.err()).isZero();
+        assertThat(remote.json().get("scheme").asText()).isEqualTo("FP8 E4M3, 64x64 block scales (F32)");
+        assertThat(remote.json().get("shards")).extracting(n -> n.get("file").asText())
+                .containsExactly("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors");
+        assertThat(server.requests).extracting(RangeServer.Request::path)
+                .doesNotContain("/fp8/quantize_config.json", "/fp8/quant_config.json");
+
+        Path folder = Files.createDirectories(dir.resolve("fp8"));
+        for (String f : List.of("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
+                "model.safetensors.index.json", "config.json")) {
+            Files.write(folder.resolve(f), server.bytes("/fp8/" + f));
+        }
+        Runs.Run local = amn("inspect", "--json", folder.toString());
+        assertThat(local.code()).as(local.err()).isZero();
+        assertThat(inspectWithoutPlace(remote.json())).isEqualTo(inspectWithoutPlace(local.json()));
+    }
+
+    /** An inspect report without what says where the model is (input, folder): the rest must agree. */
+    private static JsonNode inspectWithoutPlace(JsonNode n) {
+        ObjectNode o = ((ObjectNode) n).deepCopy();
+        o.remove("input");
+        o.remove("properties");
+        return o;
     }
 
     // ---------------------------------------------------------------- hf://, tokens, redirects

@@ -46,9 +46,11 @@ public final class ShardedArchive implements TensorArchive {
     private final Map<String, Shard> shardOf;
     private final Map<String, TensorEntry> byName;
     private final Map<String, String> properties;
+    private final Map<String, String> companions;
 
-    private ShardedArchive(ModelLayout layout, List<Shard> shards) {
+    private ShardedArchive(ModelLayout layout, List<Shard> shards, Map<String, String> companions) {
         this.layout = layout;
+        this.companions = Map.copyOf(companions);
         this.shards = List.copyOf(shards);
         Map<String, Shard> owner = new HashMap<>();
         Map<String, TensorEntry> entries = new HashMap<>();
@@ -95,10 +97,20 @@ public final class ShardedArchive implements TensorArchive {
      * @throws io.anamnesis.api.AnamnesisException typed, as the readers and the checks above
      */
     public static ShardedArchive open(ModelLayout layout, Function<Path, Shard> open) {
+        return open(layout, open, Map.of());
+    }
+
+    /**
+     * As {@link #open(ModelLayout, Function)}, for a model whose files are not on this file
+     * system (headers read from a URL): the layout's paths are the files' names, the model has
+     * no {@link #path()}, and {@code companions} (file name to text: its {@code config.json}
+     * and the like, fetched with it) answer {@link #companion}.
+     */
+    public static ShardedArchive open(ModelLayout layout, Function<Path, Shard> open, Map<String, String> companions) {
         List<Shard> opened = new ArrayList<>();
         try {
             for (Path file : layout.shards()) opened.add(open.apply(file));
-            return new ShardedArchive(layout, opened);
+            return new ShardedArchive(layout, opened, companions);
         } catch (RuntimeException | Error e) {
             for (Shard s : opened) {
                 try {
@@ -156,10 +168,18 @@ public final class ShardedArchive implements TensorArchive {
         return shards.getFirst().archive().format();
     }
 
-    /** The model folder; a shard opened alone (its siblings absent) is its own path. */
+    /**
+     * The model folder; a shard opened alone (its siblings absent) is its own path; a model
+     * read from a URL has none (its first shard has none).
+     */
     @Override
     public Optional<Path> path() {
-        return Optional.of(layout.folder().orElse(shards.getFirst().file()));
+        return layout.folder().or(() -> shards.getFirst().archive().path());
+    }
+
+    @Override
+    public Optional<String> companion(String fileName) {
+        return Optional.ofNullable(companions.get(fileName));
     }
 
     /** The first shard's: transformers writes the same {@code __metadata__} in every shard, gguf-split keeps all keys in the first. */

@@ -16,7 +16,8 @@ import java.util.Optional;
 /**
  * What a {@link Dequantizer} may look at while claiming: the archive, the limits, and small
  * config files beside the input ({@code config.json}, {@code quantize_config.json}): in the
- * model folder when the archive is a whole model, else in the file's folder.
+ * model folder when the archive is a whole model, else in the file's folder; for an archive
+ * with no path (read from a URL), the companions it carries ({@link TensorArchive#companion}).
  */
 public record ClaimContext(TensorArchive archive, ParseLimits limits) {
 
@@ -31,7 +32,13 @@ public record ClaimContext(TensorArchive archive, ParseLimits limits) {
     public Optional<String> sidecar(String fileName) {
         // a model folder is its own directory; a file's is the one it is in
         Optional<Path> dir = archive.path().map(p -> Files.isDirectory(p) ? p : p.toAbsolutePath().getParent());
-        if (dir.isEmpty()) return Optional.empty();
+        if (dir.isEmpty()) {
+            // no file system under it (a model read from a URL): what came with it, under the same limit
+            Optional<String> carried = archive.companion(fileName);
+            carried.ifPresent(text -> ParseLimits.check("size of " + fileName,
+                    text.getBytes(StandardCharsets.UTF_8).length, limits.maxHeaderBytes()));
+            return carried;
+        }
         Path file = dir.get().resolve(fileName);
         if (!Files.isRegularFile(file)) return Optional.empty();
         try {
