@@ -116,6 +116,12 @@ class GgufSplitTest {
         Path merged = dir.resolve("merged.gguf");
         amn("convert", "--quiet", "--to", "gguf", "--as-stored", "-o", merged.toString(), splits.getFirst().toString());
         assertThat(Files.readAllBytes(merged)).isEqualTo(Files.readAllBytes(in));
+        // a folder that holds only the splits (no config.json: not a Hugging Face model) merges the same way
+        Path folder = Files.createDirectories(dir.resolve("splits"));
+        for (Path s : splits) Files.copy(s, folder.resolve(s.getFileName()));
+        Path fromFolder = dir.resolve("from-folder.gguf");
+        amn("convert", "--quiet", "--to", "gguf", "--as-stored", "-o", fromFolder.toString(), folder.toString());
+        assertThat(Files.readAllBytes(fromFolder)).isEqualTo(Files.readAllBytes(in));
     }
 
     @Test
