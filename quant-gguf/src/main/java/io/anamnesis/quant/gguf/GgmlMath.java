@@ -71,11 +71,14 @@ final class GgmlMath {
     /**
      * {@code (int) roundf(f)}: half away from zero, then the x86 conversion. Adding +-0.5 in
      * double is exact for every float that can round to a nonzero value, so truncating the
-     * sum is the rounding.
+     * sum is the rounding. The half takes the value's sign by {@code copySign}, not by a
+     * comparison: weights are positive or negative at random, and the mispredicted branch
+     * made this function most of a scalar Q8_0 encode (the same result for all 2^32 floats,
+     * GgmlMathTest; about 4x faster).
      */
     static int roundHalfAway(float f) {
         double r = f;
-        int i = (int) (r + (r < 0 ? -0.5 : 0.5));
+        int i = (int) (r + Math.copySign(0.5, r));
         return i == Integer.MAX_VALUE || f != f ? Integer.MIN_VALUE : i;
     }
 
@@ -86,7 +89,7 @@ final class GgmlMath {
     static int lroundToInt(float f) {
         double r = f;
         if (!(Math.abs(r) < 0x1p63)) return 0;
-        return (int) (long) (r + (r < 0 ? -0.5 : 0.5));
+        return (int) (long) (r + Math.copySign(0.5, r));
     }
 
     /**
