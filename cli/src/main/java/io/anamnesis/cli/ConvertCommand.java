@@ -183,7 +183,7 @@ final class ConvertCommand implements Callable<Integer> {
         Path out = Outputs.choose(in, Optional.ofNullable(output.output), dtype.replace(':', '-'), writer, amn, "convert");
         ModelExport e;
         try (ProgressBar bar = ProgressBar.forTerminal(ctx, output.quiet)) {
-            e = amn.export(in.file(), format, dtype, !noVocab, ForgetOptions.defaults(), new LossMeter(), out,
+            e = amn.export(in.file(), format, dtype, !noVocab, ForgetOptions.defaults(), LossMeter.off(), out,
                     new WriteOptions(threads, bar));
         }
         if (!output.quiet) {

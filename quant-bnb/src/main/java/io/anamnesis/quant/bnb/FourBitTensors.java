@@ -77,6 +77,7 @@ final class FourBitTensors {
                     int pb = (m + 1) / 2;
                     MemorySegment.copy(work.packed, 0, dest, ValueLayout.JAVA_BYTE, o, pb);
                     o += pb;
+                    if (!loss.measures()) continue;
                     // what a loader decodes: with double quantization, the absmax it gets back
                     float[] scales = work.absmax;
                     if (dq) {

@@ -47,6 +47,7 @@ final class Int8Tensors {
                     reader.read(r * cols, m, x, 0);
                     for (int i = 0; i < k; i++) {
                         float scb = Int8Encoder.encodeRow(x, i * cols, cols, codes, i * cols, half);
+                        if (!loss.measures()) continue;
                         for (int c = 0; c < cols; c++) decoded[i * cols + c] = Int8Rows.value(codes[i * cols + c], scb);
                     }
                     MemorySegment.copy(codes, 0, dest, ValueLayout.JAVA_BYTE, o, m);

@@ -200,6 +200,28 @@ class BnbQuantizerTest {
     }
 
     @Test
+    void aMeterThatIsOffSkipsTheMeasureAndChangesNoByte() {
+        float[] gate = weights(16 * 1040, 7);
+        int n = gate.length;
+        byte[] expectedCodes = FourBitEncoderTest.expectedPacked(gate, 64, false, new float[n / 64]);
+        for (String target : List.of("nf4", "int8")) {
+            ForgetOptions opts = target.equals("nf4") ? settings(Map.of("double-quant", "true")) : ForgetOptions.defaults();
+            LossMeter on = new LossMeter();
+            LossMeter off = LossMeter.off();
+            MemoryArchive measured = produce(AMN.planForget(model(gate), target, opts, on));
+            MemoryArchive unmeasured = produce(AMN.planForget(model(gate), target, opts, off));
+            assertThat(unmeasured.tensors()).isEqualTo(measured.tensors());
+            for (var t : measured.tensors()) {
+                assertThat(unmeasured.bytes(t.name())).as(target + " " + t.name()).containsExactly(measured.bytes(t.name()));
+            }
+            assertThat(on.perTensor().get(GATE).count()).as(target).isEqualTo(n);
+            assertThat(off.perTensor()).as(target).isEmpty();
+        }
+        assertThat(produce(AMN.planForget(model(gate), "nf4", settings(Map.of("double-quant", "true")), LossMeter.off()))
+                .bytes(GATE)).containsExactly(expectedCodes);
+    }
+
+    @Test
     void int8WritesRowsTheirScalesAndTheRowFormat() {
         float[] gate = weights(16 * 64, 8);
         ForgetPlan plan = AMN.planForget(model(gate), "int8", ForgetOptions.defaults(), new LossMeter());

@@ -82,8 +82,10 @@ final class RowQuantizer {
                                 + " cannot be quantized to " + type.ggmlName() + ": " + refused.getMessage());
                     }
                     MemorySegment.copy(bytes, 0, dest, ValueLayout.JAVA_BYTE, r * rowBytes, n * rowBytes);
-                    codec.decode(bytes, 0, back, 0, n * blocksPerRow);
-                    lost = lost.plus(LossMeter.measure(src, 0, back, 0, values));
+                    if (loss.measures()) {
+                        codec.decode(bytes, 0, back, 0, n * blocksPerRow);
+                        lost = lost.plus(LossMeter.measure(src, 0, back, 0, values));
+                    }
                     r += n;
                 }
                 loss.record(name, first, lost);

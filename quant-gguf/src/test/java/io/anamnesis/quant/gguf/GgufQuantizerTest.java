@@ -132,6 +132,18 @@ class GgufQuantizerTest {
     }
 
     @Test
+    void aMeterThatIsOffRecordsNothingAndChangesNoByte() {
+        LossMeter off = LossMeter.off();
+        assertThat(off.measures()).isFalse();
+        ForgetPlan p = amn().planForget(tinyGguf(), "Q8_0", ForgetOptions.defaults(), off);
+        float[] q = ramp(64, 0.25f, 0.5f);
+        assertThat(produce(tensor(p, "blk.0.attn_q.weight"), 32)).isEqualTo(fakeBlocks(q));
+        assertThat(off.perTensor()).isEmpty();
+        assertThat(off.total()).isEqualTo(LossMeter.Loss.NONE);
+        assertThat(new LossMeter().measures()).isTrue();
+    }
+
+    @Test
     void theBytesDoNotDependOnHowRowsAreChunked() {
         ForgetPlan p = amn().planForget(tinyGguf(), "q8_0", ForgetOptions.defaults(), new LossMeter());
         PlannedTensor v = tensor(p, "blk.0.attn_v.weight");
