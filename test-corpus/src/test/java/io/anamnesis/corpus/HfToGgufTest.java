@@ -221,6 +221,58 @@ class HfToGgufTest {
         assertThat(g.kv.keySet()).containsExactlyElementsOf(want.kv.keySet());
     }
 
+    /**
+     * BF16 weights written as BF16 are their stored bytes (copied, not widened and rounded),
+     * so the edge patterns must come out as gguf-py's rounding of the widened value gives
+     * them: every value as it is, a NaN with the quiet bit 0x0040 set; the q_proj rows in
+     * LlamaModel.permute's order. F32 is the exact widening. Both worked out here from the
+     * input bytes.
+     */
+    @Test
+    void storedBf16EdgeValuesComeOutAsTheConverterRoundsThem() throws IOException {
+        Path dir = copyInput("edges");
+        Map<String, ReferenceSafetensors.Tensor> tensors = ReferenceSafetensors.read(dir.resolve("model.safetensors"));
+        short[] edges = {0x7F81, (short) 0xFF81, 0x7FC1, 0x7F80, (short) 0xFF80, (short) 0x8000, 0x0001, (short) 0x807F,
+                0x7FFF, (short) 0xFFBF};
+        String q = "model.layers.0.self_attn.q_proj.weight", o = "model.layers.0.self_attn.o_proj.weight";
+        for (String name : List.of(q, o)) {
+            byte[] b = tensors.get(name).bytes();
+            for (int i = 0; i < edges.length; i++) {
+                int at = 2 * (i * 131 + 7); // spread over rows, so the permutation moves them
+                b[at] = (byte) edges[i];
+                b[at + 1] = (byte) (edges[i] >> 8);
+            }
+        }
+        writeSafetensors(dir.resolve("model.safetensors"), tensors);
+        long[] shape = tensors.get(q).shape();
+        int rows = (int) shape[0], cols = (int) shape[1], headDim = rows / 4; // num_attention_heads 4
+
+        for (String outtype : List.of("bf16", "f32")) {
+            Path out = tmp.resolve(outtype + ".gguf");
+            CorpusApiTest.AMN.export(dir, "gguf", outtype, true, ForgetOptions.defaults(), LossMeter.off(), out, WriteOptions.threads(2));
+            ReferenceGguf g = ReferenceGguf.read(out);
+            for (String name : List.of(q, o)) {
+                ByteBuffer in = ByteBuffer.wrap(tensors.get(name).bytes()).order(ByteOrder.LITTLE_ENDIAN);
+                ByteBuffer got = ByteBuffer.wrap(g.tensor(name.equals(q) ? "blk.0.attn_q.weight" : "blk.0.attn_output.weight")
+                        .bytes()).order(ByteOrder.LITTLE_ENDIAN);
+                for (int r = 0; r < rows; r++) {
+                    int h = r / headDim, w = r % headDim;
+                    int src = name.equals(q) ? h * headDim + (w % 2) * (headDim / 2) + w / 2 : r;
+                    for (int c = 0; c < cols; c++) {
+                        int bits = in.getShort(2 * (src * cols + c)) & 0xFFFF;
+                        boolean nan = (bits & 0x7FFF) > 0x7F80;
+                        if (outtype.equals("bf16")) {
+                            assertThat(got.getShort(2 * (r * cols + c)) & 0xFFFF).as("%s row %d col %d", name, r, c)
+                                    .isEqualTo(nan ? bits | 0x0040 : bits);
+                        } else {
+                            assertThat(got.getInt(4 * (r * cols + c))).as("%s row %d col %d", name, r, c).isEqualTo(bits << 16);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     private CorpusCliTest.Run convert(Path dir) {
         return CorpusCliTest.amn("convert", dir.toString(), "--to", "gguf", "-o", tmp.resolve("out.gguf").toString(), "-q");
     }

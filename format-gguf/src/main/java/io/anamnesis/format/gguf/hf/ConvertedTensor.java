@@ -2,6 +2,7 @@ package io.anamnesis.format.gguf.hf;
 
 import io.anamnesis.api.DType;
 import io.anamnesis.api.numeric.Floats;
+import io.anamnesis.api.spi.ChunkFiller;
 import io.anamnesis.api.spi.DenseReader;
 import io.anamnesis.api.spi.DenseTensor;
 import io.anamnesis.api.spi.PlannedTensor;
@@ -16,9 +17,13 @@ import java.util.Optional;
  * F32, F16 (numpy's {@code astype(float16)}: round to nearest even) or BF16 (gguf-py's
  * {@code quantize_blocks}: round to nearest even, NaN made quiet). Produced a band of rows at
  * a time: a chunk reads only the rows it writes, so memory stays bounded whatever the tensor.
+ *
+ * <p>A weight stored as BF16 and written as BF16 is the common case (most checkpoints are
+ * BF16): widening is exact and rounding a widened value changes nothing, so its stored bytes
+ * are copied and only a NaN gets the quiet bit gguf-py's rounding sets.
  */
 final class ConvertedTensor {
-    /** Elements converted per step of a chunk that is not permuted. */
+    /** Elements converted per step of a run of consecutive source elements. */
     private static final int STEP = 1 << 14;
 
     private ConvertedTensor() {
@@ -29,58 +34,96 @@ final class ConvertedTensor {
      * permutation of {@code heads} heads when present.
      */
     static PlannedTensor values(DenseTensor source, String name, Optional<Long> heads) {
+        return converted(source, name, heads, DType.F32);
+    }
+
+    /**
+     * {@code source}'s values as {@link #values} makes them, written as {@code to}: F32, F16 or
+     * BF16.
+     */
+    static PlannedTensor converted(DenseTensor source, String name, Optional<Long> heads, DType to) {
+        boolean f16 = to.equals(DType.F16);
+        if (!f16 && !to.equals(DType.BF16) && !to.equals(DType.F32)) {
+            throw new IllegalArgumentException("not a float output type: " + to);
+        }
         long rows = source.shape().rank() == 0 ? 1 : source.shape().dim(0);
         long cols = rows == 0 ? 0 : source.elementCount() / rows;
         boolean permuted = heads.isPresent();
         long headDim = permuted ? rows / heads.get() : 0;
         long granule = permuted ? Math.max(1, cols) : 1;
-        return new PlannedTensor(name, DType.F32, source.shape(), granule, arena -> {
-            DenseReader reader = DenseReader.open(source, arena);
-            float[][] buf = new float[1][];
+        boolean copyStored = to.equals(DType.BF16) && source.storedDType().equals(DType.BF16)
+                && source.recoveredFrom().isEmpty();
+        return new PlannedTensor(name, to, source.shape(), granule, arena -> {
+            Run run;
+            if (copyStored) {
+                ChunkFiller stored = source.asStored().producer().open(arena);
+                short[] halves = new short[STEP];
+                run = (from, n, dest, at) -> {
+                    for (int done = 0; done < n; done += STEP) {
+                        int m = Math.min(STEP, n - done);
+                        MemorySegment part = dest.asSlice(2 * (at + done), 2L * m);
+                        stored.fill(from + done, m, part);
+                        if (quietNaNs(part, halves, m)) MemorySegment.copy(halves, 0, part, LittleEndian.I16, 0, m);
+                    }
+                };
+            } else {
+                DenseReader reader = DenseReader.open(source, arena);
+                float[] values = new float[STEP];
+                short[] halves = to.equals(DType.F32) ? null : new short[STEP];
+                run = (from, n, dest, at) -> {
+                    for (int done = 0; done < n; done += STEP) {
+                        int m = Math.min(STEP, n - done);
+                        reader.read(from + done, m, values, 0);
+                        if (halves == null) {
+                            MemorySegment.copy(values, 0, dest, LittleEndian.F32, 4 * (at + done), m);
+                            continue;
+                        }
+                        if (f16) {
+                            for (int i = 0; i < m; i++) halves[i] = Floats.f32BitsToF16(Float.floatToRawIntBits(values[i]));
+                        } else {
+                            for (int i = 0; i < m; i++) halves[i] = Floats.f32ToBf16(Float.floatToRawIntBits(values[i]));
+                        }
+                        MemorySegment.copy(halves, 0, dest, LittleEndian.I16, 2 * (at + done), m);
+                    }
+                };
+            }
             return (first, count, dest) -> {
                 if (!permuted) {
-                    float[] b = buf[0] == null ? (buf[0] = new float[STEP]) : buf[0];
-                    for (long done = 0; done < count; done += STEP) {
-                        int n = (int) Math.min(STEP, count - done);
-                        reader.read(first + done, n, b, 0);
-                        MemorySegment.copy(b, 0, dest, LittleEndian.F32, 4 * done, n);
-                    }
+                    run.convert(first, Math.toIntExact(count), dest, 0);
                     return;
                 }
                 // whole rows: output row h*hd + 2i + j is input row h*hd + j*hd/2 + i (LlamaModel.permute)
-                int c = (int) cols;
-                float[] b = buf[0] == null || buf[0].length < c ? (buf[0] = new float[Math.max(c, 1)]) : buf[0];
                 long firstRow = first / cols;
                 for (long r = firstRow; r < firstRow + count / cols; r++) {
                     long h = r / headDim, w = r % headDim;
                     long src = h * headDim + (w % 2) * (headDim / 2) + w / 2;
-                    reader.read(src * cols, c, b, 0);
-                    MemorySegment.copy(b, 0, dest, LittleEndian.F32, 4 * (r - firstRow) * cols, c);
+                    run.convert(src * cols, (int) cols, dest, (r - firstRow) * cols);
                 }
             };
         });
     }
 
-    /** {@code values} (F32) narrowed to F16 or BF16; F32 as it is. */
-    static PlannedTensor narrowed(PlannedTensor values, DType to) {
-        if (to.equals(DType.F32)) return values;
-        boolean f16 = to.equals(DType.F16);
-        if (!f16 && !to.equals(DType.BF16)) throw new IllegalArgumentException("not a float output type: " + to);
-        return new PlannedTensor(values.name(), to, values.shape(), values.granule(), arena -> {
-            var src = values.producer().open(arena);
-            MemorySegment[] scratch = new MemorySegment[1];
-            return (first, count, dest) -> {
-                long bytes = 4 * count;
-                if (scratch[0] == null || scratch[0].byteSize() < bytes) scratch[0] = arena.allocate(Math.max(bytes, 1 << 16), 64);
-                MemorySegment in = scratch[0].asSlice(0, bytes);
-                src.fill(first, count, in);
-                for (long i = 0; i < count; i++) {
-                    int bits = in.getAtIndex(LittleEndian.I32, i);
-                    short out = f16 ? Floats.f32BitsToF16(bits) : Floats.f32ToBf16(bits);
-                    dest.setAtIndex(LittleEndian.I16, i, out);
-                }
-            };
-        });
+    /**
+     * Copies {@code n} stored BF16 values of {@code part} into {@code halves}, setting the
+     * quiet bit of every NaN as gguf-py's rounding does; says whether any was set.
+     */
+    private static boolean quietNaNs(MemorySegment part, short[] halves, int n) {
+        MemorySegment.copy(part, LittleEndian.I16, 0, halves, 0, n);
+        boolean changed = false;
+        for (int i = 0; i < n; i++) {
+            int h = halves[i];
+            if ((h & 0x7FFF) > 0x7F80 && (h & 0x0040) == 0) {
+                halves[i] = (short) (h | 0x0040);
+                changed = true;
+            }
+        }
+        return changed;
+    }
+
+    /** Converts {@code n} consecutive source elements from {@code from} into {@code dest} at element {@code at}. */
+    @FunctionalInterface
+    private interface Run {
+        void convert(long from, int n, MemorySegment dest, long at);
     }
 
     /** The values as a dense tensor, for an encoder that reads them ({@code ggml:q8_0}). */

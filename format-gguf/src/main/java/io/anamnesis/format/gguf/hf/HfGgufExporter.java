@@ -108,8 +108,7 @@ public final class HfGgufExporter implements ModelExporter {
             for (Architecture.RopeRows r : arch.ropeRows()) {
                 if (d.name().endsWith(r.suffix())) heads = Optional.of(shapes.ropeHeads(d, r.keyValueHeads()));
             }
-            PlannedTensor values = ConvertedTensor.values(d, name, heads);
-            out.add(typed(values, outtype, request.encoder()));
+            out.add(typed(d, name, heads, outtype, request.encoder()));
         }
 
         long params = 0;
@@ -141,16 +140,17 @@ public final class HfGgufExporter implements ModelExporter {
         return new ExportedModel(out, kv, outtype);
     }
 
-    private static PlannedTensor typed(PlannedTensor values, String outtype, ExportRequest.Encoder encoder) {
-        String name = values.name();
-        boolean f32 = values.shape().rank() <= 1 || name.endsWith("_norm.weight") || !name.endsWith(".weight");
-        if (f32 || outtype.equals("f32")) return values;
+    /** Tensor {@code d} under its GGUF {@code name}, in the type the converter gives it for {@code outtype}. */
+    private static PlannedTensor typed(DenseTensor d, String name, Optional<Long> heads, String outtype,
+                                       ExportRequest.Encoder encoder) {
+        boolean f32 = d.shape().rank() <= 1 || name.endsWith("_norm.weight") || !name.endsWith(".weight");
+        if (f32 || outtype.equals("f32")) return ConvertedTensor.values(d, name, heads);
         if (outtype.equals("q8_0")) {
             // gguf-py raises QuantError for a row that is not whole blocks; the converter then writes F16
-            if (values.shape().lastDim() % 32 != 0) return ConvertedTensor.narrowed(values, DType.F16);
-            return encoder.encode(ConvertedTensor.dense(values), "ggml:q8_0");
+            if (d.shape().lastDim() % 32 != 0) return ConvertedTensor.converted(d, name, heads, DType.F16);
+            return encoder.encode(ConvertedTensor.dense(ConvertedTensor.values(d, name, heads)), "ggml:q8_0");
         }
-        return ConvertedTensor.narrowed(values, outtype.equals("f16") ? DType.F16 : DType.BF16);
+        return ConvertedTensor.converted(d, name, heads, outtype.equals("f16") ? DType.F16 : DType.BF16);
     }
 
     private static Architecture architecture(Map<?, ?> config) {
