@@ -14,6 +14,7 @@ import io.anamnesis.api.spi.DenseTensor;
 import io.anamnesis.api.spi.ExportRequest;
 import io.anamnesis.api.spi.ExportedModel;
 import io.anamnesis.api.spi.ModelExporter;
+import io.anamnesis.api.spi.TensorProducer;
 import io.anamnesis.api.spi.ForgetPlan;
 import io.anamnesis.api.spi.ForgetRequest;
 import io.anamnesis.api.spi.OutputPlan;
@@ -905,7 +906,7 @@ public final class Anamnesis {
 
         static PlannedTensor plan(TensorArchive archive, TensorEntry e) {
             long granule = Math.max(1, Math.min(e.dtype().blockElements(), e.elementCount()));
-            return new PlannedTensor(e.name(), e.dtype(), e.shape(), granule, arena -> {
+            TensorProducer mapped = arena -> {
                 MemorySegment src = archive.data(e, arena);
                 if (src.byteSize() != e.byteSize()) {
                     throw MalformedFileException.inTensor(e.name(), "holds " + src.byteSize()
@@ -913,7 +914,11 @@ public final class Anamnesis {
                 }
                 return src.isMapped() ? new Unloading(src, e.dtype()) : (first, count, dest) ->
                         MemorySegment.copy(src, e.dtype().byteSize(first), dest, 0, dest.byteSize());
-            });
+            };
+            // stored as it will be written: the writer can copy it file to file
+            TensorProducer producer = e.byteSize() == 0 ? mapped
+                    : archive.storedRegion(e).<TensorProducer>map(r -> new TensorProducer.StoredCopy(r, mapped)).orElse(mapped);
+            return new PlannedTensor(e.name(), e.dtype(), e.shape(), granule, producer);
         }
     }
 }

@@ -84,6 +84,17 @@ public interface TensorArchive extends AutoCloseable {
     MemorySegment data(TensorEntry entry, Arena arena);
 
     /**
+     * Where {@code entry}'s bytes lie in the file when {@link #data} would be a plain view of
+     * them ({@link StoredRegion}: contiguous, little-endian, uncompressed, in a local file), so
+     * that copying the tensor unchanged can be done file to file. Empty when the bytes are
+     * materialized (inflated, byte-swapped, gathered from strides), remote, or the archive
+     * does not say; callers then use {@link #data}. Defaults to empty.
+     */
+    default java.util.Optional<StoredRegion> storedRegion(TensorEntry entry) {
+        return java.util.Optional.empty();
+    }
+
+    /**
      * The text of a small file that goes with this archive ({@code config.json},
      * {@code quantize_config.json}), for an archive that has no {@link #path()} to look beside:
      * a model whose headers were read from a URL carries the companions fetched with them.

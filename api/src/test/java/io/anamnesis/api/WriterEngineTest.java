@@ -112,6 +112,65 @@ class WriterEngineTest {
     }
 
     /**
+     * A tensor stored as it is written is copied from its region of the input file, not
+     * through its producer (which here would fail), in slabs beside ordinary tensors and at
+     * any thread count; the output channel's position is what it was.
+     */
+    @Test
+    void aStoredCopyTakesItsBytesFromTheFileRegion() throws Exception {
+        int n = (64 << 20) / 4 + 12345; // a slab of 64 MiB (the engine's) and a short one
+        byte[] stored = new byte[64 + 4 * n];
+        for (int i = 0; i < stored.length; i++) stored[i] = (byte) (i * 31 + (i >> 11));
+        Path input = Files.write(dir.resolve("stored.bin"), stored);
+        try (FileChannel in = FileChannel.open(input, StandardOpenOption.READ)) {
+            PlannedTensor copied = new PlannedTensor("c", DType.F32, Shape.of(n), 1, new io.anamnesis.api.spi.TensorProducer.StoredCopy(
+                    new StoredRegion(in, 64), arena -> {
+                        throw new AssertionError("the mapped path was taken");
+                    }));
+            for (int threads : new int[]{1, 2}) {
+                Path out = dir.resolve("copied-" + threads + ".bin");
+                long[] position = new long[2];
+                AtomicLong advanced = new AtomicLong();
+                ProgressListener listener = new ProgressListener() {
+                    @Override
+                    public void started(long totalBytes) {
+                    }
+
+                    @Override
+                    public void advanced(long bytes) {
+                        advanced.addAndGet(bytes);
+                    }
+                };
+                AtomicOutput.write(out, ch -> {
+                    ch.position(7);
+                    position[0] = ch.position();
+                    TensorDataWriter.write(ch, layout(List.of(counting("a", 1, 1000, 1), copied, counting("b", 2, 1000, 1))),
+                            new WriteOptions(threads, listener));
+                    position[1] = ch.position();
+                });
+                byte[] got = Files.readAllBytes(out);
+                ByteBuffer b = ByteBuffer.wrap(got).order(ByteOrder.LITTLE_ENDIAN);
+                assertThat(b.getFloat(16 + 4 * 999)).isEqualTo(1e6f + 999);
+                assertThat(java.util.Arrays.copyOfRange(got, 16 + 4000, 16 + 4000 + 4 * n))
+                        .as("%d threads", threads).isEqualTo(java.util.Arrays.copyOfRange(stored, 64, stored.length));
+                assertThat(b.getFloat(16 + 4000 + 4 * n)).isEqualTo(2e6f);
+                assertThat(position[1]).isEqualTo(position[0]);
+                assertThat(advanced.get()).isEqualTo(8000L + 4L * n);
+            }
+            // a region that runs past the file's end: the input changed under us, nothing written
+            PlannedTensor beyond = new PlannedTensor("d", DType.F32, Shape.of(n), 1, new io.anamnesis.api.spi.TensorProducer.StoredCopy(
+                    new StoredRegion(in, 4096), arena -> (first, count, dest) -> {
+                    }));
+            Path out = dir.resolve("beyond.bin");
+            assertThatThrownBy(() -> AtomicOutput.write(out,
+                    ch -> TensorDataWriter.write(ch, layout(List.of(beyond)), WriteOptions.threads(2))))
+                    .isInstanceOf(TensorIOException.class)
+                    .hasMessageContaining("the input changed while it was being read");
+            assertThat(out).doesNotExist();
+        }
+    }
+
+    /**
      * A producer whose mapped input shrinks under it gets SIGBUS, which the JVM reports as an
      * InternalError; the engine turns it into the typed "input changed" error.
      */

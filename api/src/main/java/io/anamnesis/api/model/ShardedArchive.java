@@ -232,6 +232,12 @@ public final class ShardedArchive implements TensorArchive {
     }
 
     @Override
+    public Optional<io.anamnesis.api.StoredRegion> storedRegion(TensorEntry entry) {
+        Shard s = shardOf.get(entry.name());
+        return s == null ? Optional.empty() : s.archive().storedRegion(entry);
+    }
+
+    @Override
     public void close() {
         RuntimeException first = null;
         for (Shard s : shards) {

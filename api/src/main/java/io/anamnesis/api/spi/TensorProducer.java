@@ -10,4 +10,24 @@ public interface TensorProducer {
      * which the writer closes when the tensor is done) and returns the filler.
      */
     ChunkFiller open(Arena arena);
+
+    /**
+     * A tensor whose output bytes are {@code region}'s bytes as stored: a writer may copy them
+     * file to file in the kernel ({@link io.anamnesis.api.write.TensorDataWriter} does);
+     * {@link #open} still works for any other consumer, through {@code mapped}.
+     *
+     * @param region where the bytes are
+     * @param mapped the same bytes through a mapping, for consumers that read them
+     */
+    record StoredCopy(io.anamnesis.api.StoredRegion region, TensorProducer mapped) implements TensorProducer {
+        public StoredCopy {
+            java.util.Objects.requireNonNull(region, "region");
+            java.util.Objects.requireNonNull(mapped, "mapped");
+        }
+
+        @Override
+        public ChunkFiller open(Arena arena) {
+            return mapped.open(arena);
+        }
+    }
 }

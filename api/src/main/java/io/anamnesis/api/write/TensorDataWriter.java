@@ -1,12 +1,15 @@
 package io.anamnesis.api.write;
 
 import io.anamnesis.api.AnamnesisException;
+import io.anamnesis.api.StoredRegion;
 import io.anamnesis.api.TensorIOException;
 import io.anamnesis.api.spi.ChunkFiller;
 import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.ProgressListener;
+import io.anamnesis.api.spi.TensorProducer;
 import io.anamnesis.api.spi.WriteOptions;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -26,7 +29,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * buffer of {@value #CHUNK_BYTES} bytes at a time, and writes it with a positional write.
  * Peak memory is one buffer per thread plus the input pages of the slabs in flight,
  * whatever the model's size. Producers are pure functions of their range, so the file's
- * bytes do not depend on the thread count.
+ * bytes do not depend on the thread count. A tensor copied unchanged from a local file
+ * ({@link TensorProducer.StoredCopy}) is copied file to file by the kernel instead.
  */
 public final class TensorDataWriter {
     static final long CHUNK_BYTES = 4L << 20;
@@ -135,6 +139,10 @@ public final class TensorDataWriter {
     private static void fillSlab(FileChannel channel, Slab slab, MemorySegment buffer, ProgressListener progress)
             throws IOException {
         PlannedTensor t = slab.region().tensor();
+        if (t.producer() instanceof TensorProducer.StoredCopy copy) {
+            copySlab(channel, slab, copy.region(), progress);
+            return;
+        }
         long chunk = chunkElements(t);
         try (Arena arena = Arena.ofConfined()) {
             ChunkFiller filler = t.producer().open(arena);
@@ -148,6 +156,42 @@ public final class TensorDataWriter {
                 writeFully(channel, dest.asByteBuffer(), position);
                 progress.advanced(bytes);
             }
+        }
+    }
+
+    /**
+     * A slab of a tensor stored as it is written, copied file to file by the kernel
+     * ({@code FileChannel.transferTo}, which is {@code copy_file_range} between two files on
+     * Linux): no mapping, no copy through this process's memory. {@code transferTo} writes at
+     * the target's position, so the position is set, used and put back under the channel's
+     * lock; the other workers' positional writes neither use nor move it.
+     */
+    private static void copySlab(FileChannel channel, Slab slab, StoredRegion region, ProgressListener progress)
+            throws IOException {
+        PlannedTensor t = slab.region().tensor();
+        long skip = t.dtype().byteSize(slab.firstElement());
+        long from = region.offset() + skip;
+        long to = slab.region().fileOffset() + skip;
+        long left = t.dtype().byteSize(slab.count());
+        while (left > 0) {
+            long n;
+            synchronized (channel) {
+                long saved = channel.position();
+                channel.position(to);
+                try {
+                    n = region.file().transferTo(from, Math.min(left, CHUNK_BYTES), channel);
+                } finally {
+                    channel.position(saved);
+                }
+            }
+            if (n <= 0) {
+                throw TensorIOException.inputChanged(new EOFException("tensor '" + t.name() + "': the input ended at byte "
+                        + from + ", " + left + " bytes before the tensor's end"));
+            }
+            from += n;
+            to += n;
+            left -= n;
+            progress.advanced(n);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.anamnesis.format.gguf;
 
+import io.anamnesis.api.StoredRegion;
 import io.anamnesis.api.MetaValue;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
@@ -166,6 +167,16 @@ public final class GgufArchive implements TensorArchive {
         }
         if (!swap) return mapped;
         return toLittleEndian(mapped, info.type().blockBytes(), arena);
+    }
+
+    @Override
+    public Optional<StoredRegion> storedRegion(TensorEntry entry) {
+        GgufTensorInfo info = infos.get(entry.name());
+        if (path == null || info == null || info.byteSize() == 0 || info.byteSize() != entry.byteSize()
+                || header.byteOrder() == ByteOrder.BIG_ENDIAN) {
+            return Optional.empty();
+        }
+        return Optional.of(new StoredRegion(channel, header.dataStart() + info.offset()));
     }
 
     /** Copies big-endian elements of {@code width} bytes into a little-endian segment of {@code arena}. */

@@ -15,6 +15,11 @@ final class NpyLayout {
     private NpyLayout() {
     }
 
+    /** Whether an array's stored bytes already are row-major little-endian (nothing to transpose or swap). */
+    static boolean isRowMajorLittleEndian(NpyHeader h) {
+        return !(h.fortranOrder() && h.shape().rank() > 1) && !h.dtype().swapped();
+    }
+
     static MemorySegment toRowMajorLittleEndian(MemorySegment src, NpyHeader h, Arena arena) {
         boolean transpose = h.fortranOrder() && h.shape().rank() > 1;
         boolean swap = h.dtype().swapped();

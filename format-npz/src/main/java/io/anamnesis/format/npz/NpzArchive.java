@@ -1,5 +1,6 @@
 package io.anamnesis.format.npz;
 
+import io.anamnesis.api.StoredRegion;
 import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
@@ -103,6 +104,16 @@ final class NpzArchive implements TensorArchive {
                     + (path == null ? "" : " of " + path) + ": " + e.getMessage(), e);
         }
         return NpyLayout.toRowMajorLittleEndian(raw, m.header(), arena).asReadOnly();
+    }
+
+    @Override
+    public Optional<StoredRegion> storedRegion(TensorEntry entry) {
+        Member m = byName.get(entry.name());
+        if (path == null || m == null || !m.entry().equals(entry) || m.deflated() || m.header().dataBytes() == 0
+                || m.header().dataBytes() != entry.byteSize() || !NpyLayout.isRowMajorLittleEndian(m.header())) {
+            return Optional.empty();
+        }
+        return Optional.of(new StoredRegion(channel, m.start() + m.header().dataOffset()));
     }
 
     /** Inflates a whole DEFLATE member into the arena; sizes were bounded when the archive was opened. */

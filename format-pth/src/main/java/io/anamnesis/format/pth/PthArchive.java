@@ -1,5 +1,6 @@
 package io.anamnesis.format.pth;
 
+import io.anamnesis.api.StoredRegion;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.MetaValue;
 import io.anamnesis.api.TensorArchive;
@@ -118,6 +119,16 @@ final class PthArchive implements TensorArchive {
         } catch (IOException e) {
             throw TensorIOException.inTensor(entry.name(), "cannot map its storage: " + e.getMessage());
         }
+    }
+
+    @Override
+    public Optional<StoredRegion> storedRegion(TensorEntry entry) {
+        Placed p = placed.get(entry.name());
+        if (path == null || p == null || !p.entry().equals(entry) || entry.byteSize() == 0 || p.bigEndian()
+                || !Strided.isContiguous(p.view().sizes(), p.view().strides())) {
+            return Optional.empty();
+        }
+        return Optional.of(new StoredRegion(channel, p.storageOffset() + p.view().offset() * entry.dtype().elementBytes()));
     }
 
     @Override

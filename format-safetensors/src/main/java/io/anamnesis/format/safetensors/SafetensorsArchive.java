@@ -1,5 +1,6 @@
 package io.anamnesis.format.safetensors;
 
+import io.anamnesis.api.StoredRegion;
 import io.anamnesis.api.MetaValue;
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.TensorArchive;
@@ -126,6 +127,16 @@ final class SafetensorsArchive implements TensorArchive {
             throw new TensorIOException("cannot map tensor '" + entry.name() + "'"
                     + (path == null ? "" : " of " + path) + ": " + e.getMessage(), e);
         }
+    }
+
+    @Override
+    public Optional<StoredRegion> storedRegion(TensorEntry entry) {
+        SafetensorsHeader.Tensor t = byName.get(entry.name());
+        if (path == null || closed || t == null || !t.entry().equals(entry)) return Optional.empty();
+        long size = t.end() - t.begin();
+        // a region whose size disagrees is left to data(), whose caller names the mismatch
+        if (size == 0 || size != entry.byteSize()) return Optional.empty();
+        return Optional.of(new StoredRegion(channel, header.dataStart() + t.begin()));
     }
 
     @Override
