@@ -181,9 +181,13 @@ final class ByteLevelBpe {
         return ids;
     }
 
-    /** The special-token ids the post-processor puts before a single sequence. */
-    List<Integer> prefix() {
-        return prefix;
+    /**
+     * This tokenizer with other special tokens around a single sequence (what transformers
+     * does for a tokenizer class that rebuilds the post-processor).
+     */
+    ByteLevelBpe withSpecialTokens(List<Integer> before, List<Integer> after) {
+        return new ByteLevelBpe(vocab, merges, ignoreMerges, unknown, added, normalizer, preTokenizer, List.copyOf(before),
+                List.copyOf(after));
     }
 
     /** A byte-level string as the text it stands for, or the string itself when it has a character outside that alphabet. */
