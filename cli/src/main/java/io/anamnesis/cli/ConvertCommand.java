@@ -29,7 +29,8 @@ import java.util.concurrent.Callable;
                 + "with the module to add.",
                 "With --dtype naming a quantizer's target (--to gguf --dtype q4_k_m), the recovered tensors are "
                         + "quantized in the same pass: an FP8 or GPTQ safetensors file straight to a Q4_K_M GGUF.",
-                "A Hugging Face model folder (config.json, model.safetensors or its shards, tokenizer.model) with "
+                "A Hugging Face model folder (config.json, model.safetensors or its shards, tokenizer.model or a "
+                        + "byte-level BPE tokenizer.json) with "
                         + "--to gguf becomes the GGUF llama.cpp's convert_hf_to_gguf.py writes (architectures: "
                         + "LlamaForCausalLM, MistralForCausalLM): GGUF names, rope row order, hyper-parameters, "
                         + "vocabulary; --dtype f32|f16|bf16|q8_0|auto as its --outtype (default auto), or a "
@@ -82,7 +83,7 @@ final class ConvertCommand implements Callable<Integer> {
     boolean asStored;
 
     @Option(names = "--no-vocab", description = "For a model folder: write the GGUF without a vocabulary "
-            + "(tokenizer.ggml.model = none), e.g. when the folder has no tokenizer.model.")
+            + "(tokenizer.ggml.model = none), e.g. when the folder has no tokenizer the converter takes.")
     boolean noVocab;
 
     @Option(names = "--split-max-size", paramLabel = "<size>",

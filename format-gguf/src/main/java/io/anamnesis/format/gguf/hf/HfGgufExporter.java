@@ -55,7 +55,7 @@ public final class HfGgufExporter implements ModelExporter {
     @Override
     public String description() {
         return "Hugging Face model folder (" + String.join(", ", Architectures.supportedNames())
-                + ", SentencePiece vocabulary) as llama.cpp's convert_hf_to_gguf.py writes it";
+                + ", SentencePiece or byte-level BPE vocabulary) as llama.cpp's convert_hf_to_gguf.py writes it";
     }
 
     @Override
@@ -129,7 +129,7 @@ public final class HfGgufExporter implements ModelExporter {
         hyperParameters(arch, config, blockCount, FILE_TYPE.get(outtype), kv);
         kv.put("general.quantization_version", MetaValue.u32(2));
         if (request.vocabulary()) {
-            Vocabulary.sentencePiece(files, config, kv);
+            Vocabulary.llama(files, config, kv);
             // LlamaModel.set_vocab: granite's small models add no BOS
             if (HfConfig.integer(config, "vocab_size").orElse(32000L) == 49152) {
                 kv.put("tokenizer.ggml.add_bos_token", new MetaValue.Bool(false));

@@ -3,29 +3,45 @@ package io.anamnesis.format.gguf.hf;
 import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.MetaValue;
 import io.anamnesis.api.UnsupportedFeatureException;
+import io.anamnesis.api.json.Json;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
- * The {@code tokenizer.*} key/values llama.cpp's converter writes for a SentencePiece model
- * ({@code _set_vocab_sentencepiece}, {@code _create_vocab_sentencepiece}, gguf-py's
- * {@code SpecialVocab}), in its order.
+ * The {@code tokenizer.*} key/values llama.cpp's converter writes for a llama-family model
+ * ({@code LlamaModel.set_vocab}), in its order: a SentencePiece {@code tokenizer.model}
+ * ({@code _set_vocab_sentencepiece}, {@code _create_vocab_sentencepiece}), else a byte-level
+ * BPE {@code tokenizer.json} ({@code _set_vocab_gpt2}, {@code get_vocab_base}), then gguf-py's
+ * {@code SpecialVocab} (merges, special token ids, add flags, chat template).
  */
 final class Vocabulary {
     /** gguf-py's token types ({@code SentencePieceTokenTypes}). */
     static final int NORMAL = 1, UNKNOWN = 2, CONTROL = 3, USER_DEFINED = 4, UNUSED = 5, BYTE = 6;
 
-    /** SpecialVocab's token kinds, in its order, with the GGUF key of each id (none for {@code cls}). */
+    /**
+     * SpecialVocab's token kinds, in its order (it appends {@code eot}, then {@code eom}, when
+     * a post-processor's last token overrides the EOS), with the GGUF key of each id (none for
+     * {@code cls}: gguf-py has no writer for it).
+     */
     private static final List<String> SPECIAL = List.of("bos", "eos", "unk", "sep", "pad", "cls", "mask");
     private static final Map<String, String> ID_KEYS = Map.of(
             "bos", "tokenizer.ggml.bos_token_id", "eos", "tokenizer.ggml.eos_token_id",
             "unk", "tokenizer.ggml.unknown_token_id", "sep", "tokenizer.ggml.seperator_token_id",
-            "pad", "tokenizer.ggml.padding_token_id", "mask", "tokenizer.ggml.mask_token_id");
+            "pad", "tokenizer.ggml.padding_token_id", "mask", "tokenizer.ggml.mask_token_id",
+            "eot", "tokenizer.ggml.eot_token_id", "eom", "tokenizer.ggml.eom_token_id");
+    /** The tokenizer classes whose encoding is tokenizer.json's own (transformers 4.x); Llama's rebuilds the post-processor. */
+    private static final List<String> PLAIN_CLASSES = List.of("PreTrainedTokenizerFast", "GPT2Tokenizer", "GPT2TokenizerFast",
+            "Qwen2Tokenizer", "Qwen2TokenizerFast");
+    private static final List<String> LLAMA_CLASSES = List.of("LlamaTokenizer", "LlamaTokenizerFast");
     private static final Map<String, String> ADD_KEYS = Map.of(
             "bos", "tokenizer.ggml.add_bos_token", "eos", "tokenizer.ggml.add_eos_token", "sep", "tokenizer.ggml.add_sep_token");
 
@@ -38,25 +54,47 @@ final class Vocabulary {
     }
 
     /**
-     * Adds the vocabulary's keys to {@code kv}.
+     * Adds the vocabulary's keys to {@code kv}, as {@code LlamaModel.set_vocab} chooses them:
+     * {@code tokenizer.model} when the folder has one, else {@code tokenizer.json}.
      *
      * @param config the model's config.json
-     * @throws MalformedFileException naming tokenizer.model when there is no tokenizer
-     * @throws UnsupportedFeatureException for a tokenizer.json-only (BPE) vocabulary
+     * @throws MalformedFileException naming tokenizer.model and tokenizer.json when there is neither
+     * @throws UnsupportedFeatureException for a tokenizer.json that is not byte-level BPE, or one
+     *                                     the converter would stop at (an unknown pre-tokenizer)
      */
-    static void sentencePiece(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
+    static void llama(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
+        llama(files, config, kv, BpePreTokenizers::require);
+    }
+
+    /** {@link #llama} with {@code tokenizer.ggml.pre} of a BPE vocabulary given by {@code preTokenizer} (for tests). */
+    static void llama(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv, Function<ByteLevelBpe, String> preTokenizer) {
         Optional<byte[]> model = files.bytes(SentencePieceModel.FILE);
-        if (model.isEmpty()) {
-            if (files.has("tokenizer.json")) {
-                throw new UnsupportedFeatureException("the model's vocabulary is a tokenizer.json without "
-                        + SentencePieceModel.FILE + "; only SentencePiece vocabularies are converted yet (--no-vocab "
-                        + "writes the GGUF without a vocabulary)");
+        if (model.isPresent()) {
+            sentencePiece(model.get(), files, config, kv);
+        } else if (files.has(ByteLevelBpe.FILE)) {
+            Map<?, ?> tokenizer = files.json(ByteLevelBpe.FILE).orElseThrow();
+            // _set_vocab_llama_hf takes a BPE with byte fallback and a Sequence decoder (a SentencePiece model saved by transformers)
+            if (tokenizer.get("model") instanceof Map<?, ?> m && "BPE".equals(m.get("type"))
+                    && Boolean.TRUE.equals(m.get("byte_fallback")) && tokenizer.get("decoder") instanceof Map<?, ?> d
+                    && "Sequence".equals(d.get("type"))) {
+                throw new UnsupportedFeatureException("the model's " + ByteLevelBpe.FILE + " is a SentencePiece-style BPE "
+                        + "(byte_fallback) without " + SentencePieceModel.FILE + ", which the converter reads with its "
+                        + "LlamaHfVocab; that is not converted yet (--no-vocab writes the GGUF without a vocabulary)");
             }
-            throw new MalformedFileException("no tokenizer: " + SentencePieceModel.FILE + " is not in "
-                    + files.folder().map(Object::toString).orElse("the model folder")
+            gpt2(files, config, tokenizer, kv, preTokenizer);
+        } else {
+            throw new MalformedFileException("no tokenizer: neither " + SentencePieceModel.FILE + " nor " + ByteLevelBpe.FILE
+                    + " is in " + files.folder().map(Object::toString).orElse("the model folder")
                     + " (--no-vocab writes the GGUF without a vocabulary)");
         }
-        SentencePieceModel sp = SentencePieceModel.parse(model.get(), files.limits().maxArrayLength());
+        // LlamaModel.set_vocab
+        files.json("tokenizer_config.json").ifPresent(tc -> {
+            if (tc.get("add_prefix_space") instanceof Boolean b) kv.put("tokenizer.ggml.add_space_prefix", new MetaValue.Bool(b));
+        });
+    }
+
+    private static void sentencePiece(byte[] model, ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
+        SentencePieceModel sp = SentencePieceModel.parse(model, files.limits().maxArrayLength());
         int spSize = sp.pieces().size();
         long declared = HfConfig.integer(config, "vocab_size_per_layer_input").or(() -> HfConfig.integer(config, "vocab_size"))
                 .filter(v -> v != 0).orElse((long) spSize);
@@ -130,7 +168,172 @@ final class Vocabulary {
             kv.put("tokenizer.ggml.scores", new MetaValue.Array(MetaValue.Type.F32, s));
             kv.put("tokenizer.ggml.token_type", new MetaValue.Array(MetaValue.Type.I32, y));
         }
-        special(files, config, tokenizerConfig, vocabSize, kv);
+        special(files, config, files.json(ByteLevelBpe.FILE), tokenizerConfig, Optional.of(vocabSize), false, kv);
+    }
+
+    /**
+     * {@code _set_vocab_gpt2}: the tokens of tokenizer.json by id ({@code get_vocab_base}),
+     * {@code tokenizer.ggml.pre} from the check hash ({@link BpePreTokenizers}), then
+     * SpecialVocab with merges and no bound on the special ids.
+     */
+    private static void gpt2(ModelFiles files, Map<?, ?> config, Map<?, ?> tokenizer, Map<String, MetaValue> kv,
+                             Function<ByteLevelBpe, String> preTokenizer) {
+        ByteLevelBpe bpe = ByteLevelBpe.of(tokenizer);
+        List<ByteLevelBpe.AddedToken> added = ByteLevelBpe.addedTokens(tokenizer);
+        Optional<Map<?, ?>> tokenizerConfig = files.json("tokenizer_config.json");
+        Map<?, ?> tc = tokenizerConfig.orElse(Map.of());
+        agreesWithTokenizerJson(tc, added);
+        String pre = preTokenizer.apply(asTransformersLoadsIt(bpe, tc, added));
+
+        // tokenizer.vocab: the model's vocabulary, an added token's content taking its id
+        Map<String, Integer> byContent = new LinkedHashMap<>();
+        for (Map.Entry<?, ?> e : ((Map<?, ?>) ((Map<?, ?>) tokenizer.get("model")).get("vocab")).entrySet()) {
+            byContent.put(String.valueOf(e.getKey()), ByteLevelBpe.id(e.getValue(), "model.vocab[" + e.getKey() + "]"));
+        }
+        Map<Integer, ByteLevelBpe.AddedToken> addedById = new HashMap<>();
+        for (ByteLevelBpe.AddedToken t : added) {
+            byContent.put(t.content(), t.id());
+            addedById.put(t.id(), t);
+        }
+        Map<Integer, String> byId = new HashMap<>();
+        int maxId = -1;
+        for (Map.Entry<String, Integer> e : byContent.entrySet()) {
+            String before = byId.put(e.getValue(), e.getKey());
+            if (before != null) {
+                throw ByteLevelBpe.malformed("id " + e.getValue() + " is both " + before + " and " + e.getKey());
+            }
+            maxId = Math.max(maxId, e.getValue());
+        }
+        long declared = HfConfig.integer(config, "vocab_size").orElse((long) byContent.size());
+        if (declared <= maxId || declared > files.limits().maxArrayLength()) {
+            throw new MalformedFileException("config.json: vocab_size " + declared + " does not hold the tokenizer's ids (up to "
+                    + maxId + ")");
+        }
+        int vocabSize = (int) declared;
+        boolean byteLevelDecoder = tokenizer.get("decoder") instanceof Map<?, ?> d && "ByteLevel".equals(d.get("type"));
+        List<MetaValue> tokens = new ArrayList<>(vocabSize), types = new ArrayList<>(vocabSize);
+        for (int i = 0; i < vocabSize; i++) {
+            String token = byId.get(i);
+            int type;
+            if (token == null) {
+                token = "[PAD" + i + "]";
+                type = UNUSED;
+            } else if (addedById.get(i) instanceof ByteLevelBpe.AddedToken a && a.content().equals(token)) {
+                if (!a.normalized()) roundTrips(a, byteLevelDecoder);
+                if (a.special() || looksSpecial(token)) {
+                    type = CONTROL;
+                } else {
+                    token = token.replace("\u2581", " "); // pre-normalized user-defined spaces
+                    type = USER_DEFINED;
+                }
+            } else {
+                type = NORMAL;
+            }
+            tokens.add(MetaValue.str(token));
+            types.add(MetaValue.i32(type));
+        }
+        kv.put("tokenizer.ggml.model", MetaValue.str("gpt2"));
+        kv.put("tokenizer.ggml.pre", MetaValue.str(pre));
+        kv.put("tokenizer.ggml.tokens", new MetaValue.Array(MetaValue.Type.STRING, tokens));
+        kv.put("tokenizer.ggml.token_type", new MetaValue.Array(MetaValue.Type.I32, types));
+        special(files, config, Optional.of(tokenizer), tokenizerConfig, Optional.empty(), true, kv);
+    }
+
+    /**
+     * {@code get_vocab_base} writes a non-normalized added token as transformers decodes its
+     * encoding. For a byte-level decoder that is the token itself unless the token is made of
+     * byte-level characters standing for other bytes; then, and for other decoders, the round
+     * trip is not modelled here and the token is refused rather than guessed.
+     */
+    private static void roundTrips(ByteLevelBpe.AddedToken a, boolean byteLevelDecoder) {
+        String c = a.content();
+        boolean asciiOnly = c.chars().allMatch(ch -> ch > ' ' && ch < 0x7F);
+        boolean same = byteLevelDecoder ? ByteLevelBpe.byteLevelDecode(c).equals(c) : asciiOnly;
+        if (!same || c.contains(" ")) {
+            throw new UnsupportedFeatureException("the model's " + ByteLevelBpe.FILE + " has added token " + a.id() + " ("
+                    + c + ") not normalized, which the converter writes as transformers decodes it; that round trip is "
+                    + "not converted yet (--no-vocab writes the GGUF without a vocabulary)");
+        }
+    }
+
+    /**
+     * transformers adds to the tokenizer an added token of tokenizer_config.json's
+     * {@code added_tokens_decoder} that tokenizer.json lacks (or has with other flags), and a
+     * special token it names that is no added token; the vocabulary the converter sees then
+     * differs from tokenizer.json's, which is not modelled here.
+     */
+    private static void agreesWithTokenizerJson(Map<?, ?> tc, List<ByteLevelBpe.AddedToken> added) {
+        Map<Integer, ByteLevelBpe.AddedToken> byId = new HashMap<>();
+        List<String> contents = new ArrayList<>();
+        for (ByteLevelBpe.AddedToken t : added) {
+            byId.put(t.id(), t);
+            contents.add(t.content());
+        }
+        if (tc.get("added_tokens_decoder") instanceof Map<?, ?> decoder) {
+            for (Map.Entry<?, ?> e : decoder.entrySet()) {
+                int id;
+                try {
+                    id = Integer.parseInt(String.valueOf(e.getKey()));
+                } catch (NumberFormatException bad) {
+                    throw new MalformedFileException("tokenizer_config.json: added_tokens_decoder key " + e.getKey() + " is not an id");
+                }
+                ByteLevelBpe.AddedToken t = byId.get(id);
+                boolean same = t != null && e.getValue() instanceof Map<?, ?> m && t.content().equals(m.get("content"))
+                        && flag(m, "special", t.special()) && flag(m, "normalized", t.normalized()) && flag(m, "lstrip", t.lstrip())
+                        && flag(m, "rstrip", t.rstrip()) && flag(m, "single_word", t.singleWord());
+                if (!same) {
+                    throw new UnsupportedFeatureException("tokenizer_config.json's added token " + id + " is not the same in "
+                            + ByteLevelBpe.FILE + "; merging the two as transformers does is not converted yet (--no-vocab "
+                            + "writes the GGUF without a vocabulary)");
+                }
+            }
+        }
+        List<Object> named = new ArrayList<>();
+        for (String kind : SPECIAL) named.add(tc.get(kind + "_token"));
+        if (tc.get("additional_special_tokens") instanceof List<?> more) named.addAll(more);
+        for (Object n : named) {
+            String content = content(n);
+            if (content != null && !contents.contains(content)) {
+                throw new UnsupportedFeatureException("tokenizer_config.json names special token " + content + ", which is not "
+                        + "an added token of " + ByteLevelBpe.FILE + "; transformers would add it, which is not converted yet "
+                        + "(--no-vocab writes the GGUF without a vocabulary)");
+            }
+        }
+    }
+
+    private static boolean flag(Map<?, ?> m, String key, boolean value) {
+        return !(m.get(key) instanceof Boolean b) || b == value;
+    }
+
+    /**
+     * The tokenizer as {@code AutoTokenizer} (transformers 4.x) encodes with it: tokenizer.json's
+     * post-processor for the plain classes, or for Llama's the BOS/EOS of
+     * {@code add_bos_token} (default true) and {@code add_eos_token} (default false).
+     */
+    private static ByteLevelBpe asTransformersLoadsIt(ByteLevelBpe bpe, Map<?, ?> tc, List<ByteLevelBpe.AddedToken> added) {
+        Object cls = tc.get("tokenizer_class");
+        if (cls == null || cls == Json.NULL || PLAIN_CLASSES.contains(cls)) return bpe;
+        if (!LLAMA_CLASSES.contains(cls)) {
+            throw new UnsupportedFeatureException("tokenizer_config.json: tokenizer class " + cls + " is not converted yet "
+                    + "(its special tokens around an encoding are not modelled; these are: " + String.join(", ", PLAIN_CLASSES)
+                    + ", " + String.join(", ", LLAMA_CLASSES) + "; --no-vocab writes the GGUF without a vocabulary)");
+        }
+        List<Integer> prefix = new ArrayList<>(), suffix = new ArrayList<>();
+        if (!Boolean.FALSE.equals(tc.get("add_bos_token"))) prefix.add(tokenId("bos", tc, added));
+        if (Boolean.TRUE.equals(tc.get("add_eos_token"))) suffix.add(tokenId("eos", tc, added));
+        return bpe.withSpecialTokens(prefix, suffix);
+    }
+
+    private static int tokenId(String kind, Map<?, ?> tc, List<ByteLevelBpe.AddedToken> added) {
+        String content = content(tc.get(kind + "_token"));
+        for (ByteLevelBpe.AddedToken t : added) if (t.content().equals(content)) return t.id();
+        throw new MalformedFileException("tokenizer_config.json: add_" + kind + "_token is set, but " + kind + "_token "
+                + content + " is not an added token of " + ByteLevelBpe.FILE);
+    }
+
+    /** A special token of tokenizer_config.json, written as its content or as an object with one. */
+    private static String content(Object entry) {
+        return entry instanceof String s ? s : entry instanceof Map<?, ?> m && m.get("content") instanceof String s ? s : null;
     }
 
     /** {@code does_token_look_special}. */
@@ -141,40 +344,68 @@ final class Vocabulary {
     }
 
     /**
-     * gguf-py's SpecialVocab without merges: special token ids, first from tokenizer.json's
-     * added tokens whose content tokenizer_config.json names, then from config.json's
-     * {@code <kind>_token_id}; the {@code add_<kind>_token} flags of tokenizer_config.json;
-     * its chat template. Then {@code LlamaModel.set_vocab}'s {@code add_prefix_space}.
+     * gguf-py's {@code SpecialVocab}: with {@code loadMerges} the merges of tokenizer.json
+     * (a {@code "a b"} string each, a pair's spaces written as U+0120) or else of merges.txt;
+     * the add flags and EOS/EOT its post-processor implies; special token ids, first from
+     * tokenizer.json's added tokens whose content tokenizer_config.json names, then from
+     * config.json's {@code <kind>_token_id} (or its {@code text_config}'s), each bounded by
+     * {@code nVocab} when there is one; the {@code add_<kind>_token} flags of
+     * tokenizer_config.json; its chat template.
      */
-    private static void special(ModelFiles files, Map<?, ?> config, Optional<Map<?, ?>> tokenizerConfig, int vocabSize,
+    private static void special(ModelFiles files, Map<?, ?> config, Optional<Map<?, ?>> tokenizer,
+                                Optional<Map<?, ?>> tokenizerConfig, Optional<Integer> nVocab, boolean loadMerges,
                                 Map<String, MetaValue> kv) {
+        long bound = nVocab.map(Integer::longValue).orElse(Long.MAX_VALUE);
+        List<String> merges = new ArrayList<>();
+        if (loadMerges) {
+            tokenizer.ifPresent(t -> merges.addAll(merges(t)));
+            if (merges.isEmpty()) merges.addAll(mergesTxt(files));
+        }
         Map<String, Long> ids = new LinkedHashMap<>();
         Map<String, Boolean> add = new LinkedHashMap<>();
-        Optional<Map<?, ?>> tokenizer = files.json("tokenizer.json");
-        if (tokenizer.isPresent() && tokenizer.get().get("post_processor") != null) {
-            throw new UnsupportedFeatureException("tokenizer.json has a post_processor, whose special-token rules "
-                    + "are not converted yet (--no-vocab writes the GGUF without a vocabulary)");
+        List<String> kinds = new ArrayList<>(SPECIAL);
+        // SpecialVocab edits its copy of tokenizer_config.json as it reads the post-processor
+        Map<String, Object> tc = new LinkedHashMap<>();
+        tokenizerConfig.ifPresent(m -> m.forEach((k, v) -> tc.put(String.valueOf(k), v)));
+        List<?> addedTokens = List.of();
+        MetaValue chatTemplate = null;
+        if (tokenizer.isPresent()) {
+            addedTokens = tokenizer.get().get("added_tokens") instanceof List<?> l ? l : List.of();
+            postProcessor(tokenizer.get().get("post_processor"), tc, kinds, add);
         }
-        List<?> addedTokens = tokenizer.map(t -> t.get("added_tokens")).filter(List.class::isInstance)
-                .map(List.class::cast).orElse(List.of());
-        if (tokenizerConfig.isPresent()) {
-            Map<?, ?> tc = tokenizerConfig.get();
-            for (String kind : SPECIAL) {
+        if (!tc.isEmpty()) {
+            Object template = tc.get("chat_template");
+            if (template == null) {
+                if (files.has("chat_template.jinja") || files.has("chat_template.json")) {
+                    throw new UnsupportedFeatureException("a chat template in its own file (chat_template.jinja or "
+                            + "chat_template.json) is not converted yet");
+                }
+            }
+            if (template instanceof String s && !s.isEmpty()) chatTemplate = MetaValue.str(s);
+            else if (template instanceof List<?>) {
+                throw new UnsupportedFeatureException("tokenizer_config.json: named chat templates are not converted yet");
+            }
+            for (String kind : kinds) {
                 if (tc.get("add_" + kind + "_token") instanceof Boolean b) add.put(kind, b);
-                Object entry = tc.get(kind + "_token");
-                String content = entry instanceof String s ? s
-                        : entry instanceof Map<?, ?> m && m.get("content") instanceof String s ? s : null;
+                String content = content(tc.get(kind + "_token"));
                 if (content == null) continue;
                 for (Object a : addedTokens) {
                     if (a instanceof Map<?, ?> m && content.equals(m.get("content"))) {
-                        HfConfig.asInteger(m.get("id")).ifPresent(id -> setSpecial(ids, kind, id, vocabSize));
+                        HfConfig.asInteger(m.get("id")).ifPresent(id -> setSpecial(ids, kind, id, bound));
                         break;
                     }
                 }
             }
         }
-        for (String kind : SPECIAL) {
-            HfConfig.asInteger(config.get(kind + "_token_id")).ifPresent(id -> setSpecial(ids, kind, id, vocabSize));
+        Map<?, ?> textConfig = config.get("text_config") instanceof Map<?, ?> m ? m : Map.of();
+        for (String kind : kinds) {
+            Object id = config.get(kind + "_token_id");
+            if (id == null || id == Json.NULL) id = textConfig.get(kind + "_token_id");
+            HfConfig.asInteger(id).ifPresent(v -> setSpecial(ids, kind, v, bound));
+        }
+
+        if (!merges.isEmpty()) {
+            kv.put("tokenizer.ggml.merges", new MetaValue.Array(MetaValue.Type.STRING, merges.stream().<MetaValue>map(MetaValue::str).toList()));
         }
         ids.forEach((kind, id) -> {
             String key = ID_KEYS.get(kind);
@@ -184,28 +415,141 @@ final class Vocabulary {
             String key = ADD_KEYS.get(kind);
             if (key != null) kv.put(key, new MetaValue.Bool(value));
         });
-        if (tokenizerConfig.isPresent()) {
-            Object template = tokenizerConfig.get().get("chat_template");
-            if (template == null) {
-                template = files.has("chat_template.jinja") ? "jinja" : null;
-                if (template != null || files.has("chat_template.json")) {
-                    throw new UnsupportedFeatureException("a chat template in its own file (chat_template.jinja or "
-                            + "chat_template.json) is not converted yet");
+        if (chatTemplate != null) kv.put("tokenizer.chat_template", chatTemplate);
+    }
+
+    /**
+     * What SpecialVocab reads from tokenizer.json's post-processor (each of a Sequence's):
+     * {@code RobertaProcessing} adds BOS, EOS and SEP; a {@code TemplateProcessing} whose
+     * single template starts with the BOS (or CLS) token adds BOS, one that ends with a
+     * special token adds EOS, that token becoming the EOS (the old EOS the EOT, or else the
+     * EOM, when it differs), and its pair template decides whether SEP is added.
+     */
+    private static void postProcessor(Object pp, Map<String, Object> tc, List<String> kinds, Map<String, Boolean> add) {
+        if (!truthy(pp) || !(pp instanceof Map<?, ?> post)) return;
+        Object bos = tc.get("bos_token"), cls = tc.get("cls_token"), eos = tc.get("eos_token"), sep = tc.get("sep_token");
+        if (!truthy(bos) && truthy(cls) && !tc.isEmpty()) tc.put("bos_token", bos = cls);
+        if (!truthy(eos) && truthy(sep) && !tc.isEmpty()) tc.put("eos_token", eos = sep);
+        List<?> processors = post.containsKey("processors") && post.get("processors") instanceof List<?> l ? l : List.of(post);
+        for (Object o : processors) {
+            if (!(o instanceof Map<?, ?> p)) continue;
+            if ("RobertaProcessing".equals(p.get("type"))) {
+                add.put("bos", true);
+                add.put("eos", true);
+                add.put("sep", true);
+                if (!truthy(cls) && !tc.isEmpty()) tc.put("cls_token", cls = first(p.get("cls"), bos));
+                if (!truthy(sep) && !tc.isEmpty()) tc.put("sep_token", sep = first(p.get("sep"), eos));
+                continue;
+            }
+            if (!"TemplateProcessing".equals(p.get("type"))) continue;
+            List<?> single = p.get("single") instanceof List<?> s ? s : List.of();
+            List<?> pair = p.get("pair") instanceof List<?> s ? s : List.of();
+            Object firstToken = null, lastToken = null;
+            if (single.size() > 1) {
+                firstToken = pieceId(single.getFirst(), "SpecialToken");
+                if (truthy(firstToken)) {
+                    if (tc.isEmpty()) bos = firstToken;
+                    add.put("bos", Objects.equals(firstToken, bos) || Objects.equals(firstToken, cls));
+                }
+                lastToken = pieceId(single.getLast(), "SpecialToken");
+                if (truthy(lastToken)) {
+                    if (tc.isEmpty()) {
+                        eos = lastToken;
+                    } else if (!Objects.equals(lastToken, eos)) {
+                        if (!kinds.contains("eot")) {
+                            kinds.add("eot");
+                            tc.put("eot_token", eos);
+                        } else if (!kinds.contains("eom")) {
+                            kinds.add("eom");
+                            tc.put("eom_token", eos);
+                        }
+                        tc.put("eos_token", eos = lastToken);
+                    }
+                    add.put("eos", Objects.equals(lastToken, eos));
                 }
             }
-            if (template instanceof String s && !s.isEmpty()) kv.put("tokenizer.chat_template", MetaValue.str(s));
-            else if (template instanceof List<?>) {
-                throw new UnsupportedFeatureException("tokenizer_config.json: named chat templates are not converted yet");
-            }
-            if (tokenizerConfig.get().get("add_prefix_space") instanceof Boolean b) {
-                kv.put("tokenizer.ggml.add_space_prefix", new MetaValue.Bool(b));
+            if (!pair.isEmpty()) {
+                int from = truthy(firstToken) && Objects.equals(pieceId(pair.getFirst(), "SpecialToken"), firstToken) ? 1 : 0;
+                int to = truthy(lastToken) && Objects.equals(pieceId(pair.getLast(), "SpecialToken"), lastToken)
+                        ? pair.size() - 1 : pair.size();
+                List<?> middle = from < to ? pair.subList(from, to) : List.of();
+                if (!middle.isEmpty() && "A".equals(pieceId(middle.getFirst(), "Sequence"))
+                        && "B".equals(pieceId(middle.getLast(), "Sequence")) && middle.size() > 2) {
+                    middle = middle.subList(1, middle.size() - 1);
+                    boolean addSep = false;
+                    Object entry = pieceId(middle.getFirst(), "SpecialToken");
+                    if (truthy(entry) && (Objects.equals(entry, sep) || Objects.equals(entry, eos)) && !truthy(lastToken)) {
+                        addSep = true;
+                    }
+                    if (middle.size() == 2) {
+                        Object second = pieceId(middle.get(1), "SpecialToken");
+                        if (truthy(second) && (Objects.equals(second, sep) || Objects.equals(second, eos))) addSep = true;
+                    }
+                    add.put("sep", addSep);
+                    if (addSep && !truthy(sep) && !tc.isEmpty()) tc.put("sep_token", eos);
+                }
             }
         }
     }
 
-    /** {@code _set_special_token}: the first id of a kind wins; one out of the vocabulary is skipped. */
-    private static void setSpecial(Map<String, Long> ids, String kind, long id, int vocabSize) {
+    /** {@code piece.get(kind, {}).get('id')}. */
+    private static Object pieceId(Object piece, String kind) {
+        return piece instanceof Map<?, ?> m && m.get(kind) instanceof Map<?, ?> k ? k.get("id") : null;
+    }
+
+    /** {@code processor.get(key, [fallback])[0]}. */
+    private static Object first(Object list, Object fallback) {
+        if (list == null) return fallback;
+        return list instanceof List<?> l && !l.isEmpty() ? l.getFirst() : null;
+    }
+
+    /** Python's truth of a JSON value. */
+    private static boolean truthy(Object v) {
+        return v != null && v != Json.NULL && !(v instanceof Boolean b && !b) && !(v instanceof String s && s.isEmpty())
+                && !(v instanceof Map<?, ?> m && m.isEmpty()) && !(v instanceof List<?> l && l.isEmpty())
+                && !(v instanceof Double d && d == 0);
+    }
+
+    /** tokenizer.json's merges as SpecialVocab writes them. */
+    private static List<String> merges(Map<?, ?> tokenizer) {
+        if (!(tokenizer.get("model") instanceof Map<?, ?> model) || !(model.get("merges") instanceof List<?> list) || list.isEmpty()) {
+            return List.of();
+        }
+        List<String> out = new ArrayList<>(list.size());
+        boolean strings = list.getFirst() instanceof String;
+        for (Object m : list) {
+            if (strings && m instanceof String s) {
+                out.add(s);
+            } else if (!strings && m instanceof List<?> pair && pair.size() == 2 && pair.get(0) instanceof String a
+                    && pair.get(1) instanceof String b) {
+                // transformers 4.45's pairs may hold spaces; gguf-py writes each as U+0120
+                out.add(a.replace(' ', '\u0120') + " " + b.replace(' ', '\u0120'));
+            } else {
+                throw ByteLevelBpe.malformed("model.merges mixes forms or holds neither \"a b\" nor [a, b]: " + m);
+            }
+        }
+        return out;
+    }
+
+    /** {@code _try_load_merges_txt}: two whitespace-separated parts a line, a first line starting with # skipped. */
+    private static List<String> mergesTxt(ModelFiles files) {
+        Optional<byte[]> file = files.bytes("merges.txt");
+        if (file.isEmpty()) return List.of();
+        List<String> out = new ArrayList<>();
+        List<String> lines = new String(file.get(), StandardCharsets.UTF_8).lines().toList();
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i).strip();
+            if (i == 0 && line.startsWith("#")) continue;
+            if (line.isEmpty()) continue;
+            String[] parts = line.split("\\s+");
+            if (parts.length == 2) out.add(parts[0] + " " + parts[1]);
+        }
+        return out;
+    }
+
+    /** {@code _set_special_token}: the first id of a kind wins; one at or above the bound is skipped. */
+    private static void setSpecial(Map<String, Long> ids, String kind, long id, long bound) {
         if (id < 0) throw new MalformedFileException("the " + kind + " token id " + id + " is negative");
-        if (id < vocabSize) ids.putIfAbsent(kind, id);
+        if (id < bound) ids.putIfAbsent(kind, id);
     }
 }

