@@ -133,6 +133,20 @@ public final class Fp8Encoder {
         return magnitude == 0 && g.fnuz() ? 0 : sign | magnitude;
     }
 
+    /**
+     * vLLM's {@code normalize_e4m3fn_to_e4m3fnuz} on one E4M3 code, whose bits are then read
+     * as E4M3FNUZ: they stay (an E4M3FNUZ code is worth half the E4M3 code of the same bits,
+     * which the doubled scale makes up), except E4M3's -0, {@code 0x80}, which would be FNUZ's
+     * NaN and becomes 0x00 as vLLM makes it, and E4M3's NaN {@code S.1111.111}, which as FNUZ
+     * would be +-240: it becomes FNUZ's NaN {@code 0x80} (vLLM leaves those bits alone, turning
+     * a NaN weight into +-240; a NaN stays a NaN here).
+     */
+    public static int e4m3ToFnuz(int e4m3Code) {
+        int c = e4m3Code & 0xFF;
+        if (c == 0x80) return 0;
+        return (c & 0x7F) == 0x7F ? 0x80 : c;
+    }
+
     /** The largest finite {@code |x|} of {@code x[from, to)}; 0 when there is none. */
     public static float finiteAbsmax(float[] x, int from, int to) {
         return vectorNow() ? Fp8EncodeVectors.finiteAbsmax(x, from, to) : finiteAbsmaxScalar(x, from, to);

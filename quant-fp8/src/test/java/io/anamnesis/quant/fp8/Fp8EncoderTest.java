@@ -267,6 +267,23 @@ class Fp8EncoderTest {
     }
 
     @Test
+    void vllmsByteFixKeepsEveryNumberAtHalfItsValueAndNoNegativeZero() {
+        for (int c = 0; c < 256; c++) {
+            int fnuz = Fp8Encoder.e4m3ToFnuz(c);
+            float e4m3 = Fp8Format.E4M3.decode(c);
+            if (Float.isNaN(e4m3)) {
+                assertThat(fnuz).as("E4M3 NaN 0x%02x", c).isEqualTo(0x80);
+            } else if (c == 0x80) {
+                assertThat(fnuz).as("E4M3 -0").isZero();
+            } else {
+                // the bits stay: read as E4M3FNUZ they are worth half, which the doubled scale makes up
+                assertThat(fnuz).isEqualTo(c);
+                assertThat(Fp8Format.E4M3FNUZ.decode(fnuz)).as("0x%02x", c).isEqualTo(e4m3 / 2);
+            }
+        }
+    }
+
+    @Test
     void maxFiniteIsTheFormatsLargestNumber() {
         assertThat(Fp8Encoder.maxFinite(Fp8Format.E4M3)).isEqualTo(448f);
         assertThat(Fp8Encoder.maxFinite(Fp8Format.E5M2)).isEqualTo(57344f);
