@@ -118,19 +118,17 @@ public final class Fp8Encoder {
             if (a != a) return g.fnuz() ? 0x80 : sign | 0x7F;
             a = g.max();
         }
-        int magnitude;
         if (a < g.smallestNormal()) {
             // subnormals: multiples of the smallest one; the code of the smallest normal is one past the last
-            magnitude = (int) ((a * g.stepsPerUnit() + RNE_MAGIC) - RNE_MAGIC);
-        } else {
-            int drop = g.drop();
-            int b = Float.floatToRawIntBits(a);
-            // keep the format's mantissa bits, round to nearest even (a carry moves into the exponent), rebias
-            b += (1 << (drop - 1)) - 1 + ((b >>> drop) & 1);
-            magnitude = (b >>> drop) - g.rebias();
+            int magnitude = (int) ((a * g.stepsPerUnit() + RNE_MAGIC) - RNE_MAGIC);
+            // FNUZ: no -0 (its bits are the NaN), so a zero of either sign is 0x00
+            return magnitude == 0 && g.fnuz() ? 0 : sign | magnitude;
         }
-        // FNUZ: no -0 (its bits are the NaN), so a zero of either sign is 0x00
-        return magnitude == 0 && g.fnuz() ? 0 : sign | magnitude;
+        int drop = g.drop();
+        int b = Float.floatToRawIntBits(a);
+        // keep the format's mantissa bits, round to nearest even (a carry moves into the exponent), rebias
+        b += (1 << (drop - 1)) - 1 + ((b >>> drop) & 1);
+        return sign | ((b >>> drop) - g.rebias());
     }
 
     /**
