@@ -655,7 +655,8 @@ public final class Anamnesis {
     /**
      * The target that quantizes a model the way {@code reference} is quantized, for
      * {@code forget --like}: the answer of the first installed quantizer (by scheme name)
-     * that {@linkplain Quantizer#imitates imitates} it. Headers and small companions only.
+     * that {@linkplain Quantizer#imitates imitates} it. Headers and small companions, except
+     * where only the values tell (FP8 E4M3FNUZ's two scale conventions: one weight's codes).
      *
      * @throws UnsupportedFeatureException when the reference holds no quantized tensor, or only
      *         tensors of schemes no installed quantizer writes

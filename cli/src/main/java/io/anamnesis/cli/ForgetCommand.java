@@ -46,7 +46,8 @@ import java.util.regex.PatternSyntaxException;
                 + "max absolute error and SNR over every quantized tensor; --report writes it per tensor.",
                 "--to names the target; --like REF quantizes the way the published checkpoint REF is quantized "
                         + "instead: the same tensors, scheme, block size, double quantization, scale dtype and "
-                        + "layout, read from REF's headers, companion tensors and config.",
+                        + "layout, read from REF's headers, companion tensors and config (for FP8 E4M3FNUZ also "
+                        + "its codes: whether they reach 0x7F says native or vLLM's convention, see docs/forget.md).",
                 "The output appears complete or not at all."},
         mixinStandardHelpOptions = true,
         footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")

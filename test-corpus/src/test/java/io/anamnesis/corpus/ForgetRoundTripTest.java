@@ -37,7 +37,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * formulas, not from our output: a scale group (a 4-bit block, an int8 row, an FP8 tensor,
  * row or block) comes back exactly when the slice holds the value that set its scale (a
  * code of the format's largest magnitude) and, for FP8, when that scale survives the BF16
- * recovery ({@code round(bf16(max * s) / max) == s}). The corpus slices are 256 columns or
+ * recovery ({@code round(bf16(max * s) / max) == s}; for vLLM's E4M3FNUZ, whose largest code
+ * is 224, {@code 2 round(bf16(224 s) / 448) == s}). The corpus slices are 256 columns or
  * 4096 elements of real tensors, so per-tensor and per-row scales and the double-quant mean
  * were often set by values outside them; those parts differ, and the decoded values must
  * still agree closely ({@code amn diff}). Every count is printed for docs/forget.md.
@@ -70,13 +71,6 @@ class ForgetRoundTripTest {
             CorpusCliTest.Run r1 = amn("remember", "--quiet", "--to", "bf16", "-o", recovered.toString(), c.input().toString());
             assertThat(r1.code()).as(c.id() + " remember: " + r1.err()).isZero();
             CorpusCliTest.Run r2 = amn("forget", recovered.toString(), "--like", c.input().toString(), "-o", out.toString());
-            if (c.id().contains("fnuz")) {
-                // E4M3FNUZ/E5M2FNUZ are recovered (issue 13) but not written: a typed refusal, nothing written
-                assertThat(r2.code()).as(c.id() + " forget --like: " + r2.err()).isEqualTo(6);
-                assertThat(r2.err()).contains("which no installed quantizer writes").doesNotContain("\tat ");
-                assertThat(out).doesNotExist();
-                return;
-            }
             assertThat(r2.code()).as(c.id() + " forget --like: " + r2.err()).isZero();
             assertThat(r2.out()).contains(" quantized to ");
 
@@ -205,7 +199,12 @@ class ForgetRoundTripTest {
         out.put(scbName, new Expectation(sMask, why));
     }
 
-    /** FP8: a scale group comes back when it holds a code of the largest magnitude and its scale survives BF16. */
+    /**
+     * FP8: a scale group comes back when it holds a code of the largest magnitude and its scale
+     * survives BF16. E4M3FNUZ comes two ways (docs/forget.md): natively (scale amax / 240, the
+     * amax coded 0x7F) or as vLLM's ROCm path makes it from E4M3 (scale 2 x amax / 448, the
+     * amax coded 0x7E, never 0x7F); a weight holding a 0x7F is the first kind.
+     */
     private static void fp8(Map<String, ReferenceSafetensors.Tensor> in, Map<String, Expectation> out) {
         for (var e : in.entrySet()) {
             String n = e.getKey();
@@ -214,8 +213,12 @@ class ForgetRoundTripTest {
             String prefix = n.substring(0, n.length() - ".weight".length());
             String scaleName = in.containsKey(prefix + ".weight_scale") ? prefix + ".weight_scale" : prefix + ".weight_scale_inv";
             ReferenceSafetensors.Tensor s = in.get(scaleName);
-            boolean e5m2 = w.dtype().equals("F8_E5M2");
-            float max = e5m2 ? 57344f : 448f;
+            Fp8 format = Fp8.of(w.dtype());
+            boolean vllm = format == Fp8.E4M3FNUZ && !holdsMagnitude(w.bytes(), 0x7F);
+            // the value that sets a group's scale, and the divisor the encoder then uses (before any doubling)
+            float max = vllm ? 224f : format.max;
+            float divisor = vllm ? 448f : format.max;
+            float factor = vllm ? 2f : 1f;
             int rows = (int) w.shape()[0];
             int cols = (int) w.shape()[1];
             int scaleCount = s.bytes().length / (s.dtype().equals("F32") ? 4 : 2);
@@ -243,22 +246,28 @@ class ForgetRoundTripTest {
                 int c0 = g % sc * gw;
                 float biggest = 0;
                 for (int r = r0; r < Math.min(rows, r0 + gh); r++) {
-                    for (int k = c0; k < Math.min(cols, c0 + gw); k++) biggest = Math.max(biggest, Math.abs(fp8(w.bytes()[r * cols + k], e5m2)));
+                    for (int k = c0; k < Math.min(cols, c0 + gw); k++) biggest = Math.max(biggest, Math.abs(format.value(w.bytes()[r * cols + k])));
                 }
                 float scale = scale(s, g);
-                // recovery: bf16(max * s) (one float32 multiply, narrowed); the encoder: that / max, into the scale's dtype
+                // recovery: bf16(max * s) (one float32 multiply, narrowed); the encoder: that / divisor, into the scale's dtype
                 float recoveredMax = Floats.bf16ToF32(Floats.f32ToBf16(max * scale));
-                float again = round(recoveredMax / max, s.dtype());
+                float again = factor * round(recoveredMax / divisor, s.dtype());
                 if (biggest == max && again == scale) {
                     whole++;
                     for (int r = r0; r < Math.min(rows, r0 + gh); r++) Arrays.fill(wMask, r * cols + c0, r * cols + Math.min(cols, c0 + gw), true);
                     Arrays.fill(sMask, g * width, (g + 1) * width, true);
                 }
             }
-            String why = whole + " of " + groups + " scale groups hold their amax and keep their scale through BF16";
+            String why = whole + " of " + groups + " scale groups hold their amax and keep their scale through BF16"
+                    + (format == Fp8.E4M3FNUZ ? (vllm ? " (vLLM's E4M3FNUZ: amax at 224)" : " (native E4M3FNUZ)") : "");
             out.put(n, new Expectation(wMask, why));
             out.put(scaleName, new Expectation(sMask, why));
         }
+    }
+
+    private static boolean holdsMagnitude(byte[] codes, int magnitude) {
+        for (byte c : codes) if ((c & 0x7F) == magnitude) return true;
+        return false;
     }
 
     private static float scale(ReferenceSafetensors.Tensor s, int i) {
@@ -278,15 +287,35 @@ class ForgetRoundTripTest {
         };
     }
 
-    /** The OCP FP8 value of a code (finite codes only matter here). */
-    private static float fp8(byte code, boolean e5m2) {
-        int c = code & 0xFF;
-        int m = e5m2 ? c & 3 : c & 7;
-        int e = e5m2 ? (c >> 2) & 31 : (c >> 3) & 15;
-        int mb = e5m2 ? 2 : 3;
-        int bias = e5m2 ? 15 : 7;
-        float v = e == 0 ? Math.scalb((float) m, 1 - bias - mb) : Math.scalb((float) ((1 << mb) | m), e - bias - mb);
-        return (c & 0x80) != 0 ? -v : v;
+    /** The FP8 formats of the corpus, from their definitions: exponent and mantissa bits, bias, largest finite value. */
+    private enum Fp8 {
+        E4M3(4, 3, 7, 448f), E5M2(5, 2, 15, 57344f), E4M3FNUZ(4, 3, 8, 240f), E5M2FNUZ(5, 2, 16, 57344f);
+
+        final int exponentBits;
+        final int mantissaBits;
+        final int bias;
+        final float max;
+
+        Fp8(int exponentBits, int mantissaBits, int bias, float max) {
+            this.exponentBits = exponentBits;
+            this.mantissaBits = mantissaBits;
+            this.bias = bias;
+            this.max = max;
+        }
+
+        static Fp8 of(String dtype) {
+            return valueOf(dtype.substring("F8_".length()));
+        }
+
+        /** The value of a code (finite codes only matter here). */
+        float value(byte code) {
+            int c = code & 0xFF;
+            int m = c & ((1 << mantissaBits) - 1);
+            int e = (c >> mantissaBits) & ((1 << exponentBits) - 1);
+            float v = e == 0 ? Math.scalb((float) m, 1 - bias - mantissaBits)
+                    : Math.scalb((float) ((1 << mantissaBits) | m), e - bias - mantissaBits);
+            return (c & 0x80) != 0 ? -v : v;
+        }
     }
 
     // ------------------------------------------------------------------ bad input
@@ -354,7 +383,8 @@ class ForgetRoundTripTest {
     @Test
     void forgettingAQuantizedFileLikeItselfRecoversInF32OnTheWay() throws Exception {
         // no BF16 file in between: recovered to F32 on the fly, so FP8 block scales survive too
-        for (String id : List.of("bnb/llama_1b_nf4", "bnb/llama_1b_fp4", "fp8/exaone_fine_grained", "fp8/qwen3_1_7b_fine_grained")) {
+        for (String id : List.of("bnb/llama_1b_nf4", "bnb/llama_1b_fp4", "fp8/exaone_fine_grained", "fp8/qwen3_1_7b_fine_grained",
+                "fp8/gen-e4m3fnuz-per-tensor")) {
             CorpusCase c = corpusCase(id);
             Path tmp = Files.createTempDirectory("amn-forget-self-");
             try {

@@ -50,7 +50,8 @@ public interface Quantizer {
      * tensors of this quantizer's family; empty otherwise (the default). {@link #plan} is then
      * asked for that target with the reference in {@link io.anamnesis.api.ForgetOptions#like()},
      * and takes from it which tensors are quantized and how (block size, double quantization,
-     * scale dtype and layout), from its headers, companion tensors and config.
+     * scale dtype and layout), from its headers, companion tensors and config (and, where only
+     * the values tell, some of them: FP8 E4M3FNUZ's scale convention shows only in its codes).
      *
      * <p>Added for the safetensors schemes (bitsandbytes, FP8), whose checkpoints say all of
      * that in their tensors; a quantizer that cannot read a recipe from a file keeps the default.

@@ -42,14 +42,15 @@ final class Fp8EncodeVectors {
 
     /** {@link Fp8Encoder#encode}: codes, and their decoded values when {@code decoded} is not null. */
     static void encode(Fp8Format format, float[] x, int off, int n, float scale, byte[] out, int outOff, float[] decoded) {
-        boolean e4m3 = format == Fp8Format.E4M3;
-        float max = e4m3 ? 448f : 57344f;
-        float smallestNormal = e4m3 ? 0x1p-6f : 0x1p-14f;
-        float subStep = e4m3 ? 512f : 65536f;
-        float subValue = e4m3 ? 0x1p-9f : 0x1p-16f;
-        int drop = e4m3 ? 20 : 21;
+        Fp8Grid g = format.grid();
+        float max = g.max();
+        float smallestNormal = g.smallestNormal();
+        float stepsPerUnit = g.stepsPerUnit();
+        float step = g.step();
+        int drop = g.drop();
         int half = (1 << (drop - 1)) - 1;
-        int rebias = e4m3 ? (127 - 7) << 3 : (127 - 15) << 2;
+        int rebias = g.rebias();
+        boolean fnuz = g.fnuz();
         int i = 0;
         for (; i + LANES <= n; i += LANES) {
             FloatVector v = FloatVector.fromArray(F, x, off + i).div(scale);
@@ -58,19 +59,22 @@ final class Fp8EncodeVectors {
             VectorMask<Integer> nan = a.test(VectorOperators.IS_NAN).cast(I);
             a = a.min(max);
             // subnormals: multiples of the smallest subnormal, rounded by the 1.5 x 2^23 trick
-            FloatVector subCount = a.mul(subStep).add(RNE_MAGIC).sub(RNE_MAGIC);
+            FloatVector subCount = a.mul(stepsPerUnit).add(RNE_MAGIC).sub(RNE_MAGIC);
             IntVector subCode = (IntVector) subCount.convertShape(VectorOperators.F2I, I, 0);
             // normals: keep the top mantissa bits, round to nearest even, rebias the exponent
             IntVector b = a.reinterpretAsInts();
             IntVector rounded = b.add(b.lanewise(VectorOperators.LSHR, drop).and(1)).add(half);
             IntVector normalCode = rounded.lanewise(VectorOperators.LSHR, drop).sub(rebias);
             VectorMask<Integer> sub = a.compare(VectorOperators.LT, smallestNormal).cast(I);
-            IntVector code = normalCode.blend(subCode, sub).blend(0x7F, nan)
-                    .or(sign.lanewise(VectorOperators.LSHR, 24));
+            IntVector magnitude = normalCode.blend(subCode, sub);
+            // FNUZ: a zero of either sign is 0x00 (0x80 is the NaN), and every NaN is 0x80
+            if (fnuz) sign = sign.blend(0, magnitude.compare(VectorOperators.EQ, 0));
+            IntVector signBits = sign.lanewise(VectorOperators.LSHR, 24);
+            IntVector code = magnitude.or(signBits).blend(fnuz ? IntVector.broadcast(I, 0x80) : signBits.or(0x7F), nan);
             code.convertShape(VectorOperators.I2B, B128, 0).reinterpretAsBytes().intoArray(out, outOff + i);
             if (decoded != null) {
                 FloatVector value = rounded.and(-(1 << drop)).reinterpretAsFloats()
-                        .blend(subCount.mul(subValue), sub.cast(F))
+                        .blend(subCount.mul(step), sub.cast(F))
                         .blend(Float.NaN, nan.cast(F));
                 value.reinterpretAsInts().or(sign).reinterpretAsFloats().mul(scale).intoArray(decoded, outOff + i);
             }

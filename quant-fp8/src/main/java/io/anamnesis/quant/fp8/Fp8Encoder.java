@@ -4,28 +4,36 @@ import io.anamnesis.api.DType;
 import io.anamnesis.api.numeric.Floats;
 
 /**
- * The FP8 encoders as pure static functions: F32 values and a scale in, E4M3 or E5M2 codes
- * out. The inverse of {@link Fp8Kernels}' {@code code x scale}.
+ * The FP8 encoders as pure static functions: F32 values and a scale in, codes of any of the
+ * four formats out (E4M3, E5M2 and AMD's E4M3FNUZ, E5M2FNUZ). The inverse of
+ * {@link Fp8Kernels}' {@code code x scale}.
  *
  * <p>Rounding, and why:
  * <ul>
- * <li>The scale of a group is {@code amax / max finite} (448 for E4M3, 57344 for E5M2), one
- *     float32 division rounded to nearest, then rounded to nearest even into the scale's
- *     stored dtype. {@code amax} is the group's largest finite {@code |x|}: an infinity
- *     saturates instead of wiping out its group, a NaN stays NaN. An all-zero group gets scale
- *     1 (any positive scale encodes zeros as zeros), and a scale that would underflow to 0 in
- *     its dtype gets the dtype's smallest positive value.</li>
+ * <li>The scale of a group is {@code amax / max finite} (448 for E4M3, 57344 for E5M2 and
+ *     E5M2FNUZ, 240 for E4M3FNUZ), one float32 division rounded to nearest, then rounded to
+ *     nearest even into the scale's stored dtype. {@code amax} is the group's largest finite
+ *     {@code |x|}: an infinity saturates instead of wiping out its group, a NaN stays NaN. An
+ *     all-zero group gets scale 1 (any positive scale encodes zeros as zeros), and a scale
+ *     that would underflow to 0 in its dtype gets the dtype's smallest positive value.</li>
  * <li>Codes divide by the scale as stored (the one a loader multiplies by): {@code x / s}
  *     rounded once to float32, as PyTorch, vLLM and llm-compressor compute it, then rounded to
  *     nearest even onto the FP8 grid, as {@code tensor.to(torch.float8_e4m3fn)} does, after a
  *     clamp to {@code +-max finite} (saturation). NaN keeps its sign bit and becomes
  *     {@code S.1111.111} (E4M3) or {@code S.11111.11} (E5M2).</li>
+ * <li>The FNUZ formats have one NaN, {@code 0x80}, where the others have -0: every NaN
+ *     becomes {@code 0x80}, and whatever rounds to zero, of either sign, {@code 0x00}
+ *     (a negative value too small for the grid must not turn into NaN).</li>
  * </ul>
  * {@code x / s} is computed as {@code (float) (x * (1.0 / s))} in double: for float operands
  * the quotient is never a float32 rounding tie away from the subnormal range and the double
  * product is within 2^-52 of it, so both round to the same float32; a multiply costs a
  * fraction of a divide. (In the subnormal range a tie can differ, but every such value is far
  * below the smallest FP8 subnormal and encodes as zero either way.)
+ *
+ * <p>One encoder serves all four formats, parameterized by the format's {@link Fp8Grid}; the
+ * vector encoder ({@link Fp8EncodeVectors}) takes the same parameters, so no format has a
+ * path of its own to drift.
  */
 public final class Fp8Encoder {
     private Fp8Encoder() {
@@ -79,60 +87,62 @@ public final class Fp8Encoder {
         }
     }
 
-    /** The largest finite value of a format: 448 (E4M3), 57344 (E5M2). */
-    public static float maxFinite(Fp8Format format) {
-        return switch (format) {
-            case E4M3 -> 448f;
-            case E5M2 -> 57344f;
-            default -> throw notWritten(format);
-        };
-    }
+    private static final Fp8Grid E4M3 = Fp8Format.E4M3.grid();
+    private static final Fp8Grid E5M2 = Fp8Format.E5M2.grid();
 
-    /** The FNUZ formats are decoded (ROCm checkpoints) but not encoded: their callers refuse them first. */
-    private static IllegalArgumentException notWritten(Fp8Format format) {
-        return new IllegalArgumentException(format + " is read, not written; the encoder writes E4M3 and E5M2");
+    /** The largest finite value of a format: 448 (E4M3), 57344 (E5M2, E5M2FNUZ), 240 (E4M3FNUZ). */
+    public static float maxFinite(Fp8Format format) {
+        return format.maxFinite();
     }
 
     /** E4M3 (float8_e4m3fn) code of {@code v}: saturated, round to nearest even, NaN to 0x7F with its sign. */
     public static int e4m3(float v) {
-        int sign = (Float.floatToRawIntBits(v) >>> 24) & 0x80;
-        float a = Math.abs(v);
-        if (!(a <= 448f)) {
-            if (a != a) return sign | 0x7F;
-            a = 448f;
-        }
-        if (a < 0x1p-6f) {
-            // subnormals: multiples of 2^-9; 8 x 2^-9 is the smallest normal, code 0x08
-            return sign | (int) ((a * 512f + RNE_MAGIC) - RNE_MAGIC);
-        }
-        int b = Float.floatToRawIntBits(a);
-        // keep 3 mantissa bits, round to nearest even (a carry moves into the exponent), rebias 127 -> 7
-        b += 0x7FFFF + ((b >>> 20) & 1);
-        return sign | ((b >>> 20) - ((127 - 7) << 3));
+        return code(v, E4M3);
     }
 
     /** E5M2 code of {@code v}: saturated (never infinity), round to nearest even, NaN to 0x7F with its sign. */
     public static int e5m2(float v) {
-        int sign = (Float.floatToRawIntBits(v) >>> 24) & 0x80;
-        float a = Math.abs(v);
-        if (!(a <= 57344f)) {
-            if (a != a) return sign | 0x7F;
-            a = 57344f;
-        }
-        if (a < 0x1p-14f) {
-            return sign | (int) ((a * 65536f + RNE_MAGIC) - RNE_MAGIC);
-        }
-        int b = Float.floatToRawIntBits(a);
-        b += 0xFFFFF + ((b >>> 21) & 1);
-        return sign | ((b >>> 21) - ((127 - 15) << 2));
+        return code(v, E5M2);
     }
 
+    /** The code of {@code v} in {@code format}: saturated, round to nearest even; NaN and zero as the format has them. */
     public static int encode(Fp8Format format, float v) {
-        return switch (format) {
-            case E4M3 -> e4m3(v);
-            case E5M2 -> e5m2(v);
-            default -> throw notWritten(format);
-        };
+        return code(v, format.grid());
+    }
+
+    /** The code of {@code v} on grid {@code g} (see {@link Fp8Grid} for the steps). */
+    static int code(float v, Fp8Grid g) {
+        int sign = (Float.floatToRawIntBits(v) >>> 24) & 0x80;
+        float a = Math.abs(v);
+        if (!(a <= g.max())) {
+            if (a != a) return g.fnuz() ? 0x80 : sign | 0x7F;
+            a = g.max();
+        }
+        if (a < g.smallestNormal()) {
+            // subnormals: multiples of the smallest one; the code of the smallest normal is one past the last
+            int magnitude = (int) ((a * g.stepsPerUnit() + RNE_MAGIC) - RNE_MAGIC);
+            // FNUZ: no -0 (its bits are the NaN), so a zero of either sign is 0x00
+            return magnitude == 0 && g.fnuz() ? 0 : sign | magnitude;
+        }
+        int drop = g.drop();
+        int b = Float.floatToRawIntBits(a);
+        // keep the format's mantissa bits, round to nearest even (a carry moves into the exponent), rebias
+        b += (1 << (drop - 1)) - 1 + ((b >>> drop) & 1);
+        return sign | ((b >>> drop) - g.rebias());
+    }
+
+    /**
+     * vLLM's {@code normalize_e4m3fn_to_e4m3fnuz} on one E4M3 code, whose bits are then read
+     * as E4M3FNUZ: they stay (an E4M3FNUZ code is worth half the E4M3 code of the same bits,
+     * which the doubled scale makes up), except E4M3's -0, {@code 0x80}, which would be FNUZ's
+     * NaN and becomes 0x00 as vLLM makes it, and E4M3's NaN {@code S.1111.111}, which as FNUZ
+     * would be +-240: it becomes FNUZ's NaN {@code 0x80} (vLLM leaves those bits alone, turning
+     * a NaN weight into +-240; a NaN stays a NaN here).
+     */
+    public static int e4m3ToFnuz(int e4m3Code) {
+        int c = e4m3Code & 0xFF;
+        if (c == 0x80) return 0;
+        return (c & 0x7F) == 0x7F ? 0x80 : c;
     }
 
     /** The largest finite {@code |x|} of {@code x[from, to)}; 0 when there is none. */
@@ -178,7 +188,6 @@ public final class Fp8Encoder {
      */
     public static void encode(Fp8Format format, float[] x, int off, int n, float scale, byte[] out, int outOff,
                               float[] decoded) {
-        if (format != Fp8Format.E4M3 && format != Fp8Format.E5M2) throw notWritten(format);
         if (vectorNow()) Fp8EncodeVectors.encode(format, x, off, n, scale, out, outOff, decoded);
         else encodeScalar(format, x, off, n, scale, out, outOff, decoded);
     }
@@ -187,11 +196,8 @@ public final class Fp8Encoder {
     static void encodeScalar(Fp8Format format, float[] x, int off, int n, float scale, byte[] out, int outOff,
                              float[] decoded) {
         double inv = 1.0 / scale;
-        if (format == Fp8Format.E4M3) {
-            for (int i = 0; i < n; i++) out[outOff + i] = (byte) e4m3((float) (x[off + i] * inv));
-        } else {
-            for (int i = 0; i < n; i++) out[outOff + i] = (byte) e5m2((float) (x[off + i] * inv));
-        }
+        Fp8Grid g = format.grid();
+        for (int i = 0; i < n; i++) out[outOff + i] = (byte) code((float) (x[off + i] * inv), g);
         if (decoded != null) {
             for (int i = 0; i < n; i++) decoded[outOff + i] = format.decode(out[outOff + i]) * scale;
         }

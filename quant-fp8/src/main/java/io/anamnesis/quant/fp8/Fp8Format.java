@@ -21,10 +21,12 @@ public enum Fp8Format {
 
     private final Float8 number;
     private final float[] table;
+    private final Fp8Grid grid;
 
     Fp8Format(Float8 number) {
         this.number = number;
         this.table = number.table();
+        this.grid = Fp8Grid.of(number);
     }
 
     /** The format stored under a safetensors dtype, if it is one of these. */
@@ -52,6 +54,11 @@ public enum Fp8Format {
         return number.bias();
     }
 
+    /** The largest finite value: 448 (E4M3), 57344 (E5M2 and E5M2FNUZ), 240 (E4M3FNUZ). */
+    public float maxFinite() {
+        return grid.max();
+    }
+
     /** The F32 value of a code (0..255), exact. */
     public float decode(int code) {
         return table[code & 0xFF];
@@ -60,5 +67,10 @@ public enum Fp8Format {
     /** The decode table, shared: callers must not write to it. */
     float[] table() {
         return table;
+    }
+
+    /** What the encoders round with. */
+    Fp8Grid grid() {
+        return grid;
     }
 }

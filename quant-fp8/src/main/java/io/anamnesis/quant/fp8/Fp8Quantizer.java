@@ -22,7 +22,9 @@ import java.util.Optional;
 import java.util.SequencedMap;
 
 /**
- * Quantizes to FP8 ("forget"): E4M3 ({@code fp8}) or E5M2 ({@code fp8_e5m2}) weights with
+ * Quantizes to FP8 ("forget"): E4M3 ({@code fp8}), E5M2 ({@code fp8_e5m2}), or AMD ROCm's
+ * E4M3FNUZ ({@code fp8_e4m3fnuz}, or {@code fp8_e4m3fnuz_vllm} as vLLM makes it from E4M3:
+ * see {@link Fp8Target}) and E5M2FNUZ ({@code fp8_e5m2fnuz}) weights with
  * one scale per tensor, per output channel or per 128x128 block, the layouts transformers
  * and vLLM load: block scales as {@code weight_scale_inv} (DeepSeek-V3, Qwen3 FP8), tensor and
  * channel scales as {@code weight_scale}, in F32 unless {@code --scale-dtype} says BF16 or F16.
@@ -31,7 +33,9 @@ import java.util.SequencedMap;
  * "activation_scheme": "dynamic", "weight_block_size": [128, 128]}} for blocks (transformers'
  * FineGrainedFP8Config, vLLM's Fp8Config), the same without the block size for a per-tensor
  * scale (vLLM), and a compressed-tensors {@code float-quantized} channel group for per-channel
- * E4M3 (what llm-compressor writes and both load).
+ * E4M3 (what llm-compressor writes and both load); {@code fmt} names the format
+ * ({@code e4m3}, {@code e5m2}, {@code e4m3fnuz}, {@code e5m2fnuz}), and the other formats'
+ * per-channel scales get the {@code fp8} config too (compressed-tensors' float type is E4M3).
  *
  * <p>Which tensors: the weights of linear layers ({@link LinearWeights}); with {@code --like},
  * exactly the reference's FP8 weights, each with its own layout.
@@ -45,7 +49,8 @@ public final class Fp8Quantizer implements Quantizer {
 
     @Override
     public String description() {
-        return "FP8 E4M3/E5M2 weights with per-tensor, per-channel or 128x128 block scales, as transformers and vLLM load them";
+        return "FP8 E4M3/E5M2 (and ROCm's E4M3FNUZ/E5M2FNUZ) weights with per-tensor, per-channel or 128x128 block scales,"
+                + " as transformers and vLLM load them";
     }
 
     @Override
@@ -56,8 +61,7 @@ public final class Fp8Quantizer implements Quantizer {
     @Override
     public SequencedMap<String, String> targets() {
         SequencedMap<String, String> m = new LinkedHashMap<>();
-        m.put("fp8", "FP8 E4M3 (float8_e4m3fn), --granularity tensor|channel|block (128x128), --scale-dtype f32|bf16");
-        m.put("fp8_e5m2", "FP8 E5M2, the same scale layouts");
+        for (Fp8Target t : Fp8Target.values()) m.put(t.targetName(), t.description());
         return m;
     }
 
@@ -74,9 +78,9 @@ public final class Fp8Quantizer implements Quantizer {
         boolean like = request.options().like().isPresent();
         Fp8Recipe recipe = like ? Fp8Recipe.read(request.options().like().get(), ParseLimits.defaults())
                 : Fp8Recipe.fromSettings(request.target(), request.options().settings());
-        if (!recipe.target().equals(request.target())) {
-            throw new UnsupportedFeatureException(recipe.reference() + " is quantized to " + recipe.target() + ", not "
-                    + request.target());
+        if (!recipe.target().targetName().equals(request.target())) {
+            throw new UnsupportedFeatureException(recipe.reference() + " is quantized to " + recipe.target().targetName()
+                    + ", not " + request.target());
         }
         List<PlannedTensor> out = new ArrayList<>();
         List<ForgetPlan.Decision> decisions = new ArrayList<>();

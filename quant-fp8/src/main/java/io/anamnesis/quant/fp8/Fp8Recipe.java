@@ -11,6 +11,10 @@ import io.anamnesis.api.UnsupportedFeatureException;
 import io.anamnesis.api.spi.ClaimContext;
 import io.anamnesis.api.json.Json;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,16 +26,17 @@ import java.util.function.Supplier;
 /**
  * How to quantize to FP8, per tensor: from the command line's settings (every linear layer the
  * same way) or read from a published FP8 checkpoint ({@code forget --like}): each FP8 weight's
- * dtype says the format, its scale companion's name, dtype and shape say the scale's
- * storage and granularity, the quantization config the block size.
+ * dtype says the format (and, for E4M3FNUZ, the codes which of two conventions made them),
+ * its scale companion's name, dtype and shape say the scale's storage and granularity, the
+ * quantization config the block size.
  *
- * @param target             fp8 or fp8_e5m2
+ * @param target             what is written: fp8, fp8_e5m2, fp8_e4m3fnuz, fp8_e5m2fnuz or fp8_e4m3fnuz_vllm
  * @param uniform            every linear layer's spec, from the settings; empty when imitating
  * @param perTensor          each FP8 weight of the reference, by name
  * @param quantizationConfig the reference's {@code quantization_config}, JSON
  * @param reference          where the recipe came from, for messages
  */
-record Fp8Recipe(String target, Optional<Spec> uniform, Map<String, Spec> perTensor, Optional<String> quantizationConfig,
+record Fp8Recipe(Fp8Target target, Optional<Spec> uniform, Map<String, Spec> perTensor, Optional<String> quantizationConfig,
                  String reference) {
 
     enum Granularity { TENSOR, CHANNEL, BLOCK }
@@ -39,7 +44,7 @@ record Fp8Recipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
     /**
      * One weight's encoding.
      *
-     * @param format      E4M3 or E5M2
+     * @param target      the format and how it is encoded
      * @param granularity one scale for the tensor, per output row, or per block
      * @param blockRows   block height (block granularity)
      * @param blockCols   block width (block granularity)
@@ -48,10 +53,16 @@ record Fp8Recipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
      * @param scaleShape  the scale's shape as the reference stores it (a per-tensor scale may be {@code []} or {@code [1]})
      * @param shape       the weight's shape in the reference
      */
-    record Spec(Fp8Format format, Granularity granularity, long blockRows, long blockCols, DType scaleDtype,
+    record Spec(Fp8Target target, Granularity granularity, long blockRows, long blockCols, DType scaleDtype,
                 String scaleSuffix, Optional<Shape> scaleShape, Optional<Shape> shape) {
+        /** The format stored. */
+        Fp8Format format() {
+            return target.format();
+        }
+
         String describe() {
-            return "FP8 " + format + ", " + switch (granularity) {
+            String convention = target == Fp8Target.FP8_E4M3FNUZ_VLLM ? " (vLLM's, from E4M3)" : "";
+            return "FP8 " + format() + convention + ", " + switch (granularity) {
                 case TENSOR -> "per-tensor scale";
                 case CHANNEL -> "per-channel scales";
                 case BLOCK -> blockRows + "x" + blockCols + " block scales";
@@ -62,10 +73,11 @@ record Fp8Recipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
     static final String SCALE = "weight_scale";
     static final String SCALE_INV = "weight_scale_inv";
 
-    /** The settings of {@code amn forget --to fp8|fp8_e5m2}. */
-    static Fp8Recipe fromSettings(String target, Map<String, String> settings) {
+    /** The settings of {@code amn forget --to <an Fp8Target>}. */
+    static Fp8Recipe fromSettings(String targetName, Map<String, String> settings) {
         Map<String, String> s = new LinkedHashMap<>(settings);
-        Fp8Format format = target.equals("fp8_e5m2") ? Fp8Format.E5M2 : Fp8Format.E4M3;
+        Fp8Target target = Fp8Target.named(targetName)
+                .orElseThrow(() -> new IllegalArgumentException("not an FP8 target: " + targetName));
         String g = s.remove("granularity");
         Granularity granularity = g == null ? Granularity.BLOCK : switch (g.toLowerCase(Locale.ROOT)) {
             case "tensor" -> Granularity.TENSOR;
@@ -91,7 +103,7 @@ record Fp8Recipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
         for (String key : s.keySet()) {
             throw new InvalidRequestException("FP8 takes --granularity, --block-size and --scale-dtype, not --" + key);
         }
-        Spec spec = new Spec(format, granularity, block, block, scaleDtype,
+        Spec spec = new Spec(target, granularity, block, block, scaleDtype,
                 granularity == Granularity.BLOCK ? SCALE_INV : SCALE, Optional.empty(), Optional.empty());
         return new Fp8Recipe(target, Optional.of(spec), Map.of(), Optional.empty(), "the settings");
     }
@@ -111,33 +123,91 @@ record Fp8Recipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
         return v;
     }
 
-    /**
-     * The target of a reference's first scaled FP8 weight: fp8 (E4M3) or fp8_e5m2. The FNUZ
-     * formats (ROCm) are read but not written, so a reference of them has nothing to imitate.
-     */
-    static Optional<String> targetOf(TensorArchive reference) {
+    /** An FP8 weight of a reference and its scale companion. */
+    private record Scaled(TensorEntry weight, Fp8Format format, TensorEntry scale, String prefix) {
+    }
+
+    /** Every FP8 {@code *.weight} of the reference with a scale companion, in file order. */
+    private static List<Scaled> scaled(TensorArchive reference) {
         Map<String, TensorEntry> byName = byName(reference);
+        List<Scaled> out = new ArrayList<>();
         for (TensorEntry w : reference.tensors()) {
             if (!w.name().endsWith(Fp8Dequantizer.WEIGHT)) continue;
-            Optional<Fp8Format> f = Fp8Format.of(w.dtype()).filter(Fp8Recipe::written);
+            Optional<Fp8Format> f = Fp8Format.of(w.dtype());
             if (f.isEmpty()) continue;
             String prefix = w.name().substring(0, w.name().length() - Fp8Dequantizer.WEIGHT.length());
-            if (byName.containsKey(prefix + Fp8Dequantizer.SCALE) || byName.containsKey(prefix + Fp8Dequantizer.SCALE_INV)) {
-                return Optional.of(f.get() == Fp8Format.E4M3 ? "fp8" : "fp8_e5m2");
+            TensorEntry scale = byName.get(prefix + Fp8Dequantizer.SCALE);
+            if (scale == null) scale = byName.get(prefix + Fp8Dequantizer.SCALE_INV);
+            if (scale != null) out.add(new Scaled(w, f.get(), scale, prefix));
+        }
+        return out;
+    }
+
+    /**
+     * The target of a reference's first scaled FP8 weight: its format's, and for E4M3FNUZ the
+     * convention its codes show ({@link #fnuzConvention}).
+     */
+    static Optional<String> targetOf(TensorArchive reference) {
+        List<Scaled> scaled = scaled(reference);
+        if (scaled.isEmpty()) return Optional.empty();
+        return Optional.of(target(reference, scaled.getFirst().format(), scaled).targetName());
+    }
+
+    /** The target that writes {@code format} as the reference's weights of it are written. */
+    private static Fp8Target target(TensorArchive reference, Fp8Format format, List<Scaled> scaled) {
+        return format == Fp8Format.E4M3FNUZ ? fnuzConvention(reference, scaled) : Fp8Target.nativeOf(format);
+    }
+
+    /**
+     * Which of the two E4M3FNUZ conventions a reference follows, which only its codes say: a
+     * native scale group takes code magnitude {@code 0x7F} (240) for its largest value, vLLM's
+     * normalized one stops at {@code 0x7E} (224, E4M3's 448 halved). The reference's E4M3FNUZ
+     * weights are read in file order until one decides: a {@code 0x7F} in it means native, a
+     * {@code 0x7E} without any {@code 0x7F} normalized; a weight of smaller codes only (all
+     * zero, or scales clamped at their dtype's smallest value) says nothing, and if none
+     * decides, native, the default of {@code --to}.
+     *
+     * <p>Limits: one weight decides for the whole reference (a file that mixes both is read
+     * as its first deciding weight says), and that weight is read whole when it is of the
+     * normalized kind. vLLM's own path turns an E4M3 NaN ({@code 0x7F}/{@code 0xFF}) into
+     * +-240, so a normalized checkpoint whose weights held a NaN reads as native.
+     */
+    private static Fp8Target fnuzConvention(TensorArchive reference, List<Scaled> scaled) {
+        try (Arena arena = Arena.ofConfined()) {
+            for (Scaled s : scaled) {
+                if (s.format() != Fp8Format.E4M3FNUZ) continue;
+                int largest = largestMagnitude(reference.data(s.weight(), arena));
+                if (largest == 0x7F) return Fp8Target.FP8_E4M3FNUZ;
+                if (largest == 0x7E) return Fp8Target.FP8_E4M3FNUZ_VLLM;
             }
         }
-        return Optional.empty();
+        return Fp8Target.FP8_E4M3FNUZ;
+    }
+
+    /** The largest {@code code & 0x7F} of the bytes, stopping at the first 0x7F. */
+    private static int largestMagnitude(MemorySegment codes) {
+        long n = codes.byteSize();
+        long i = 0;
+        boolean seen7E = false;
+        // eight codes at a time: a byte's low 7 bits plus 1 (or 2) reach bit 7 only for 0x7F (or 0x7E and 0x7F)
+        for (; i + 8 <= n; i += 8) {
+            long low = codes.get(ValueLayout.JAVA_LONG_UNALIGNED, i) & 0x7F7F_7F7F_7F7F_7F7FL;
+            if (((low + 0x0101_0101_0101_0101L) & 0x8080_8080_8080_8080L) != 0) return 0x7F;
+            seen7E |= ((low + 0x0202_0202_0202_0202L) & 0x8080_8080_8080_8080L) != 0;
+        }
+        int largest = seen7E ? 0x7E : 0;
+        for (; i < n; i++) largest = Math.max(largest, codes.get(ValueLayout.JAVA_BYTE, i) & 0x7F);
+        return largest;
     }
 
     /**
      * Reads the recipe of an FP8 checkpoint: every FP8 {@code *.weight} with a scale companion.
      *
-     * @throws UnsupportedFeatureException for E4M3 and E5M2 weights in one file
+     * @throws UnsupportedFeatureException for weights of two formats in one file
      * @throws MalformedFileException      for a scale whose shape fits no layout
      */
     static Fp8Recipe read(TensorArchive reference, ParseLimits limits) {
         String name = reference.path().map(p -> p.getFileName().toString()).orElse("the reference");
-        Map<String, TensorEntry> byName = byName(reference);
         ClaimContext context = new ClaimContext(reference, limits);
         Supplier<Fp8Config> config = new Supplier<>() {
             private Fp8Config found;
@@ -148,28 +218,23 @@ record Fp8Recipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
                 return found;
             }
         };
+        List<Scaled> scaled = scaled(reference);
+        if (scaled.isEmpty()) throw new UnsupportedFeatureException(name + " holds no scaled FP8 weight to imitate");
+        Fp8Format format = scaled.getFirst().format();
+        Fp8Target target = null;
         Map<String, Spec> perTensor = new LinkedHashMap<>();
-        Fp8Format format = null;
-        for (TensorEntry w : reference.tensors()) {
-            if (!w.name().endsWith(Fp8Dequantizer.WEIGHT)) continue;
-            Optional<Fp8Format> f = Fp8Format.of(w.dtype());
-            if (f.isEmpty()) continue;
-            String prefix = w.name().substring(0, w.name().length() - Fp8Dequantizer.WEIGHT.length());
-            TensorEntry scale = byName.get(prefix + Fp8Dequantizer.SCALE);
-            if (scale == null) scale = byName.get(prefix + Fp8Dequantizer.SCALE_INV);
-            if (scale == null) continue;
-            if (!written(f.get())) {
-                throw UnsupportedFeatureException.inTensor(w.name(), "is " + w.dtype()
-                        + "; forget writes FP8 E4M3 and E5M2, not the FNUZ formats");
-            }
+        for (Scaled s : scaled) {
+            TensorEntry w = s.weight();
+            TensorEntry scale = s.scale();
             DType sd = scale.dtype();
             if (!sd.equals(DType.BF16) && !sd.equals(DType.F16) && !sd.equals(DType.F32)) {
                 throw UnsupportedFeatureException.inTensor(scale.name(), "is " + sd + "; FP8 scales are BF16, F16 or F32");
             }
-            if (format == null) format = f.get();
-            else if (format != f.get()) {
-                throw new UnsupportedFeatureException(name + " mixes E4M3 and E5M2 weights; forget --like writes one format");
+            if (s.format() != format) {
+                throw new UnsupportedFeatureException(name + " mixes " + format.dtype() + " and " + s.format().dtype()
+                        + " weights; forget --like writes one format");
             }
+            if (target == null) target = target(reference, format, scaled);
             ScaleLayout layout = Fp8Dequantizer.layout(w, scale, config);
             Granularity g = switch (layout) {
                 case ScaleLayout.PerTensor p -> Granularity.TENSOR;
@@ -178,12 +243,10 @@ record Fp8Recipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
             };
             long br = layout instanceof ScaleLayout.Block b ? b.rows() : 0;
             long bc = layout instanceof ScaleLayout.Block b ? b.cols() : 0;
-            String suffix = scale.name().substring(prefix.length() + 1);
-            perTensor.put(w.name(), new Spec(f.get(), g, br, bc, sd, suffix, Optional.of(scale.shape()), Optional.of(w.shape())));
+            String suffix = scale.name().substring(s.prefix().length() + 1);
+            perTensor.put(w.name(), new Spec(target, g, br, bc, sd, suffix, Optional.of(scale.shape()), Optional.of(w.shape())));
         }
-        if (format == null) throw new UnsupportedFeatureException(name + " holds no scaled FP8 weight to imitate");
-        return new Fp8Recipe(format == Fp8Format.E4M3 ? "fp8" : "fp8_e5m2", Optional.empty(), perTensor,
-                quantizationConfig(reference, context), name);
+        return new Fp8Recipe(target, Optional.empty(), perTensor, quantizationConfig(reference, context), name);
     }
 
     /** The reference's quantization config: its metadata entry as it is, else config.json's, rewritten. */
@@ -200,11 +263,6 @@ record Fp8Recipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
         }
         return Json.member(root, "quantization_config").filter(q -> q instanceof Map<?, ?>)
                 .map(q -> Json.dumps(Json.wholeNumbersAsLongs(q)));
-    }
-
-    /** The formats the encoder writes. */
-    static boolean written(Fp8Format f) {
-        return f == Fp8Format.E4M3 || f == Fp8Format.E5M2;
     }
 
     private static Map<String, TensorEntry> byName(TensorArchive archive) {

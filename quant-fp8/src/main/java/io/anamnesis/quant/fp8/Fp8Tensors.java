@@ -15,8 +15,8 @@ import java.lang.foreign.ValueLayout;
 import java.util.List;
 
 /**
- * The two stored tensors of one FP8 weight {@code <p>.weight [rows, cols]}: the codes (F8_E4M3
- * or F8_E5M2, same shape) and the scale ({@code <p>.weight_scale_inv} or
+ * The two stored tensors of one FP8 weight {@code <p>.weight [rows, cols]}: the codes (F8_E4M3,
+ * F8_E5M2, F8_E4M3FNUZ or F8_E5M2FNUZ, same shape) and the scale ({@code <p>.weight_scale_inv} or
  * {@code <p>.weight_scale}: {@code []} per tensor, {@code [rows, 1]} per channel,
  * {@code [ceil(rows/bh), ceil(cols/bw)]} per block), each produced on its own from the dense
  * values, a few rows at a time. A per-tensor scale needs the whole tensor's amax first: one
@@ -36,11 +36,11 @@ final class Fp8Tensors {
         long rows = shape.rank() == 2 ? shape.dim(0) : 1;
         int cols = Math.toIntExact(shape.rank() == 2 ? shape.dim(1) : shape.elementCount());
         Tiling tiling = new Tiling(spec, rows, cols, spec.granularity() == Fp8Recipe.Granularity.TENSOR ? new Amax(t) : null);
-        Fp8Format format = spec.format();
+        Fp8Target target = spec.target();
         DType sd = spec.scaleDtype();
         Fp8Recipe.Granularity g = spec.granularity();
 
-        PlannedTensor weight = new PlannedTensor(w, format.dtype(), shape, (long) tiling.band * cols, arena -> {
+        PlannedTensor weight = new PlannedTensor(w, target.format().dtype(), shape, (long) tiling.band * cols, arena -> {
             DenseReader reader = DenseReader.open(t, arena);
             Tile tile = tiling.tile();
             return (first, count, dest) -> {
@@ -73,7 +73,7 @@ final class Fp8Tensors {
                 arena -> {
                     if (g == Fp8Recipe.Granularity.TENSOR) {
                         return (first, count, dest) -> {
-                            float s = Fp8Encoder.scale(format, tiling.whole.get(), sd);
+                            float s = target.scale(tiling.whole.get(), sd);
                             for (long i = 0; i < count; i++) store(dest, i, s, sd);
                         };
                     }
@@ -117,7 +117,7 @@ final class Fp8Tensors {
      * 128 x 11008 band does not need 5 MB of buffers.
      */
     private static final class Tiling {
-        final Fp8Format format;
+        final Fp8Target target;
         final DType scaleDtype;
         final Fp8Recipe.Granularity granularity;
         final Amax whole;
@@ -129,7 +129,7 @@ final class Fp8Tensors {
         final int tileCols;
 
         Tiling(Fp8Recipe.Spec spec, long rows, int cols, Amax whole) {
-            this.format = spec.format();
+            this.target = spec.target();
             this.scaleDtype = spec.scaleDtype();
             this.granularity = spec.granularity();
             this.whole = whole;
@@ -166,7 +166,7 @@ final class Fp8Tensors {
         /** The stored scale of every group in a tile of {@code h x w}: {@code [band][block column]}. */
         void scales(float[] x, int h, int w, float[] out) {
             if (granularity == Fp8Recipe.Granularity.TENSOR) {
-                out[0] = Fp8Encoder.scale(format, whole.get(), scaleDtype);
+                out[0] = target.scale(whole.get(), scaleDtype);
                 return;
             }
             int sc = (int) ceilDiv(w, blockCols);
@@ -178,7 +178,7 @@ final class Fp8Tensors {
                     int c1 = (int) Math.min(w, c0 + blockCols);
                     float amax = 0;
                     for (int r = b * band; r < rEnd; r++) amax = Math.max(amax, Fp8Encoder.finiteAbsmax(x, r * w + c0, r * w + c1));
-                    out[b * sc + j] = Fp8Encoder.scale(format, amax, scaleDtype);
+                    out[b * sc + j] = target.scale(amax, scaleDtype);
                 }
             }
         }
@@ -186,7 +186,7 @@ final class Fp8Tensors {
         /** Codes and decoded values of a tile whose scales are computed. */
         void encode(Tile t, int h, int w) {
             if (granularity == Fp8Recipe.Granularity.TENSOR) {
-                Fp8Encoder.encode(format, t.x(), 0, h * w, t.scales()[0], t.codes(), 0, t.decoded());
+                target.encode(t.x(), 0, h * w, t.scales()[0], t.codes(), 0, t.decoded());
                 return;
             }
             int sc = (int) ceilDiv(w, blockCols);
@@ -195,7 +195,7 @@ final class Fp8Tensors {
                 for (int j = 0; j < sc; j++) {
                     int c0 = (int) (j * blockCols);
                     int c1 = (int) Math.min(w, c0 + blockCols);
-                    Fp8Encoder.encode(format, t.x(), r * w + c0, c1 - c0, t.scales()[b * sc + j], t.codes(), r * w + c0, t.decoded());
+                    target.encode(t.x(), r * w + c0, c1 - c0, t.scales()[b * sc + j], t.codes(), r * w + c0, t.decoded());
                 }
             }
         }

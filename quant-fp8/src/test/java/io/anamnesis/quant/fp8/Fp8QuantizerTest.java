@@ -258,21 +258,161 @@ class Fp8QuantizerTest {
                 .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("same shapes");
     }
 
+    static final String SCALE = "model.layers.0.mlp.down_proj.weight_scale";
+    static final String SCALE_INV = "model.layers.0.mlp.down_proj.weight_scale_inv";
+
     @Test
-    void fnuzReferencesAreReadButNotImitated() {
+    void fnuzPerTensorPerChannelAndBlocks() {
+        float[] down = weights(ROWS * COLS, 13);
+        down[77] = Float.NaN;
+        down[78] = -1e-12f; // rounds to zero: 0x00, never FNUZ's NaN 0x80
+        ForgetPlan tensorPlan = AMN.planForget(model(down), "fp8_e4m3fnuz", settings(Map.of("granularity", "tensor")), new LossMeter());
+        assertThat(tensorPlan.decisions()).extracting(ForgetPlan.Decision::tensor, ForgetPlan.Decision::becomes)
+                .contains(tuple(DOWN, "fp8_e4m3fnuz"));
+        assertThat(tensorPlan.metadata()).containsEntry("quantization_config",
+                "{\"activation_scheme\": \"dynamic\", \"fmt\": \"e4m3fnuz\", \"quant_method\": \"fp8\"}");
+        MemoryArchive tensor = produce(tensorPlan);
+        assertThat(tensor.tensors()).filteredOn(e -> e.name().equals(DOWN)).singleElement()
+                .satisfies(e -> assertThat(e.dtype()).isEqualTo(DType.F8_E4M3FNUZ));
         byte[] codes = new byte[ROWS * COLS];
-        byte[] one = new byte[4];
-        java.nio.ByteBuffer.wrap(one).order(java.nio.ByteOrder.LITTLE_ENDIAN).putFloat(1f);
-        MemoryArchive fnuz = new MemoryArchive()
-                .add(DOWN, DType.F8_E4M3FNUZ, new long[]{ROWS, COLS}, codes)
-                .add("model.layers.0.mlp.down_proj.weight_scale", DType.F32, new long[]{}, one);
-        // recovered (issue 13), but the encoder writes E4M3 and E5M2 only: nothing to imitate
-        assertThat(new Fp8Quantizer().imitates(fnuz)).isEmpty();
-        assertThatThrownBy(() -> AMN.imitation(fnuz)).isInstanceOf(UnsupportedFeatureException.class)
-                .hasMessageContaining("which no installed quantizer writes");
-        // and asked to imitate it as fp8 anyway, the quantizer refuses instead of writing E4M3 codes
-        assertThatThrownBy(() -> AMN.planForget(model(weights(ROWS * COLS, 12)), "fp8",
-                ForgetOptions.defaults().imitating(fnuz), new LossMeter()))
-                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("not the FNUZ formats");
+        float[] scale = new float[1];
+        expect(down, Fp8Format.E4M3FNUZ, DType.F32, ROWS, COLS, codes, scale);
+        assertThat(tensor.bytes(DOWN)).containsExactly(codes);
+        assertThat(floats(tensor.bytes(SCALE), DType.F32)).containsExactly(scale);
+        assertThat(codes[77]).isEqualTo((byte) 0x80);
+        assertThat(codes[78]).isEqualTo((byte) 0x00);
+        assertThat(maxMagnitude(codes)).as("native: the amax takes 240").isEqualTo(0x7F);
+
+        ForgetPlan channelPlan = AMN.planForget(model(down), "fp8_e5m2fnuz",
+                settings(Map.of("granularity", "channel", "scale-dtype", "bf16")), new LossMeter());
+        MemoryArchive channel = produce(channelPlan);
+        float[] rowScales = new float[ROWS];
+        expect(down, Fp8Format.E5M2FNUZ, DType.BF16, 1, COLS, codes, rowScales);
+        assertThat(channel.bytes(DOWN)).containsExactly(codes);
+        assertThat(floats(channel.bytes(SCALE), DType.BF16)).containsExactly(rowScales);
+        // compressed-tensors' float type is E4M3: the other formats get the fp8 config, fmt naming them
+        assertThat(channelPlan.metadata()).containsEntry("quantization_config",
+                "{\"activation_scheme\": \"dynamic\", \"fmt\": \"e5m2fnuz\", \"quant_method\": \"fp8\"}");
+
+        ForgetPlan blockPlan = AMN.planForget(model(down), "fp8_e5m2fnuz", settings(Map.of("block-size", "64")), new LossMeter());
+        MemoryArchive block = produce(blockPlan);
+        float[] blockScales = new float[4 * 6];
+        expect(down, Fp8Format.E5M2FNUZ, DType.F32, 64, 64, codes, blockScales);
+        assertThat(block.bytes(DOWN)).containsExactly(codes);
+        assertThat(floats(block.bytes(SCALE_INV), DType.F32)).containsExactly(blockScales);
+        assertThat(blockPlan.metadata().get("quantization_config")).contains("\"fmt\": \"e5m2fnuz\"", "\"weight_block_size\": [64, 64]");
+    }
+
+    static int maxMagnitude(byte[] codes) {
+        int m = 0;
+        for (byte c : codes) m = Math.max(m, c & 0x7F);
+        return m;
+    }
+
+    /**
+     * Expected codes and scales of vLLM's normalize_e4m3fn_to_e4m3fnuz, from its steps: E4M3 as
+     * the definition gives it (scale amax / 448), byte 0x80 (E4M3's -0) to 0, E4M3's NaN to
+     * FNUZ's NaN 0x80, the scale doubled.
+     */
+    static void expectVllm(float[] w, DType sd, int bh, int bw, byte[] codes, float[] scales) {
+        expect(w, Fp8Format.E4M3, sd, bh, bw, codes, scales);
+        for (int i = 0; i < codes.length; i++) {
+            if (codes[i] == (byte) 0x80) codes[i] = 0;
+            else if ((codes[i] & 0x7F) == 0x7F) codes[i] = (byte) 0x80;
+        }
+        for (int i = 0; i < scales.length; i++) scales[i] *= 2;
+    }
+
+    @Test
+    void fnuzAsVllmMakesItFromE4m3() {
+        float[] down = weights(ROWS * COLS, 14);
+        down[5] = Float.NaN;
+        down[6] = -1e-12f;
+        down[7] = -0f;
+        for (DType sd : new DType[]{DType.F32, DType.BF16}) {
+            ForgetPlan plan = AMN.planForget(model(down), "fp8_e4m3fnuz_vllm", settings(Map.of("scale-dtype",
+                    sd.name().toLowerCase(java.util.Locale.ROOT))), new LossMeter());
+            assertThat(plan.metadata().get("quantization_config")).contains("\"fmt\": \"e4m3fnuz\"", "\"weight_block_size\": [128, 128]");
+            MemoryArchive out = produce(plan);
+            byte[] codes = new byte[ROWS * COLS];
+            float[] scales = new float[6];
+            expectVllm(down, sd, 128, 128, codes, scales);
+            assertThat(out.bytes(DOWN)).as("%s", sd).containsExactly(codes);
+            assertThat(floats(out.bytes(SCALE_INV), sd)).containsExactly(scales);
+            assertThat(codes[5]).isEqualTo((byte) 0x80);
+            assertThat(codes[6]).isEqualTo((byte) 0);
+            assertThat(codes[7]).isEqualTo((byte) 0);
+            assertThat(maxMagnitude(codes)).as("normalized: the amax takes 224, never 240").isEqualTo(0x7E);
+        }
+    }
+
+    /** A one-weight FNUZ reference: these codes and one F32 scale. */
+    static MemoryArchive reference(DType dtype, byte[] codes, float scale) {
+        byte[] s = new byte[4];
+        ByteBuffer.wrap(s).order(ByteOrder.LITTLE_ENDIAN).putFloat(scale);
+        return new MemoryArchive().add(DOWN, dtype, new long[]{ROWS, COLS}, codes).add(SCALE, DType.F32, new long[]{}, s);
+    }
+
+    @Test
+    void likeAnFnuzReferenceFollowsTheConventionItsCodesShow() {
+        float[] down = weights(ROWS * COLS, 15);
+        MemoryArchive nativeRef = produce(AMN.planForget(model(down), "fp8_e4m3fnuz", settings(Map.of("granularity", "tensor")),
+                new LossMeter()));
+        MemoryArchive vllmRef = produce(AMN.planForget(model(down), "fp8_e4m3fnuz_vllm", settings(Map.of("granularity", "tensor")),
+                new LossMeter()));
+        MemoryArchive e5m2Ref = produce(AMN.planForget(model(down), "fp8_e5m2fnuz", settings(Map.of("granularity", "tensor")),
+                new LossMeter()));
+        assertThat(AMN.imitation(nativeRef)).isEqualTo("fp8_e4m3fnuz");
+        assertThat(AMN.imitation(vllmRef)).isEqualTo("fp8_e4m3fnuz_vllm");
+        assertThat(AMN.imitation(e5m2Ref)).isEqualTo("fp8_e5m2fnuz");
+
+        // hand-made references: a 0x7F anywhere is native; 0x7E and no 0x7F normalized; neither, the default
+        byte[] codes = new byte[ROWS * COLS];
+        assertThat(AMN.imitation(reference(DType.F8_E4M3FNUZ, codes, 1f))).isEqualTo("fp8_e4m3fnuz");
+        codes[ROWS * COLS - 1] = (byte) 0xFE;
+        assertThat(AMN.imitation(reference(DType.F8_E4M3FNUZ, codes, 1f))).isEqualTo("fp8_e4m3fnuz_vllm");
+        codes[3] = (byte) 0xFF;
+        assertThat(AMN.imitation(reference(DType.F8_E4M3FNUZ, codes, 1f))).isEqualTo("fp8_e4m3fnuz");
+
+        // each imitated from another model's values: the reference's convention, layout and config
+        float[] tuned = weights(ROWS * COLS, 16);
+        for (MemoryArchive ref : List.of(nativeRef, vllmRef)) {
+            String target = AMN.imitation(ref);
+            ForgetPlan plan = AMN.planForget(model(tuned), target, ForgetOptions.defaults().imitating(ref), new LossMeter());
+            assertThat(plan.metadata().get("quantization_config")).contains("\"fmt\": \"e4m3fnuz\"");
+            MemoryArchive out = produce(plan);
+            byte[] want = new byte[ROWS * COLS];
+            float[] s = new float[1];
+            if (target.equals("fp8_e4m3fnuz")) expect(tuned, Fp8Format.E4M3FNUZ, DType.F32, ROWS, COLS, want, s);
+            else expectVllm(tuned, DType.F32, ROWS, COLS, want, s);
+            assertThat(out.bytes(DOWN)).as(target).containsExactly(want);
+            assertThat(floats(out.bytes(SCALE), DType.F32)).as(target).containsExactly(s);
+            // and the reference itself, recovered on the fly, gives its own bytes back
+            MemoryArchive again = produce(AMN.planForget(ref, target, ForgetOptions.defaults().imitating(ref), new LossMeter()));
+            assertThat(again.bytes(DOWN)).as(target).containsExactly(ref.bytes(DOWN));
+            assertThat(again.bytes(SCALE)).as(target).containsExactly(ref.bytes(SCALE));
+        }
+
+        // asked for another target than the reference's, the quantizer says which one it is
+        assertThatThrownBy(() -> AMN.planForget(model(tuned), "fp8_e4m3fnuz", ForgetOptions.defaults().imitating(vllmRef),
+                new LossMeter())).isInstanceOf(UnsupportedFeatureException.class)
+                .hasMessageContaining("is quantized to fp8_e4m3fnuz_vllm, not fp8_e4m3fnuz");
+        assertThatThrownBy(() -> AMN.planForget(model(tuned), "fp8", ForgetOptions.defaults().imitating(e5m2Ref),
+                new LossMeter())).isInstanceOf(UnsupportedFeatureException.class)
+                .hasMessageContaining("is quantized to fp8_e5m2fnuz, not fp8");
+        // one format per reference
+        MemoryArchive mixed = reference(DType.F8_E4M3FNUZ, new byte[ROWS * COLS], 1f)
+                .add("model.layers.0.mlp.up_proj.weight", DType.F8_E5M2FNUZ, new long[]{ROWS, COLS}, new byte[ROWS * COLS])
+                .add("model.layers.0.mlp.up_proj.weight_scale", DType.F32, new long[]{}, new byte[4]);
+        assertThatThrownBy(() -> AMN.planForget(model(tuned), "fp8_e4m3fnuz", ForgetOptions.defaults().imitating(mixed),
+                new LossMeter())).isInstanceOf(UnsupportedFeatureException.class)
+                .hasMessageContaining("mixes F8_E4M3FNUZ and F8_E5M2FNUZ weights");
+    }
+
+    @Test
+    void theTargetsAreListedWithWhatTheyWrite() {
+        assertThat(new Fp8Quantizer().targets().keySet())
+                .containsExactly("fp8", "fp8_e5m2", "fp8_e4m3fnuz", "fp8_e5m2fnuz", "fp8_e4m3fnuz_vllm");
+        assertThat(new Fp8Quantizer().targets().get("fp8_e4m3fnuz_vllm")).contains("vLLM", "0x7E");
     }
 }
