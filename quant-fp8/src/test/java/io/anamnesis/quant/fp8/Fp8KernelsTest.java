@@ -57,11 +57,14 @@ class Fp8KernelsTest {
         assertThat(Fp8Kernels.vectorAvailable()).isTrue();
     }
 
+    /**
+     * Until the race (KernelRaceTest) has a winner the lookup kernel runs, never the plain
+     * scalar one; whether and when the vector kernel wins is a matter of this machine's speed
+     * and load, which a unit test must not assert (it is measured in docs/benchmarks.md).
+     */
     @Test
-    void theVectorKernelTakesOverOnceItWinsTheRace() throws InterruptedException {
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (Fp8Kernels.best() != Impl.VECTOR && System.nanoTime() < deadline) Thread.sleep(20);
-        assertThat(Fp8Kernels.best()).isEqualTo(Impl.VECTOR);
+    void theRaceChoosesBetweenTheLookupAndTheVectorKernel() {
+        assertThat(Fp8Kernels.best()).isIn(Impl.TABLE, Impl.VECTOR);
     }
 
     @Test
