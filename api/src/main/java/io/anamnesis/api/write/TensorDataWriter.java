@@ -139,7 +139,8 @@ public final class TensorDataWriter {
     private static void fillSlab(FileChannel channel, Slab slab, MemorySegment buffer, ProgressListener progress)
             throws IOException {
         PlannedTensor t = slab.region().tensor();
-        if (t.producer() instanceof TensorProducer.StoredCopy copy) {
+        // a stream (AtomicOutput.InOrder: standard output, a FIFO) has no position to copy to
+        if (t.producer() instanceof TensorProducer.StoredCopy copy && !(channel instanceof AtomicOutput.InOrder)) {
             copySlab(channel, slab, copy.region(), progress);
             return;
         }
