@@ -8,17 +8,69 @@ import java.util.regex.Pattern;
 /**
  * One model family as llama.cpp's converter lays it out, as data: the Hugging Face
  * architecture names it takes, each tensor's GGUF name, the tensors whose rows are
- * permuted for ggml's rope, and the family's own hyper-parameter keys. Adding a family is a
- * new table in {@link Architectures} and a test, not a new code path.
+ * permuted for ggml's rope, the family's own hyper-parameter keys, how it chooses its
+ * vocabulary, the config.json keys it cannot do without, and the variants of it the
+ * converter writes differently (not converted here). Adding a family is a new table in
+ * {@link Architectures} and a test, not a new code path.
  *
- * @param gguf         {@code general.architecture} and the prefix of its keys ({@code llama})
- * @param hfNames      the {@code config.json} {@code architectures[0]} values it takes
- * @param tensors      Hugging Face base names (without {@code .weight}/{@code .bias}) to GGUF base names
- * @param ropeRows     the tensors whose rows are reordered from rotate-half to adjacent pairs
- * @param extraKeys    the family's keys after the common ones ({@code <arch>.vocab_size}, ...)
+ * @param gguf           {@code general.architecture} and the prefix of its keys ({@code llama})
+ * @param hfNames        the {@code config.json} {@code architectures[0]} values it takes
+ * @param tensors        Hugging Face base names (without {@code .weight}/{@code .bias}) to GGUF base names
+ * @param ropeRows       the tensors whose rows are reordered from rotate-half to adjacent pairs
+ * @param extraKeys      the family's keys after the common ones, in its order ({@code <arch>.vocab_size}, ...)
+ * @param vocabulary     how the family's {@code set_vocab} chooses the vocabulary
+ * @param requiredConfig config.json keys refused when absent: the converter reads the config
+ *                       through transformers' {@code AutoConfig}, which fills in the model
+ *                       class's defaults, and those defaults are not guessed here
+ * @param refused        names that make the converter take another path for the family
+ *                       (a reranker, say), refused rather than written as the plain family
  */
 record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors, List<RopeRows> ropeRows,
-                    List<HyperParameter> extraKeys) {
+                    List<FamilyKey> extraKeys, VocabularyRule vocabulary, List<String> requiredConfig,
+                    List<Variant> refused) {
+
+    /**
+     * A key the family's {@code set_gguf_parameters} writes after {@code TextModel}'s: a
+     * config.json value ({@link HyperParameter}), the rope dimension count, or the
+     * sentence-transformers pooling type.
+     */
+    sealed interface FamilyKey permits HyperParameter, RopeDimensionCount, PoolingType {
+    }
+
+    /**
+     * {@code <arch>.rope.dimension_count}: config.json {@code head_dim}, else
+     * {@code hidden_size / num_attention_heads} ({@code LlamaModel.set_gguf_parameters}).
+     */
+    record RopeDimensionCount() implements FamilyKey {
+    }
+
+    /**
+     * {@code <arch>.pooling_type} when the folder is a sentence-transformers model whose
+     * {@code modules.json} has a Pooling module ({@code TextModel._try_set_pooling_type}):
+     * mean 1, CLS 2, last token 3; nothing without one.
+     */
+    record PoolingType() implements FamilyKey {
+    }
+
+    /** The family's {@code set_vocab}. */
+    enum VocabularyRule {
+        /**
+         * {@code LlamaModel.set_vocab}: tokenizer.model, else a transformers-saved SentencePiece
+         * tokenizer.json (refused), else byte-level BPE; then {@code add_space_prefix} from
+         * tokenizer_config.json and granite's {@code add_bos_token = false}.
+         */
+        LLAMA,
+        /** {@code Qwen2Model.set_vocab}: tokenizer.model, else byte-level BPE tokenizer.json; nothing after. */
+        SENTENCEPIECE_ELSE_GPT2
+    }
+
+    /**
+     * A variant the converter recognizes by name: {@code hint} (lower case) in the folder's
+     * name, config.json's {@code _name_or_path} or {@code model_type}, or a README.md heading
+     * {@code # <hint>}; {@code what} says what the converter then writes.
+     */
+    record Variant(String hint, String what) {
+    }
 
     /**
      * A Hugging Face tensor name pattern and its GGUF name; {@code {bid}} in the pattern is the

@@ -13,6 +13,13 @@ import java.util.Optional;
  * ({@code MistralForCausalLM}, the same tensor names and keys); verified byte for byte
  * against the converter's own files in the {@code hf-to-gguf} corpus, and by llama.cpp
  * loading them and computing the recorded logits.
+ *
+ * <p>qwen2 and qwen3: {@code Qwen2Model} and {@code Qwen3Model} (a subclass of it): the
+ * common keys only (no {@code vocab_size}, no {@code rope.dimension_count}: llama.cpp takes
+ * the rope width from the head size), the pooling type of a sentence-transformers folder, no
+ * row permutation (ggml's NEOX rope is Hugging Face's rotate-half), q/k/v biases for qwen2
+ * and per-head q/k RMS norms for qwen3; verified by llama.cpp computing the logits of an
+ * independent forward pass (docs/hf-to-gguf.md), not against a converter file.
  */
 final class Architectures {
     private Architectures() {
@@ -57,10 +64,58 @@ final class Architectures {
             // LlamaModel.modify_tensors: q with num_attention_heads, k with num_key_value_heads
             List.of(new Architecture.RopeRows("q_proj.weight", false), new Architecture.RopeRows("q_proj.bias", false),
                     new Architecture.RopeRows("k_proj.weight", true), new Architecture.RopeRows("k_proj.bias", true)),
-            // LlamaModel.set_gguf_parameters: vocab_size, then rope.dimension_count (written by the exporter)
-            List.of(HyperParameter.u32("{arch}.vocab_size", "vocab_size").asRequired()));
+            // LlamaModel.set_gguf_parameters: vocab_size, then rope.dimension_count
+            List.of(HyperParameter.u32("{arch}.vocab_size", "vocab_size").asRequired(), new Architecture.RopeDimensionCount()),
+            Architecture.VocabularyRule.LLAMA, List.of(), List.of());
 
-    static final List<Architecture> ALL = List.of(LLAMA);
+    /** The tensors of a Qwen2 decoder ({@code MODEL_ARCH.QWEN2}'s; the biases map with their weights). */
+    private static final List<Architecture.TensorName> QWEN2_TENSORS = List.of(
+            Architecture.TensorName.of("model.embed_tokens", "token_embd"),
+            Architecture.TensorName.of("lm_head", "output"),
+            Architecture.TensorName.of("model.norm", "output_norm"),
+            Architecture.TensorName.of("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+            Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+            Architecture.TensorName.of("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+            Architecture.TensorName.of("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+            Architecture.TensorName.of("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
+            Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
+            Architecture.TensorName.of("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
+            Architecture.TensorName.of("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
+            Architecture.TensorName.of("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"));
+
+    /**
+     * What a Qwen folder's config.json must say: everything the GGUF's keys, the vocabulary's
+     * size and the tensors' shapes come from (transformers' Qwen2Config/Qwen3Config defaults,
+     * which the converter would use for a missing one, are not guessed).
+     */
+    private static final List<String> QWEN2_REQUIRED = List.of("vocab_size", "max_position_embeddings", "hidden_size",
+            "intermediate_size", "num_attention_heads", "num_key_value_heads", "rms_norm_eps", "rope_theta");
+
+    static final Architecture QWEN2 = new Architecture("qwen2", List.of("Qwen2ForCausalLM"), QWEN2_TENSORS, List.of(),
+            // Qwen2Model.set_gguf_parameters: TextModel's, then _try_set_pooling_type
+            List.of(new Architecture.PoolingType()),
+            Architecture.VocabularyRule.SENTENCEPIECE_ELSE_GPT2, QWEN2_REQUIRED, List.of());
+
+    static final Architecture QWEN3 = new Architecture("qwen3", List.of("Qwen3ForCausalLM"),
+            concat(QWEN2_TENSORS, List.of(
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_norm", "blk.{bid}.attn_q_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_norm", "blk.{bid}.attn_k_norm"))),
+            List.of(),
+            // Qwen3Model.set_gguf_parameters: Qwen2Model's (reranker keys aside)
+            List.of(new Architecture.PoolingType()),
+            Architecture.VocabularyRule.SENTENCEPIECE_ELSE_GPT2,
+            // head_dim: key_length/value_length, and Qwen3's q/k/v widths (heads x head_dim, not hidden_size)
+            concat(QWEN2_REQUIRED, List.of("head_dim")),
+            // Qwen3Model._is_qwen3_reranker: a classifier head cut from lm_head, pooling RANK, a rerank template
+            List.of(new Architecture.Variant("qwen3-reranker", "a Qwen3 reranker (cls.output from lm_head's yes/no rows, "
+                            + "pooling type rank, a rerank chat template)"),
+                    new Architecture.Variant("qwen3-vl-reranker", "a Qwen3-VL reranker")));
+
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3);
+
+    private static <T> List<T> concat(List<T> a, List<T> b) {
+        return java.util.stream.Stream.concat(a.stream(), b.stream()).toList();
+    }
 
     static Optional<Architecture> byHfName(String name) {
         return ALL.stream().filter(a -> a.hfNames().contains(name)).findFirst();

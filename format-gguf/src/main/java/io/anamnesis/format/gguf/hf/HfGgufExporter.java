@@ -80,6 +80,9 @@ public final class HfGgufExporter implements ModelExporter {
         Map<?, ?> config = files.json("config.json").orElseThrow(() ->
                 new MalformedFileException("no config.json beside the model: it is not a Hugging Face model folder"));
         Architecture arch = architecture(config);
+        String folder = files.folder().map(p -> p.getFileName() == null ? "" : p.getFileName().toString()).orElse("");
+        requireConfig(arch, config);
+        refuseVariants(arch, files, config, folder);
         long blockCount = required(config, Architectures.BLOCK_COUNT);
         if (blockCount < 0 || blockCount > Integer.MAX_VALUE) throw badKey("num_hidden_layers", blockCount + " is out of range");
 
@@ -117,7 +120,6 @@ public final class HfGgufExporter implements ModelExporter {
         kv.put("general.architecture", MetaValue.str(arch.gguf()));
         kv.put("general.type", MetaValue.str("model"));
         sampling(files, kv);
-        String folder = files.folder().map(p -> p.getFileName() == null ? "" : p.getFileName().toString()).orElse("");
         ModelNaming naming = ModelNaming.of(Optional.ofNullable(config.get("_name_or_path")).filter(String.class::isInstance)
                 .map(String.class::cast), folder, params);
         putString(kv, "general.name", naming.name() == null ? folder : naming.name());
@@ -126,13 +128,12 @@ public final class HfGgufExporter implements ModelExporter {
         putString(kv, "general.finetune", naming.finetune());
         putString(kv, "general.basename", naming.basename());
         putString(kv, "general.size_label", naming.sizeLabel());
-        hyperParameters(arch, config, blockCount, FILE_TYPE.get(outtype), kv);
+        hyperParameters(arch, files, config, blockCount, FILE_TYPE.get(outtype), kv);
         kv.put("general.quantization_version", MetaValue.u32(2));
         if (request.vocabulary()) {
-            Vocabulary.llama(files, config, kv);
-            // LlamaModel.set_vocab: granite's small models add no BOS
-            if (HfConfig.integer(config, "vocab_size").orElse(32000L) == 49152) {
-                kv.put("tokenizer.ggml.add_bos_token", new MetaValue.Bool(false));
+            switch (arch.vocabulary()) {
+                case LLAMA -> Vocabulary.llama(files, config, kv);
+                case SENTENCEPIECE_ELSE_GPT2 -> Vocabulary.sentencePieceElseGpt2(files, config, kv);
             }
         } else {
             Vocabulary.none(kv);
@@ -238,8 +239,42 @@ public final class HfGgufExporter implements ModelExporter {
         if (value != null && !value.isEmpty()) kv.put(key, MetaValue.str(value));
     }
 
+    /**
+     * The family's {@link Architecture#requiredConfig}: each present (a rope key may be in
+     * {@code rope_parameters}/{@code rope_scaling}), else malformed naming it.
+     */
+    private static void requireConfig(Architecture arch, Map<?, ?> config) {
+        for (String key : arch.requiredConfig()) {
+            boolean present = HfConfig.find(config, List.of(key)).filter(v -> v != io.anamnesis.api.json.Json.NULL).isPresent()
+                    || ropeParameters(config).get(key) != null;
+            if (!present) {
+                throw badKey(key, "is missing; " + arch.hfNames().getFirst() + " needs it (the converter would take "
+                        + "transformers' default for the model class, which amn does not guess)");
+            }
+        }
+    }
+
+    /** The family's {@link Architecture#refused} variants, recognized by name as the converter does. */
+    private static void refuseVariants(Architecture arch, ModelFiles files, Map<?, ?> config, String folder) {
+        if (arch.refused().isEmpty()) return;
+        List<String> hints = new ArrayList<>();
+        hints.add(folder);
+        for (String k : List.of("_name_or_path", "model_type")) {
+            if (config.get(k) instanceof String v) hints.add(v);
+        }
+        String readme = files.bytes("README.md").map(b -> new String(b, java.nio.charset.StandardCharsets.UTF_8)).orElse("")
+                .toLowerCase(java.util.Locale.ROOT);
+        for (Architecture.Variant v : arch.refused()) {
+            boolean named = hints.stream().anyMatch(h -> h.toLowerCase(java.util.Locale.ROOT).contains(v.hint()));
+            if (named || readme.contains("# " + v.hint())) {
+                throw new UnsupportedFeatureException("the model is named as " + v.hint() + " (folder name, config.json or "
+                        + "README.md): the converter writes it as " + v.what() + ", which is not converted yet");
+            }
+        }
+    }
+
     /** {@code TextModel.set_gguf_parameters} and the family's own keys, in the converter's order. */
-    private static void hyperParameters(Architecture arch, Map<?, ?> config, long blockCount, int fileType,
+    private static void hyperParameters(Architecture arch, ModelFiles files, Map<?, ?> config, long blockCount, int fileType,
                                         Map<String, MetaValue> kv) {
         String a = arch.gguf();
         kv.put(Architectures.BLOCK_COUNT.key(a), MetaValue.u32(blockCount));
@@ -274,14 +309,67 @@ public final class HfGgufExporter implements ModelExporter {
             kv.put(a + ".attention.value_length", MetaValue.u32(h));
         });
         kv.put("general.file_type", MetaValue.u32(fileType));
-        for (HyperParameter h : arch.extraKeys()) put(a, config, h, kv);
-        long ropeDim = headDim.orElseGet(() -> {
-            long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
-            long heads = HfConfig.integer(config, "num_attention_heads").orElseThrow(() -> badKey("num_attention_heads", "is missing"));
-            if (heads <= 0) throw badKey("num_attention_heads", heads + " is not positive");
-            return hidden / heads;
-        });
-        kv.put(a + ".rope.dimension_count", MetaValue.u32(ropeDim));
+        for (Architecture.FamilyKey k : arch.extraKeys()) {
+            switch (k) {
+                case HyperParameter h -> put(a, config, h, kv);
+                case Architecture.RopeDimensionCount r -> {
+                    long ropeDim = headDim.orElseGet(() -> {
+                        long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
+                        long heads = HfConfig.integer(config, "num_attention_heads")
+                                .orElseThrow(() -> badKey("num_attention_heads", "is missing"));
+                        if (heads <= 0) throw badKey("num_attention_heads", heads + " is not positive");
+                        return hidden / heads;
+                    });
+                    kv.put(a + ".rope.dimension_count", MetaValue.u32(ropeDim));
+                }
+                case Architecture.PoolingType p -> poolingType(files).ifPresent(t -> kv.put(a + ".pooling_type", MetaValue.u32(t)));
+            }
+        }
+    }
+
+    /**
+     * {@code _try_set_pooling_type}: the first Pooling module of a sentence-transformers
+     * {@code modules.json}, and that module's {@code config.json} mode, tried in the
+     * converter's order: mean 1, CLS 2, last token 3. Empty without modules.json or a Pooling
+     * module.
+     */
+    private static Optional<Long> poolingType(ModelFiles files) {
+        Optional<byte[]> modules = files.bytes("modules.json");
+        if (modules.isEmpty()) return Optional.empty();
+        Object list = parseJson("modules.json", modules.get(), files);
+        if (!(list instanceof List<?> l)) throw new MalformedFileException("modules.json is not a JSON list of modules");
+        String path = null;
+        for (Object m : l) {
+            if (m instanceof Map<?, ?> mod && "sentence_transformers.models.Pooling".equals(mod.get("type"))) {
+                if (!(mod.get("path") instanceof String p)) throw new MalformedFileException("modules.json: the Pooling module has no path");
+                path = p;
+                break;
+            }
+        }
+        if (path == null) return Optional.empty();
+        if (path.isEmpty() || path.startsWith("/") || path.contains("\\") || List.of(path.split("/")).contains("..")) {
+            throw new MalformedFileException("modules.json: the Pooling module's path " + path + " is not a folder inside the model's");
+        }
+        String name = path + "/config.json";
+        Optional<byte[]> bytes = files.bytes(name);
+        if (bytes.isEmpty()) throw new MalformedFileException("modules.json names a Pooling module in " + path + ", which has no config.json");
+        Object pc = parseJson(name, bytes.get(), files);
+        if (!(pc instanceof Map<?, ?> pooling)) throw new MalformedFileException(name + " is not a JSON object");
+        String[] modes = {"pooling_mode_mean_tokens", "pooling_mode_cls_token", "pooling_mode_lasttoken"};
+        for (int i = 0; i < modes.length; i++) {
+            if (!pooling.containsKey(modes[i])) throw new MalformedFileException(name + " has no " + modes[i]);
+            if (Boolean.TRUE.equals(pooling.get(modes[i]))) return Optional.of((long) i + 1);
+        }
+        throw new UnsupportedFeatureException(name + ": only mean, CLS and last-token pooling are converted (as the converter)");
+    }
+
+    private static Object parseJson(String name, byte[] bytes, ModelFiles files) {
+        try {
+            return io.anamnesis.api.json.Json.parse(new String(bytes, java.nio.charset.StandardCharsets.UTF_8),
+                    files.limits().maxNestingDepth());
+        } catch (IllegalArgumentException e) {
+            throw new MalformedFileException(name + " is not valid JSON: " + e.getMessage(), e);
+        }
     }
 
     /** {@code rope_parameters} (or {@code rope_scaling}), its {@code full_attention} part when it has one. */
@@ -343,6 +431,36 @@ public final class HfGgufExporter implements ModelExporter {
                 expect(d, 1, "intermediate_size", "columns");
             } else if (n.endsWith("_layernorm.weight") || n.equals("model.norm.weight")) {
                 expect(d, 0, "hidden_size", "elements");
+            } else if (n.endsWith("self_attn.q_proj.weight") || n.endsWith("self_attn.q_proj.bias")) {
+                attentionRows(d, "num_attention_heads");
+            } else if (n.matches(".*self_attn\\.[kv]_proj\\.(weight|bias)")) {
+                attentionRows(d, config.containsKey("num_key_value_heads") ? "num_key_value_heads" : "num_attention_heads");
+            } else if (n.endsWith("self_attn.q_norm.weight") || n.endsWith("self_attn.k_norm.weight")) {
+                headDim().ifPresent(h -> {
+                    if (d.shape().rank() != 1 || d.shape().dim(0) != h) {
+                        throw badKey(config.containsKey("head_dim") ? "head_dim" : "num_attention_heads", "gives heads of " + h
+                                + ", but " + n + " has shape " + d.shape() + " (one weight per head element)");
+                    }
+                });
+            }
+        }
+
+        /** config.json {@code head_dim}, else {@code hidden_size / num_attention_heads}, when the config says. */
+        private Optional<Long> headDim() {
+            Optional<Long> h = HfConfig.integer(config, "head_dim");
+            if (h.isPresent()) return h;
+            Optional<Long> hidden = HfConfig.integer(config, "hidden_size"), heads = HfConfig.integer(config, "num_attention_heads");
+            if (hidden.isEmpty() || heads.isEmpty() || heads.get() <= 0) return Optional.empty();
+            return Optional.of(hidden.get() / heads.get());
+        }
+
+        /** q/k/v rows are {@code key} heads of {@link #headDim} each (what llama.cpp loads). */
+        private void attentionRows(DenseTensor d, String key) {
+            Optional<Long> heads = HfConfig.integer(config, key), h = headDim();
+            if (heads.isEmpty() || h.isEmpty() || d.shape().rank() == 0) return;
+            if (d.shape().dim(0) != heads.get() * h.get()) {
+                throw badKey(key, "is " + heads.get() + " with heads of " + h.get() + (config.containsKey("head_dim") ? " (head_dim)" : "")
+                        + ", but " + d.name() + " has " + d.shape().dim(0) + " rows");
             }
         }
 

