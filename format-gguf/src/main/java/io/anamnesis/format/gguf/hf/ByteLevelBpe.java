@@ -349,6 +349,8 @@ final class ByteLevelBpe {
                         re = Pattern.compile(r, Pattern.UNICODE_CHARACTER_CLASS);
                     } catch (PatternSyntaxException e) {
                         throw unsupported("its Split regex " + r + " does not compile here: " + e.getDescription());
+                    } catch (StackOverflowError e) {
+                        throw unsupported("its Split regex is nested too deeply to compile");
                     }
                 } else if (pattern.get("String") instanceof String s) {
                     re = Pattern.compile(Pattern.quote(s));
@@ -366,19 +368,72 @@ final class ByteLevelBpe {
         }
     }
 
-    /** The matches and the text between them, in order ({@code Isolated}), or only the text between ({@code Removed}). */
+    /**
+     * The matches and the text between them, in order ({@code Isolated}), or only the text
+     * between ({@code Removed}). The pattern comes from the file, and a backtracking regex can
+     * take exponential time, so the matcher reads the text through {@link Budgeted}: a pattern
+     * that reads it more than {@value Budgeted#READS_PER_CHAR} times per character (the
+     * pre-tokenizers of real tokenizers read each a few times) is refused, never a hang.
+     */
     private static List<String> split(Pattern re, String s, boolean removed) {
         List<String> out = new ArrayList<>();
-        Matcher m = re.matcher(s);
+        Matcher m = re.matcher(new Budgeted(s));
         int last = 0;
-        while (m.find()) {
-            if (m.end() == m.start()) continue;
-            if (m.start() > last) out.add(s.substring(last, m.start()));
-            if (!removed) out.add(m.group());
-            last = m.end();
+        try {
+            while (m.find()) {
+                if (m.end() == m.start()) continue;
+                if (m.start() > last) out.add(s.substring(last, m.start()));
+                if (!removed) out.add(s.substring(m.start(), m.end()));
+                last = m.end();
+            }
+        } catch (Budgeted.Exhausted e) {
+            throw unsupported("its pre-tokenizer regex " + re.pattern() + " backtracks without end on the converter's check text");
+        } catch (StackOverflowError e) {
+            throw unsupported("its pre-tokenizer regex " + re.pattern() + " recurses too deeply on the converter's check text");
         }
         if (last < s.length()) out.add(s.substring(last));
         return out;
+    }
+
+    /** Text a regex may read a bounded number of times ({@link #split}). */
+    private static final class Budgeted implements CharSequence {
+        static final int READS_PER_CHAR = 4096;
+
+        /** Thrown when the budget is spent; no stack trace, it is caught right away. */
+        static final class Exhausted extends RuntimeException {
+            Exhausted() {
+                super(null, null, false, false);
+            }
+        }
+
+        private final String text;
+        private long left;
+
+        Budgeted(String text) {
+            this.text = text;
+            this.left = (long) READS_PER_CHAR * (text.length() + 16);
+        }
+
+        @Override
+        public char charAt(int index) {
+            if (--left < 0) throw new Exhausted();
+            return text.charAt(index);
+        }
+
+        @Override
+        public int length() {
+            return text.length();
+        }
+
+        @Override
+        public CharSequence subSequence(int start, int end) {
+            return text.substring(start, end);
+        }
+
+        @Override
+        public String toString() {
+            return text;
+        }
     }
 
     /** The special-token ids a post-processor puts before ({@code before}) or after a single sequence. */

@@ -52,6 +52,22 @@ class ByteLevelBpeTest {
         assertThat(t.encode("", true)).isEmpty();
     }
 
+    /** A pattern from a hostile tokenizer.json that backtracks exponentially is refused in bounded time. */
+    @Test
+    void aCatastrophicallyBacktrackingSplitRegexIsRefusedNotAHang() {
+        String split = "{\"type\": \"Split\", \"pattern\": {\"Regex\": \"(.*a){12}#\"}, "
+                + "\"behavior\": \"Isolated\", \"invert\": false}";
+        String pre = "{\"type\": \"Sequence\", \"pretokenizers\": [" + split + ", " + BYTE_LEVEL.replace("true}", "false}") + "]}";
+        ByteLevelBpe t = bpe(tokenizer(pre, "null", false, MERGES));
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> t.encode("a".repeat(60) + "b", false))
+                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("backtracks");
+        // bounded by the read budget, not by the pattern's ~60^12 ways
+        assertThat(System.nanoTime() - start).isLessThan(30_000_000_000L);
+        // an ordinary pattern on the same text is untouched
+        assertThat(bpe(tokenizer(BYTE_LEVEL, "null", false, MERGES)).encode("abc ab", false)).containsExactly(5, 3, 4);
+    }
+
     @Test
     void mergePairsMayBeListsOfTwo() {
         String pairs = "[[\"a\", \"b\"], [\"ab\", \"c\"], [\"Ġ\", \"a\"], [\"1\", \"2\"], [\"12\", \"3\"]]";
