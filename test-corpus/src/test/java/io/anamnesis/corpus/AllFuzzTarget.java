@@ -13,7 +13,7 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 class AllFuzzTarget {
     @FuzzTest(maxDuration = "4s")
     void any(FuzzedDataProvider in) {
-        switch (in.consumeInt(0, 9)) {
+        switch (in.consumeInt(0, 10)) {
             case 0 -> new SafetensorsOpenFuzzTarget().open(in.consumeRemainingAsBytes());
             case 1 -> new SafetensorsHeaderFuzzTarget().read(in.consumeRemainingAsBytes());
             case 2 -> new GgufOpenFuzzTarget().open(in.consumeRemainingAsBytes());
@@ -23,7 +23,8 @@ class AllFuzzTarget {
             case 6 -> RecoverFuzzTargets.fp8(in);
             case 7 -> RecoverFuzzTargets.gptq(in);
             case 8 -> RecoverFuzzTargets.awq(in);
-            default -> RecoverFuzzTargets.bnb(in);
+            case 9 -> RecoverFuzzTargets.bnb(in);
+            default -> new TokenizerJsonFuzzTarget().export(in.consumeRemainingAsBytes());
         }
     }
 }
