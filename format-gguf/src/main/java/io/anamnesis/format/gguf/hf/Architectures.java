@@ -66,7 +66,7 @@ final class Architectures {
                     new Architecture.RopeRows("k_proj.weight", true), new Architecture.RopeRows("k_proj.bias", true)),
             // LlamaModel.set_gguf_parameters: vocab_size, then rope.dimension_count
             List.of(HyperParameter.u32("{arch}.vocab_size", "vocab_size").asRequired(), new Architecture.RopeDimensionCount()),
-            Architecture.VocabularyRule.LLAMA, List.of(), List.of());
+            Architecture.VocabularyRule.LLAMA, List.of(), List.of(), true);
 
     /** The tensors of a Qwen2 decoder ({@code MODEL_ARCH.QWEN2}'s; the biases map with their weights). */
     private static final List<Architecture.TensorName> QWEN2_TENSORS = List.of(
@@ -94,7 +94,7 @@ final class Architectures {
     static final Architecture QWEN2 = new Architecture("qwen2", List.of("Qwen2ForCausalLM"), QWEN2_TENSORS, List.of(),
             // Qwen2Model.set_gguf_parameters: TextModel's, then _try_set_pooling_type
             List.of(new Architecture.PoolingType()),
-            Architecture.VocabularyRule.SENTENCEPIECE_ELSE_GPT2, QWEN2_REQUIRED, List.of());
+            Architecture.VocabularyRule.SENTENCEPIECE_ELSE_GPT2, QWEN2_REQUIRED, List.of(), false);
 
     static final Architecture QWEN3 = new Architecture("qwen3", List.of("Qwen3ForCausalLM"),
             concat(QWEN2_TENSORS, List.of(
@@ -109,7 +109,8 @@ final class Architectures {
             // Qwen3Model._is_qwen3_reranker: a classifier head cut from lm_head, pooling RANK, a rerank template
             List.of(new Architecture.Variant("qwen3-reranker", "a Qwen3 reranker (cls.output from lm_head's yes/no rows, "
                             + "pooling type rank, a rerank chat template)"),
-                    new Architecture.Variant("qwen3-vl-reranker", "a Qwen3-VL reranker")));
+                    new Architecture.Variant("qwen3-vl-reranker", "a Qwen3-VL reranker")),
+            false);
 
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3);
 

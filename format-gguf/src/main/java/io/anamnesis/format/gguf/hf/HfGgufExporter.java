@@ -99,6 +99,9 @@ public final class HfGgufExporter implements ModelExporter {
 
         Shapes shapes = new Shapes(config);
         List<PlannedTensor> out = new ArrayList<>();
+        // generate_extra_tensors comes first in prepare_tensors' chain
+        Map<?, ?> rope = ropeParameters(config);
+        if (arch.llama3Rope()) RopeFreqs.llama3(config, rope, ropeTheta(config, rope).flatMap(HfConfig::number)).ifPresent(out::add);
         for (DenseTensor d : inputs) {
             if (DROPPED.stream().anyMatch(d.name()::endsWith)) continue;
             String name = arch.map(d.name(), (int) blockCount).orElseThrow(() -> unmapped(d.name(), blockCount, arch));
@@ -286,18 +289,27 @@ public final class HfGgufExporter implements ModelExporter {
             if (type.equals("linear") && HfConfig.number(rope.get("factor")).isPresent()) {
                 kv.put(a + ".rope.scaling.type", MetaValue.str("linear"));
                 kv.put(a + ".rope.scaling.factor", MetaValue.Real.f32(HfConfig.number(rope.get("factor")).get().floatValue()));
+            } else if (RopeFreqs.isLlama3(type)) {
+                // no key: LlamaModel.generate_extra_tensors writes rope_freqs.weight; other families drop the scaling
+                if (!arch.llama3Rope()) {
+                    throw new UnsupportedFeatureException("config.json rope scaling type " + type + " on " + arch.gguf()
+                            + ": the converter writes it for llama only, and would drop it here");
+                }
+            } else if (type.equals("yarn")) {
+                // TextModel.set_gguf_parameters writes rope.scaling.type yarn, factor, original_context_length
+                // and the optional yarn keys; not yet checked against what llama.cpp computes
+                throw new UnsupportedFeatureException("config.json rope scaling type yarn is not converted yet (the converter "
+                        + "writes it as " + a + ".rope.scaling.* keys, not yet checked against llama.cpp); linear, llama3 "
+                        + "(llama) and none are");
             } else if (!type.equals("default") && !type.equals("linear")) {
                 throw new UnsupportedFeatureException("config.json rope scaling type " + type + " is not converted yet "
-                        + "(linear and none are)");
+                        + "(linear, llama3 (llama) and none are)");
             }
         }
         if (config.containsKey("mrope_section") || rope.containsKey("mrope_section")) {
             throw new UnsupportedFeatureException("config.json mrope_section is not converted yet");
         }
-        Optional<Object> theta = Optional.ofNullable(rope.get("rope_theta"))
-                .or(() -> HfConfig.find(config, List.of("global_rope_theta", "rope_global_theta", "rope_theta_global",
-                        "rope_theta", "rotary_emb_base")));
-        theta.flatMap(HfConfig::number).ifPresent(t -> kv.put(a + ".rope.freq_base", MetaValue.Real.f32(t.floatValue())));
+        ropeTheta(config, rope).flatMap(HfConfig::number).ifPresent(t -> kv.put(a + ".rope.freq_base", MetaValue.Real.f32(t.floatValue())));
         put(a, config, Architectures.RMS_EPS, kv);
         put(a, config, Architectures.NORM_EPS, kv);
         if (HfConfig.find(config, List.of("num_local_experts", "num_experts")).filter(v -> v != io.anamnesis.api.json.Json.NULL).isPresent()) {
@@ -370,6 +382,13 @@ public final class HfGgufExporter implements ModelExporter {
         } catch (IllegalArgumentException e) {
             throw new MalformedFileException(name + " is not valid JSON: " + e.getMessage(), e);
         }
+    }
+
+    /** The rope theta: the rope parameters' {@code rope_theta}, else the first of TextModel's names for it. */
+    private static Optional<Object> ropeTheta(Map<?, ?> config, Map<?, ?> rope) {
+        return Optional.ofNullable(rope.get("rope_theta"))
+                .or(() -> HfConfig.find(config, List.of("global_rope_theta", "rope_global_theta", "rope_theta_global",
+                        "rope_theta", "rotary_emb_base")));
     }
 
     /** {@code rope_parameters} (or {@code rope_scaling}), its {@code full_attention} part when it has one. */
