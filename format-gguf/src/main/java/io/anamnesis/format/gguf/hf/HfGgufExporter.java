@@ -103,7 +103,7 @@ public final class HfGgufExporter implements ModelExporter {
         Map<?, ?> rope = ropeParameters(config);
         if (arch.llama3Rope()) RopeFreqs.llama3(config, rope, ropeTheta(config, rope).flatMap(HfConfig::number)).ifPresent(out::add);
         for (DenseTensor d : inputs) {
-            if (DROPPED.stream().anyMatch(d.name()::endsWith)) continue;
+            if (DROPPED.stream().anyMatch(d.name()::endsWith) || arch.skipped().contains(d.name())) continue;
             String name = arch.map(d.name(), (int) blockCount).orElseThrow(() -> unmapped(d.name(), blockCount, arch));
             if (!d.isNumeric()) {
                 throw UnsupportedFeatureException.inTensor(d.name(), "holds " + d.storedDType() + ", not floats; "
@@ -114,7 +114,7 @@ public final class HfGgufExporter implements ModelExporter {
             for (Architecture.RopeRows r : arch.ropeRows()) {
                 if (d.name().endsWith(r.suffix())) heads = Optional.of(shapes.ropeHeads(d, r.keyValueHeads()));
             }
-            out.add(typed(d, name, heads, outtype, request.encoder()));
+            out.add(typed(d, name, heads, arch.shift(d.name()), outtype, request.encoder()));
         }
 
         long params = 0;
@@ -137,6 +137,8 @@ public final class HfGgufExporter implements ModelExporter {
             switch (arch.vocabulary()) {
                 case LLAMA -> Vocabulary.llama(files, config, kv);
                 case SENTENCEPIECE_ELSE_GPT2 -> Vocabulary.sentencePieceElseGpt2(files, config, kv);
+                case GEMMA -> Vocabulary.gemma(files, config, kv);
+                case SENTENCEPIECE_NO_SPACE_PREFIX -> Vocabulary.sentencePieceNoSpacePrefix(files, config, kv);
             }
         } else {
             Vocabulary.none(kv);
@@ -145,16 +147,16 @@ public final class HfGgufExporter implements ModelExporter {
     }
 
     /** Tensor {@code d} under its GGUF {@code name}, in the type the converter gives it for {@code outtype}. */
-    private static PlannedTensor typed(DenseTensor d, String name, Optional<Long> heads, String outtype,
-                                       ExportRequest.Encoder encoder) {
+    private static PlannedTensor typed(DenseTensor d, String name, Optional<Long> heads, Optional<Architecture.Shift> shift,
+                                       String outtype, ExportRequest.Encoder encoder) {
         boolean f32 = d.shape().rank() <= 1 || name.endsWith("_norm.weight") || !name.endsWith(".weight");
-        if (f32 || outtype.equals("f32")) return ConvertedTensor.values(d, name, heads);
+        if (f32 || outtype.equals("f32")) return ConvertedTensor.values(d, name, heads, shift);
         if (outtype.equals("q8_0")) {
             // gguf-py raises QuantError for a row that is not whole blocks; the converter then writes F16
-            if (d.shape().lastDim() % 32 != 0) return ConvertedTensor.converted(d, name, heads, DType.F16);
-            return encoder.encode(ConvertedTensor.dense(ConvertedTensor.values(d, name, heads)), "ggml:q8_0");
+            if (d.shape().lastDim() % 32 != 0) return ConvertedTensor.converted(d, name, heads, DType.F16, shift);
+            return encoder.encode(ConvertedTensor.dense(ConvertedTensor.values(d, name, heads, shift)), "ggml:q8_0");
         }
-        return ConvertedTensor.converted(d, name, heads, outtype.equals("f16") ? DType.F16 : DType.BF16);
+        return ConvertedTensor.converted(d, name, heads, outtype.equals("f16") ? DType.F16 : DType.BF16, shift);
     }
 
     private static Architecture architecture(Map<?, ?> config) {
@@ -280,6 +282,10 @@ public final class HfGgufExporter implements ModelExporter {
     private static void hyperParameters(Architecture arch, ModelFiles files, Map<?, ?> config, long blockCount, int fileType,
                                         Map<String, MetaValue> kv) {
         String a = arch.gguf();
+        if (!arch.textModelKeys()) {
+            familyKeys(arch, files, config, blockCount, fileType, HfConfig.integer(config, "head_dim"), kv);
+            return;
+        }
         kv.put(Architectures.BLOCK_COUNT.key(a), MetaValue.u32(blockCount));
         for (HyperParameter h : Architectures.COMMON) put(a, config, h, kv);
         if (Boolean.FALSE.equals(config.get("is_causal"))) kv.put(a + ".attention.causal", new MetaValue.Bool(false));
@@ -321,9 +327,18 @@ public final class HfGgufExporter implements ModelExporter {
             kv.put(a + ".attention.value_length", MetaValue.u32(h));
         });
         kv.put("general.file_type", MetaValue.u32(fileType));
+        familyKeys(arch, files, config, blockCount, fileType, headDim, kv);
+    }
+
+    /** The family's {@link Architecture#extraKeys}, in its order. */
+    private static void familyKeys(Architecture arch, ModelFiles files, Map<?, ?> config, long blockCount, int fileType,
+                                   Optional<Long> headDim, Map<String, MetaValue> kv) {
+        String a = arch.gguf();
         for (Architecture.FamilyKey k : arch.extraKeys()) {
             switch (k) {
                 case HyperParameter h -> put(a, config, h, kv);
+                case Architecture.BlockCount b -> kv.put(Architectures.BLOCK_COUNT.key(a), MetaValue.u32(blockCount));
+                case Architecture.FileType f -> kv.put("general.file_type", MetaValue.u32(fileType));
                 case Architecture.RopeDimensionCount r -> {
                     long ropeDim = headDim.orElseGet(() -> {
                         long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));

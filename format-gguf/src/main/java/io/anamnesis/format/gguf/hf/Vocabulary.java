@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.SequencedMap;
 import java.util.function.Function;
 
 /**
@@ -120,6 +121,48 @@ final class Vocabulary {
         } else {
             throw noTokenizer(files);
         }
+    }
+
+    /**
+     * Adds the vocabulary's keys as {@code GemmaModel.set_vocab} writes them: the SentencePiece
+     * {@code tokenizer.model} ({@code _set_vocab_sentencepiece}); then a second SpecialVocab
+     * for CodeGemma's kinds (prefix, suffix, middle, fsep, eot; no bound on the ids, no chat
+     * template) with the fixed ids 67, 69, 68, 70 and 107, of which gguf-py has a writer for
+     * the EOT only; then {@code add_space_prefix = false}.
+     *
+     * @throws MalformedFileException when the folder has no tokenizer.model (the converter
+     *                                reads no other vocabulary for Gemma)
+     */
+    static void gemma(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
+        sentencePiece(files.bytes(SentencePieceModel.FILE).orElseThrow(() -> noSentencePiece(files, "GemmaForCausalLM")), files,
+                config, kv);
+        SequencedMap<String, Long> fim = new LinkedHashMap<>();
+        fim.put("prefix", 67L);
+        fim.put("suffix", 69L);
+        fim.put("middle", 68L);
+        fim.put("fsep", 70L);
+        fim.put("eot", 107L);
+        special(files, config, files.json(ByteLevelBpe.FILE), files.json("tokenizer_config.json"), Optional.empty(), false,
+                List.copyOf(fim.keySet()), fim, false, kv);
+        kv.put("tokenizer.ggml.add_space_prefix", new MetaValue.Bool(false));
+    }
+
+    /**
+     * Adds the vocabulary's keys as {@code Gemma2Model.set_vocab} writes them: the
+     * SentencePiece {@code tokenizer.model}, then {@code add_space_prefix = false}.
+     *
+     * @throws MalformedFileException when the folder has no tokenizer.model
+     */
+    static void sentencePieceNoSpacePrefix(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
+        sentencePiece(files.bytes(SentencePieceModel.FILE).orElseThrow(() -> noSentencePiece(files, "Gemma2ForCausalLM")), files,
+                config, kv);
+        kv.put("tokenizer.ggml.add_space_prefix", new MetaValue.Bool(false));
+    }
+
+    private static MalformedFileException noSentencePiece(ModelFiles files, String family) {
+        return new MalformedFileException("no " + SentencePieceModel.FILE + " in "
+                + files.folder().map(Object::toString).orElse("the model folder") + ": the converter reads a " + family
+                + " vocabulary from it only (--no-vocab writes the GGUF without a vocabulary)");
     }
 
     private static MalformedFileException noTokenizer(ModelFiles files) {
@@ -390,6 +433,20 @@ final class Vocabulary {
     private static void special(ModelFiles files, Map<?, ?> config, Optional<Map<?, ?>> tokenizer,
                                 Optional<Map<?, ?>> tokenizerConfig, Optional<Integer> nVocab, boolean loadMerges,
                                 Map<String, MetaValue> kv) {
+        special(files, config, tokenizer, tokenizerConfig, nVocab, loadMerges, SPECIAL, new LinkedHashMap<>(), true, kv);
+    }
+
+    /**
+     * {@link #special} for the token kinds {@code types} (SpecialVocab's
+     * {@code special_token_types}), then {@code fixed} ids set in their order as the family's
+     * {@code _set_special_token} calls set them (a kind already found keeps its id); the chat
+     * template written only with {@code chatTemplate}. Only the kinds gguf-py has a writer for
+     * are written.
+     */
+    private static void special(ModelFiles files, Map<?, ?> config, Optional<Map<?, ?>> tokenizer,
+                                Optional<Map<?, ?>> tokenizerConfig, Optional<Integer> nVocab, boolean loadMerges,
+                                List<String> types, SequencedMap<String, Long> fixed, boolean writeChatTemplate,
+                                Map<String, MetaValue> kv) {
         long bound = nVocab.map(Integer::longValue).orElse(Long.MAX_VALUE);
         List<String> merges = new ArrayList<>();
         if (loadMerges) {
@@ -398,7 +455,7 @@ final class Vocabulary {
         }
         Map<String, Long> ids = new LinkedHashMap<>();
         Map<String, Boolean> add = new LinkedHashMap<>();
-        List<String> kinds = new ArrayList<>(SPECIAL);
+        List<String> kinds = new ArrayList<>(types);
         // SpecialVocab edits its copy of tokenizer_config.json as it reads the post-processor
         Map<String, Object> tc = new LinkedHashMap<>();
         tokenizerConfig.ifPresent(m -> m.forEach((k, v) -> tc.put(String.valueOf(k), v)));
@@ -438,6 +495,7 @@ final class Vocabulary {
             if (id == null || id == Json.NULL) id = textConfig.get(kind + "_token_id");
             HfConfig.asInteger(id).ifPresent(v -> setSpecial(ids, kind, v, bound));
         }
+        fixed.forEach((kind, id) -> setSpecial(ids, kind, id, bound));
 
         if (!merges.isEmpty()) {
             kv.put("tokenizer.ggml.merges", new MetaValue.Array(MetaValue.Type.STRING, merges.stream().<MetaValue>map(MetaValue::str).toList()));
@@ -450,7 +508,7 @@ final class Vocabulary {
             String key = ADD_KEYS.get(kind);
             if (key != null) kv.put(key, new MetaValue.Bool(value));
         });
-        if (chatTemplate != null) kv.put("tokenizer.chat_template", chatTemplate);
+        if (chatTemplate != null && writeChatTemplate) kv.put("tokenizer.chat_template", chatTemplate);
     }
 
     /**
