@@ -27,17 +27,48 @@ import java.util.regex.Pattern;
  * @param llama3Rope     whether the family writes a llama3 rope scaling as the
  *                       {@code rope_freqs.weight} tensor ({@code LlamaModel.generate_extra_tensors});
  *                       a family without it would drop the scaling, and refuses it
+ * @param textModelKeys  whether the family's {@code set_gguf_parameters} starts with
+ *                       {@code TextModel}'s keys ({@code extraKeys} follow them); without,
+ *                       {@code extraKeys} are all its keys, in its order (phi3's own method)
  */
 record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors, List<RopeRows> ropeRows,
                     List<FamilyKey> extraKeys, VocabularyRule vocabulary, List<String> requiredConfig,
-                    List<Variant> refused, boolean llama3Rope) {
+                    List<Variant> refused, boolean llama3Rope, boolean textModelKeys) {
+
+    /** A family whose keys follow {@code TextModel}'s. */
+    Architecture(String gguf, List<String> hfNames, List<TensorName> tensors, List<RopeRows> ropeRows,
+                 List<FamilyKey> extraKeys, VocabularyRule vocabulary, List<String> requiredConfig,
+                 List<Variant> refused, boolean llama3Rope) {
+        this(gguf, hfNames, tensors, ropeRows, extraKeys, vocabulary, requiredConfig, refused, llama3Rope, true);
+    }
 
     /**
      * A key the family's {@code set_gguf_parameters} writes after {@code TextModel}'s: a
      * config.json value ({@link HyperParameter}), the rope dimension count, or the
      * sentence-transformers pooling type.
      */
-    sealed interface FamilyKey permits HyperParameter, RopeDimensionCount, PoolingType {
+    sealed interface FamilyKey permits HyperParameter, RopeDimensionCount, PoolingType, OwnKey {
+    }
+
+    /**
+     * A key of a family that writes its keys itself rather than after {@code TextModel}'s
+     * ({@code textModelKeys} false): the ones that are not a plain config.json value.
+     */
+    enum OwnKey implements FamilyKey {
+        /** {@code <arch>.block_count}. */
+        BLOCK_COUNT,
+        /** {@code <arch>.rope.freq_base}: the rope parameters' {@code rope_theta}, required. */
+        ROPE_FREQ_BASE,
+        /** {@code general.file_type}. */
+        FILE_TYPE,
+        /**
+         * {@code <arch>.rope.dimension_count} as phi3 computes it:
+         * {@code int(partial_rotary_factor * hidden_size) // num_attention_heads}, the factor 1.0
+         * when config.json has none.
+         */
+        PARTIAL_ROPE_DIMENSION_COUNT,
+        /** {@code <arch>.attention.sliding_window}: config.json {@code sliding_window}, 0 when absent or null. */
+        SLIDING_WINDOW
     }
 
     /**
@@ -64,7 +95,14 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          */
         LLAMA,
         /** {@code Qwen2Model.set_vocab}: tokenizer.model, else byte-level BPE tokenizer.json; nothing after. */
-        SENTENCEPIECE_ELSE_GPT2
+        SENTENCEPIECE_ELSE_GPT2,
+        /**
+         * {@code Phi3MiniModel.set_vocab}: byte-level BPE when tokenizer_config.json's
+         * {@code tokenizer_class} is {@code GPT2Tokenizer} (Phi-4), else tokenizer.model read
+         * its own way, the added tokens of added_tokens.json, tokenizer_config.json and
+         * tokenizer.json over it.
+         */
+        PHI3
     }
 
     /**

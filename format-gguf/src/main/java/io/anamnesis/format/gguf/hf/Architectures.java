@@ -20,6 +20,9 @@ import java.util.Optional;
  * row permutation (ggml's NEOX rope is Hugging Face's rotate-half), q/k/v biases for qwen2
  * and per-head q/k RMS norms for qwen3; verified by llama.cpp computing the logits of an
  * independent forward pass (docs/hf-to-gguf.md), not against a converter file.
+ *
+ * <p>phi3: {@code Phi3MiniModel} ({@code Phi3ForCausalLM}): fused attention and feed-forward
+ * tensors, its own keys and vocabulary reading; verified the same way as qwen2/qwen3.
  */
 final class Architectures {
     private Architectures() {
@@ -112,7 +115,46 @@ final class Architectures {
                     new Architecture.Variant("qwen3-vl-reranker", "a Qwen3-VL reranker")),
             false);
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3);
+    /**
+     * Phi-3 ({@code Phi3MiniModel}): fused q/k/v ({@code qkv_proj}, rows q then k then v) and
+     * fused gate/up ({@code gate_up_proj}, rows gate then up) kept fused, as llama.cpp loads
+     * them; no row permutation (phi3's rope is NEOX, Hugging Face's rotate-half); its own
+     * {@code set_gguf_parameters}, which writes none of TextModel's keys but these, in this order.
+     */
+    static final Architecture PHI3 = new Architecture("phi3", List.of("Phi3ForCausalLM"),
+            List.of(
+                    Architecture.TensorName.of("model.embed_tokens", "token_embd"),
+                    Architecture.TensorName.of("lm_head", "output"),
+                    Architecture.TensorName.of("model.norm", "output_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.qkv_proj", "blk.{bid}.attn_qkv"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
+                    Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.gate_up_proj", "blk.{bid}.ffn_up"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down")),
+            List.of(),
+            List.of(
+                    HyperParameter.u32("{arch}.context_length", "n_positions", "max_position_embeddings").asRequired(),
+                    HyperParameter.u32("{arch}.rope.scaling.original_context_length", "original_max_position_embeddings")
+                            .asRequired(),
+                    HyperParameter.u32("{arch}.embedding_length", "hidden_size", "n_embd").asRequired(),
+                    HyperParameter.u32("{arch}.feed_forward_length", "intermediate_size").asRequired(),
+                    Architecture.OwnKey.BLOCK_COUNT,
+                    HyperParameter.u32("{arch}.attention.head_count", "num_attention_heads", "n_head").asRequired(),
+                    HyperParameter.u32("{arch}.attention.head_count_kv", "num_key_value_heads", "n_head_kv").asRequired(),
+                    HyperParameter.f32("{arch}.attention.layer_norm_rms_epsilon", "rms_norm_eps").asRequired(),
+                    Architecture.OwnKey.PARTIAL_ROPE_DIMENSION_COUNT,
+                    Architecture.OwnKey.ROPE_FREQ_BASE,
+                    Architecture.OwnKey.FILE_TYPE,
+                    Architecture.OwnKey.SLIDING_WINDOW),
+            Architecture.VocabularyRule.PHI3,
+            // transformers' Phi3Config defaults are not guessed; partial_rotary_factor (1.0) and
+            // sliding_window (none, written 0) default the same in the converter and the config class
+            List.of("vocab_size", "max_position_embeddings", "original_max_position_embeddings", "hidden_size",
+                    "intermediate_size", "num_attention_heads", "num_key_value_heads", "rms_norm_eps", "rope_theta"),
+            List.of(), false, false);
+
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, PHI3);
 
     private static <T> List<T> concat(List<T> a, List<T> b) {
         return java.util.stream.Stream.concat(a.stream(), b.stream()).toList();
