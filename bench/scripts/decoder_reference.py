@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """An independent forward pass of a Hugging Face decoder folder (LlamaForCausalLM,
-Qwen2ForCausalLM, Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM), to check what
+Qwen2ForCausalLM, Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, Phi3ForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -15,11 +15,16 @@ code or the converter's.
         --llama3 gives a llama folder Llama 3.1's rope scaling (factor 8, low_freq_factor 1,
         high_freq_factor 4) with original_max_position_embeddings OLD_CONTEXT (in rope_scaling
         and at the top level), small enough for the scaling to matter over a few dozen tokens
+    python3 decoder_reference.py make phi3 DIR [--sp-tokenizer TOKENIZER_MODEL] [--partial-rotary F]
+        a tiny random Phi-3 folder (fused qkv_proj and gate_up_proj); with --sp-tokenizer a
+        SentencePiece tokenizer.model is copied in and the vocabulary is its size rounded up
+        to a multiple of 64 (the rest [PAD<i>] fillers); --partial-rotary sets
+        partial_rotary_factor (rotary over that share of each head, as Phi-4-mini's 0.75)
     python3 decoder_reference.py forward DIR --tokens 1,7,42 [--weights f32|f16] [--kv f64|f16]
             [--variant V]
         the last token's logits as JSON
     ORACLE_CACHE=... python3 decoder_reference.py compare DIR OUT.gguf ORACLES_DIR --tokens 1,7,42
-        [--weights f32|f16] [--no-rope-scaling] [--variant V]: the forward pass against
+        [--weights f32|f16] [--no-rope-scaling] [--variant V] [--mutate M]: the forward pass against
         llama.cpp's logits of OUT.gguf (the oracles' llama_ref.py run), printed as max abs /
         relative difference; --no-rope-scaling leaves config.json's rope_scaling out of the
         forward pass (what a file without the scaling would compute)
@@ -27,6 +32,7 @@ code or the converter's.
 --variant computes a deliberately wrong model, to show a comparison catches it: no-norm-shift
 (Gemma's norm weights used as w, not 1 + w), no-embed-scale (Gemma's embeddings not scaled),
 no-softcap (Gemma2's soft-caps left out), no-window (Gemma2's sliding window left out).
+--mutate swap-gate-up|swap-k-v computes the Phi-3 reference with the fused halves swapped.
 
 The forward pass, in float64:
   x = embed[tokens]
@@ -55,6 +61,11 @@ sliding_window positions only (a key at distance >= sliding_window is masked); t
 and MLP outputs are RMS-normed (post_attention_layernorm, post_feedforward_layernorm) before
 they are added, pre_feedforward_layernorm normalizes the MLP input; the logits are
 soft-capped with final_logit_softcapping.
+
+Phi3ForCausalLM (Hugging Face's Phi3 layout): q, k, v are the rows [q | k | v] of the fused
+qkv_proj (H*d, KV*d, KV*d rows), gate and up the rows [gate | up] of the fused gate_up_proj;
+the rotary is rotate-half over the first r = int(d * partial_rotary_factor) elements of each
+head (pairs (i, i + r/2), inv_freq[i] = theta^(-2i/r)), the rest passed through.
 
 --weights f16 rounds every 2-D weight to float16 first (what an F16 GGUF stores); --kv f16
 rounds K (after rotary) and V to float16 (llama.cpp's default F16 KV cache) and, as ggml's
@@ -196,6 +207,61 @@ def make_gemma(arch, out, sp, seed):
             dst.write(src.read())
 
 
+def make_phi3(out, sp_tokenizer=None, seed=0, theta=10000.0, partial=None):
+    rng = np.random.default_rng(seed)
+    vocab = 512
+    if sp_tokenizer:
+        vocab = (sentencepiece_size(sp_tokenizer) + 64) // 64 * 64
+    hidden, inter, layers, heads, kv = 64, 160, 2, 4, 2
+    d = hidden // heads
+    config = {
+        "architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "vocab_size": vocab, "hidden_size": hidden,
+        "intermediate_size": inter, "num_hidden_layers": layers, "num_attention_heads": heads,
+        "num_key_value_heads": kv, "max_position_embeddings": 4096, "original_max_position_embeddings": 4096,
+        "rms_norm_eps": 1e-5, "rope_theta": theta, "rope_scaling": None, "hidden_act": "silu",
+        "sliding_window": 2047, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "bos_token_id": 1,
+        "eos_token_id": 2, "pad_token_id": 0, "attention_dropout": 0.0, "use_cache": True,
+    }
+    if partial is not None:
+        config["partial_rotary_factor"] = partial
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        t[p + "input_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "self_attn.qkv_proj.weight"] = w((heads + 2 * kv) * d, hidden)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * d)
+        t[p + "post_attention_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "mlp.gate_up_proj.weight"] = w(2 * inter, hidden)
+        t[p + "mlp.down_proj.weight"] = w(hidden, inter)
+    t["model.norm.weight"] = 1 + w(hidden, s=0.2)
+    t["lm_head.weight"] = w(vocab, hidden, s=0.3)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if sp_tokenizer:
+        with open(sp_tokenizer, "rb") as src, open(os.path.join(out, "tokenizer.model"), "wb") as dst:
+            dst.write(src.read())
+        # Phi-3's added tokens after the pieces (llama.cpp looks <|endoftext|> up in a model named phi3)
+        n = sentencepiece_size(sp_tokenizer)
+        names = ["<|endoftext|>", "<|assistant|>", "<|placeholder1|>", "<|system|>", "<|end|>", "<|user|>"]
+        added = {name: n + i for i, name in enumerate(names)}
+        decoder = {str(i): {"content": c, "lstrip": False, "normalized": False, "rstrip": i > 2, "single_word": False,
+                            "special": True} for c, i in [("<unk>", 0), ("<s>", 1), ("</s>", 2)] + list(added.items())}
+        decoder[str(added["<|placeholder1|>"])]["special"] = False
+        with open(os.path.join(out, "added_tokens.json"), "w") as f:
+            json.dump(added, f, indent=2)
+        with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
+            json.dump({"add_bos_token": False, "add_eos_token": False, "added_tokens_decoder": decoder,
+                       "bos_token": "<s>", "eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>",
+                       "unk_token": "<unk>", "legacy": False, "model_max_length": 4096,
+                       "tokenizer_class": "LlamaTokenizer"}, f, indent=2)
+
+
 def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=1000000.0, sp=None):
     if arch in ("gemma", "gemma2"):
         return make_gemma(arch, out, sp, seed)
@@ -288,8 +354,10 @@ def inv_freq(theta, d, scaling=None):
     return np.where(wavelen < old / high, inv, np.where(wavelen > old / low, inv / factor, mid))
 
 
-def rotary(x, pos, inv):
-    # x [T, heads, d]; rotate-half: element i pairs with i + d/2
+def rotary(x, pos, inv, r=None):
+    # x [T, heads, d]; rotate-half over the first r elements: element i pairs with i + r/2
+    if r is not None and r < x.shape[-1]:
+        return np.concatenate([rotary(x[..., :r], pos, inv), x[..., r:]], -1)
     d = x.shape[-1]
     ang = pos[:, None] * inv[None, :]                          # [T, d/2]
     cos = np.concatenate([np.cos(ang), np.cos(ang)], -1)[:, None, :]
@@ -302,7 +370,7 @@ def gelu_tanh(x):
     return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
 
 
-def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, variant=None):
+def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, variant=None, mutate=None):
     cfg = json.load(open(os.path.join(folder, "config.json")))
     arch = cfg["architectures"][0]
     files = sorted(f for f in os.listdir(folder) if f.endswith(".safetensors"))
@@ -315,7 +383,11 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
     hidden = cfg["hidden_size"]
     d = cfg.get("head_dim") or hidden // H
     eps, theta = cfg["rms_norm_eps"], cfg.get("rope_theta", 10000.0)
-    inv = inv_freq(theta, d, cfg.get("rope_scaling") if rope_scaling else None)
+    phi3 = arch == "Phi3ForCausalLM"
+    r = int(d * cfg.get("partial_rotary_factor", 1.0)) if phi3 else d
+    if phi3 and cfg.get("rope_scaling"):
+        raise SystemExit("phi3 rope scaling (longrope/su) not modelled")
+    inv = inv_freq(theta, r, cfg.get("rope_scaling") if rope_scaling else None)
     gemma = arch in ("GemmaForCausalLM", "Gemma2ForCausalLM")
     gemma2 = arch == "Gemma2ForCausalLM"
     shift = 1.0 if gemma and variant != "no-norm-shift" else 0.0
@@ -342,7 +414,14 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         p = f"model.layers.{i}."
         h = norm(x, p + "input_layernorm.weight")
         proj = {}
-        for n in "qkv":
+        if phi3:
+            qkv = h @ W[p + "self_attn.qkv_proj.weight"].T       # rows [q | k | v]
+            parts = np.split(qkv, [H * d, H * d + KV * d], axis=-1)
+            if mutate == "swap-k-v":
+                parts = [parts[0], parts[2], parts[1]]
+            for n, y in zip("qkv", parts):
+                proj[n] = y.reshape(T, -1, d)
+        for n in ("" if phi3 else "qkv"):
             y = h @ W[p + f"self_attn.{n}_proj.weight"].T
             if p + f"self_attn.{n}_proj.bias" in W:
                 y = y + W[p + f"self_attn.{n}_proj.bias"]
@@ -351,7 +430,7 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         if p + "self_attn.q_norm.weight" in W:
             q = norm(q, p + "self_attn.q_norm.weight")
             k = norm(k, p + "self_attn.k_norm.weight")
-        q, k = rotary(q, pos, inv), rotary(k, pos, inv)
+        q, k = rotary(q, pos, inv, r), rotary(k, pos, inv, r)
         if kv_cache == "f16":
             k, v = f16(k), f16(v)
         if gemma:
@@ -380,8 +459,13 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         else:
             h = norm(x + a, p + "post_attention_layernorm.weight")
         x = x + a
-        g = h @ W[p + "mlp.gate_proj.weight"].T
-        u = h @ W[p + "mlp.up_proj.weight"].T
+        if phi3:
+            g, u = np.split(h @ W[p + "mlp.gate_up_proj.weight"].T, 2, axis=-1)   # rows [gate | up]
+            if mutate == "swap-gate-up":
+                g, u = u, g
+        else:
+            g = h @ W[p + "mlp.gate_proj.weight"].T
+            u = h @ W[p + "mlp.up_proj.weight"].T
         if gemma and kv_cache == "f16":
             # ggml's CPU GELU looks up a table of F16 inputs and F16 outputs (|x| < 10)
             act = np.where(g <= -10, 0.0, np.where(g >= 10, g, f16(gelu_tanh(f16(g)))))
@@ -403,14 +487,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
-    m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "gemma", "gemma2"])
+    m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "gemma", "gemma2", "phi3"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--sp")
     m.add_argument("--tied", action="store_true")
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--llama3", type=int, metavar="OLD_CONTEXT")
-    m.add_argument("--theta", type=float, default=1000000.0)
+    m.add_argument("--theta", type=float)
+    m.add_argument("--sp-tokenizer", metavar="TOKENIZER_MODEL")
+    m.add_argument("--partial-rotary", type=float)
     f = sub.add_parser("forward")
     f.add_argument("dir")
     c = sub.add_parser("compare")
@@ -423,9 +509,13 @@ def main():
         p.add_argument("--variant", choices=["no-norm-shift", "no-embed-scale", "no-softcap", "no-window"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
     c.add_argument("--no-rope-scaling", action="store_true")
+    c.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v"])
     a = ap.parse_args()
     if a.cmd == "make":
-        make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, a.theta, a.sp)
+        if a.arch == "phi3":
+            make_phi3(a.dir, a.sp_tokenizer, a.seed, 10000.0 if a.theta is None else a.theta, a.partial_rotary)
+        else:
+            make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 1000000.0 if a.theta is None else a.theta, a.sp)
         return
     toks = [int(t) for t in a.tokens.split(",")]
     if a.cmd == "forward":
@@ -436,10 +526,10 @@ def main():
     import llama_ref  # noqa: E402
     got, digest = llama_ref.run(a.gguf, toks)
     got = got.astype(np.float64)
-    res = {"gguf": os.path.basename(a.gguf), "tokens": toks, "variant": a.variant, "model_desc": digest["model_desc"],
+    res = {"gguf": os.path.basename(a.gguf), "tokens": toks, "variant": a.variant, "mutate": a.mutate, "model_desc": digest["model_desc"],
            "llama_argmax": digest["argmax"], "max_abs_logit": float(np.abs(got).max())}
     for kv in ("f64", "f16"):
-        arch, want = forward(a.dir, toks, a.weights, kv, not a.no_rope_scaling, a.variant)
+        arch, want = forward(a.dir, toks, a.weights, kv, not a.no_rope_scaling, a.variant, a.mutate)
         diff = np.abs(got - want)
         res["arch"] = arch
         res[f"kv_{kv}"] = {"argmax": int(np.argmax(want)), "max_abs_diff": float(diff.max()),

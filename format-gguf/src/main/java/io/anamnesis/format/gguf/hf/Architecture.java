@@ -51,15 +51,28 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      * config.json value ({@link HyperParameter}), the rope dimension count, or the
      * sentence-transformers pooling type.
      */
-    sealed interface FamilyKey permits HyperParameter, RopeDimensionCount, PoolingType, BlockCount, FileType {
+    sealed interface FamilyKey permits HyperParameter, RopeDimensionCount, PoolingType, OwnKey {
     }
 
-    /** {@code <arch>.block_count}, for a family that writes its own keys ({@code self.block_count}). */
-    record BlockCount() implements FamilyKey {
-    }
-
-    /** {@code general.file_type}, for a family that writes its own keys ({@code add_file_type}). */
-    record FileType() implements FamilyKey {
+    /**
+     * A key of a family that writes its keys itself rather than after {@code TextModel}'s
+     * ({@code textModelKeys} false): the ones that are not a plain config.json value.
+     */
+    enum OwnKey implements FamilyKey {
+        /** {@code <arch>.block_count}. */
+        BLOCK_COUNT,
+        /** {@code <arch>.rope.freq_base}: the rope parameters' {@code rope_theta}, required. */
+        ROPE_FREQ_BASE,
+        /** {@code general.file_type}. */
+        FILE_TYPE,
+        /**
+         * {@code <arch>.rope.dimension_count} as phi3 computes it:
+         * {@code int(partial_rotary_factor * hidden_size) // num_attention_heads}, the factor 1.0
+         * when config.json has none.
+         */
+        PARTIAL_ROPE_DIMENSION_COUNT,
+        /** {@code <arch>.attention.sliding_window}: config.json {@code sliding_window}, 0 when absent or null. */
+        SLIDING_WINDOW
     }
 
     /**
@@ -95,7 +108,14 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          */
         GEMMA,
         /** {@code Gemma2Model.set_vocab}: tokenizer.model only, then {@code add_space_prefix = false}. */
-        SENTENCEPIECE_NO_SPACE_PREFIX
+        SENTENCEPIECE_NO_SPACE_PREFIX,
+        /**
+         * {@code Phi3MiniModel.set_vocab}: byte-level BPE when tokenizer_config.json's
+         * {@code tokenizer_class} is {@code GPT2Tokenizer} (Phi-4), else tokenizer.model read
+         * its own way, the added tokens of added_tokens.json, tokenizer_config.json and
+         * tokenizer.json over it.
+         */
+        PHI3
     }
 
     /**

@@ -26,6 +26,9 @@ import java.util.Optional;
  * soft-caps and the sliding window), drop lm_head (tied embeddings), add 1 to every norm
  * weight, and read only a SentencePiece tokenizer.model; gemma2's four norms per block;
  * verified by llama.cpp computing the logits of an independent forward pass.
+ *
+ * <p>phi3: {@code Phi3MiniModel} ({@code Phi3ForCausalLM}): fused attention and feed-forward
+ * tensors, its own keys and vocabulary reading; verified the same way as qwen2/qwen3.
  */
 final class Architectures {
     private Architectures() {
@@ -140,14 +143,14 @@ final class Architectures {
     private static final List<Architecture.FamilyKey> GEMMA_KEYS = List.of(
             HyperParameter.u32("{arch}.context_length", "max_position_embeddings").asRequired(),
             HyperParameter.u32("{arch}.embedding_length", "hidden_size").asRequired(),
-            new Architecture.BlockCount(),
+            Architecture.OwnKey.BLOCK_COUNT,
             HyperParameter.u32("{arch}.feed_forward_length", "intermediate_size").asRequired(),
             HyperParameter.u32("{arch}.attention.head_count", "num_attention_heads").asRequired(),
             HyperParameter.u32("{arch}.attention.head_count_kv", "num_key_value_heads", "num_attention_heads").asRequired(),
             HyperParameter.f32("{arch}.attention.layer_norm_rms_epsilon", "rms_norm_eps").asRequired(),
             HyperParameter.u32("{arch}.attention.key_length", "head_dim").asRequired(),
             HyperParameter.u32("{arch}.attention.value_length", "head_dim").asRequired(),
-            new Architecture.FileType());
+            Architecture.OwnKey.FILE_TYPE);
 
     /**
      * What a Gemma folder's config.json must say: the keys the converter reads directly
@@ -197,7 +200,46 @@ final class Architectures {
             concat(GEMMA_REQUIRED, List.of("attn_logit_softcapping", "final_logit_softcapping", "sliding_window")),
             List.of(), false, false, GEMMA_SKIPPED, GEMMA_SHIFTS);
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2);
+    /**
+     * Phi-3 ({@code Phi3MiniModel}): fused q/k/v ({@code qkv_proj}, rows q then k then v) and
+     * fused gate/up ({@code gate_up_proj}, rows gate then up) kept fused, as llama.cpp loads
+     * them; no row permutation (phi3's rope is NEOX, Hugging Face's rotate-half); its own
+     * {@code set_gguf_parameters}, which writes none of TextModel's keys but these, in this order.
+     */
+    static final Architecture PHI3 = new Architecture("phi3", List.of("Phi3ForCausalLM"),
+            List.of(
+                    Architecture.TensorName.of("model.embed_tokens", "token_embd"),
+                    Architecture.TensorName.of("lm_head", "output"),
+                    Architecture.TensorName.of("model.norm", "output_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.qkv_proj", "blk.{bid}.attn_qkv"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
+                    Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.gate_up_proj", "blk.{bid}.ffn_up"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down")),
+            List.of(),
+            List.of(
+                    HyperParameter.u32("{arch}.context_length", "n_positions", "max_position_embeddings").asRequired(),
+                    HyperParameter.u32("{arch}.rope.scaling.original_context_length", "original_max_position_embeddings")
+                            .asRequired(),
+                    HyperParameter.u32("{arch}.embedding_length", "hidden_size", "n_embd").asRequired(),
+                    HyperParameter.u32("{arch}.feed_forward_length", "intermediate_size").asRequired(),
+                    Architecture.OwnKey.BLOCK_COUNT,
+                    HyperParameter.u32("{arch}.attention.head_count", "num_attention_heads", "n_head").asRequired(),
+                    HyperParameter.u32("{arch}.attention.head_count_kv", "num_key_value_heads", "n_head_kv").asRequired(),
+                    HyperParameter.f32("{arch}.attention.layer_norm_rms_epsilon", "rms_norm_eps").asRequired(),
+                    Architecture.OwnKey.PARTIAL_ROPE_DIMENSION_COUNT,
+                    Architecture.OwnKey.ROPE_FREQ_BASE,
+                    Architecture.OwnKey.FILE_TYPE,
+                    Architecture.OwnKey.SLIDING_WINDOW),
+            Architecture.VocabularyRule.PHI3,
+            // transformers' Phi3Config defaults are not guessed; partial_rotary_factor (1.0) and
+            // sliding_window (none, written 0) default the same in the converter and the config class
+            List.of("vocab_size", "max_position_embeddings", "original_max_position_embeddings", "hidden_size",
+                    "intermediate_size", "num_attention_heads", "num_key_value_heads", "rms_norm_eps", "rope_theta"),
+            List.of(), false, false, List.of(), List.of());
+
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, PHI3);
 
     private static <T> List<T> concat(List<T> a, List<T> b) {
         return java.util.stream.Stream.concat(a.stream(), b.stream()).toList();

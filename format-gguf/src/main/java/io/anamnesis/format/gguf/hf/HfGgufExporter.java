@@ -139,6 +139,7 @@ public final class HfGgufExporter implements ModelExporter {
                 case SENTENCEPIECE_ELSE_GPT2 -> Vocabulary.sentencePieceElseGpt2(files, config, kv);
                 case GEMMA -> Vocabulary.gemma(files, config, kv);
                 case SENTENCEPIECE_NO_SPACE_PREFIX -> Vocabulary.sentencePieceNoSpacePrefix(files, config, kv);
+                case PHI3 -> Vocabulary.phi3(files, config, kv);
             }
         } else {
             Vocabulary.none(kv);
@@ -281,11 +282,11 @@ public final class HfGgufExporter implements ModelExporter {
     /** {@code TextModel.set_gguf_parameters} and the family's own keys, in the converter's order. */
     private static void hyperParameters(Architecture arch, ModelFiles files, Map<?, ?> config, long blockCount, int fileType,
                                         Map<String, MetaValue> kv) {
-        String a = arch.gguf();
         if (!arch.textModelKeys()) {
-            familyKeys(arch, files, config, blockCount, fileType, HfConfig.integer(config, "head_dim"), kv);
+            ownParameters(arch, config, blockCount, fileType, kv);
             return;
         }
+        String a = arch.gguf();
         kv.put(Architectures.BLOCK_COUNT.key(a), MetaValue.u32(blockCount));
         for (HyperParameter h : Architectures.COMMON) put(a, config, h, kv);
         if (Boolean.FALSE.equals(config.get("is_causal"))) kv.put(a + ".attention.causal", new MetaValue.Bool(false));
@@ -327,18 +328,16 @@ public final class HfGgufExporter implements ModelExporter {
             kv.put(a + ".attention.value_length", MetaValue.u32(h));
         });
         kv.put("general.file_type", MetaValue.u32(fileType));
-        familyKeys(arch, files, config, blockCount, fileType, headDim, kv);
+        familyKeys(arch, files, config, headDim, kv);
     }
 
     /** The family's {@link Architecture#extraKeys}, in its order. */
-    private static void familyKeys(Architecture arch, ModelFiles files, Map<?, ?> config, long blockCount, int fileType,
-                                   Optional<Long> headDim, Map<String, MetaValue> kv) {
+    private static void familyKeys(Architecture arch, ModelFiles files, Map<?, ?> config, Optional<Long> headDim,
+                                   Map<String, MetaValue> kv) {
         String a = arch.gguf();
         for (Architecture.FamilyKey k : arch.extraKeys()) {
             switch (k) {
                 case HyperParameter h -> put(a, config, h, kv);
-                case Architecture.BlockCount b -> kv.put(Architectures.BLOCK_COUNT.key(a), MetaValue.u32(blockCount));
-                case Architecture.FileType f -> kv.put("general.file_type", MetaValue.u32(fileType));
                 case Architecture.RopeDimensionCount r -> {
                     long ropeDim = headDim.orElseGet(() -> {
                         long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
@@ -350,8 +349,73 @@ public final class HfGgufExporter implements ModelExporter {
                     kv.put(a + ".rope.dimension_count", MetaValue.u32(ropeDim));
                 }
                 case Architecture.PoolingType p -> poolingType(files).ifPresent(t -> kv.put(a + ".pooling_type", MetaValue.u32(t)));
+                case Architecture.OwnKey o -> throw new IllegalStateException(o + " in a family with TextModel's keys");
             }
         }
+    }
+
+    /**
+     * The keys of a family with its own {@code set_gguf_parameters} (gemma's, gemma2's, phi3's), all in
+     * {@link Architecture#extraKeys}, in its order. Phi3's {@code generate_extra_tensors}
+     * writes a config.json {@code rope_scaling} (longrope/su: {@code rope_factors_long},
+     * {@code rope_factors_short} and {@code rope.scaling.attn_factor}; yarn), which is refused.
+     */
+    private static void ownParameters(Architecture arch, Map<?, ?> config, long blockCount, int fileType,
+                                      Map<String, MetaValue> kv) {
+        String a = arch.gguf();
+        Map<?, ?> rope = ropeParameters(config);
+        Object scaling = config.get("rope_scaling");
+        Object type = rope.get("rope_type") != null ? rope.get("rope_type") : rope.get("type");
+        if ((scaling != null && scaling != io.anamnesis.api.json.Json.NULL) || (type != null && !type.equals("default"))) {
+            String named = type == null ? "without a type" : "type " + type;
+            throw new UnsupportedFeatureException("config.json rope scaling " + named + " on " + a + " is not converted yet"
+                    + (a.equals("phi3") ? " (the converter writes longrope/su as rope_factors_long.weight, "
+                    + "rope_factors_short.weight and phi3.rope.scaling.attn_factor, a 128k Phi-3); a Phi-3 without rope "
+                    + "scaling (4k) is" : ""));
+        }
+        if (config.containsKey("rope_parameters") && rope.containsKey("mrope_section")) {
+            throw new UnsupportedFeatureException("config.json mrope_section is not converted yet");
+        }
+        for (Architecture.FamilyKey k : arch.extraKeys()) {
+            switch (k) {
+                case HyperParameter h -> put(a, config, h, kv);
+                case Architecture.OwnKey o -> {
+                    switch (o) {
+                        case BLOCK_COUNT -> kv.put(Architectures.BLOCK_COUNT.key(a), MetaValue.u32(blockCount));
+                        case ROPE_FREQ_BASE -> kv.put(a + ".rope.freq_base", MetaValue.Real.f32(ropeTheta(config, rope)
+                                .flatMap(HfConfig::number).orElseThrow(() -> badKey("rope_theta", "is missing or not a number"))
+                                .floatValue()));
+                        case FILE_TYPE -> kv.put("general.file_type", MetaValue.u32(fileType));
+                        case PARTIAL_ROPE_DIMENSION_COUNT -> kv.put(a + ".rope.dimension_count", MetaValue.u32(partialRopeDims(config)));
+                        case SLIDING_WINDOW -> {
+                            Object w = config.get("sliding_window");
+                            long window = w == null || w == io.anamnesis.api.json.Json.NULL ? 0 : HfConfig.asInteger(w)
+                                    .filter(v -> v >= 0 && v <= 0xFFFF_FFFFL)
+                                    .orElseThrow(() -> badKey("sliding_window", "is not a GGUF uint32: " + w));
+                            kv.put(a + ".attention.sliding_window", MetaValue.u32(window));
+                        }
+                    }
+                }
+                case Architecture.RopeDimensionCount r -> throw new IllegalStateException("rope dimension count of " + a);
+                case Architecture.PoolingType p -> throw new IllegalStateException("pooling type of " + a);
+            }
+        }
+    }
+
+    /** {@code int(partial_rotary_factor * hidden_size) // num_attention_heads} (phi3), the factor 1.0 when absent. */
+    static long partialRopeDims(Map<?, ?> config) {
+        long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
+        long heads = HfConfig.integer(config, "num_attention_heads").orElseThrow(() -> badKey("num_attention_heads", "is missing"));
+        if (heads <= 0) throw badKey("num_attention_heads", heads + " is not positive");
+        Object f = config.get("partial_rotary_factor");
+        double factor = f == null ? 1.0 : HfConfig.number(f).filter(v -> v > 0 && v <= 1)
+                .orElseThrow(() -> badKey("partial_rotary_factor", "is not a number in (0, 1]: " + f));
+        long dims = (long) (factor * hidden) / heads;
+        if (dims % 2 != 0 || dims > hidden / heads) {
+            throw badKey("partial_rotary_factor", "gives " + dims + " rotary dimensions per head of " + hidden / heads
+                    + ", not an even number within the head");
+        }
+        return dims;
     }
 
     /**
@@ -465,6 +529,16 @@ public final class HfGgufExporter implements ModelExporter {
                 expect(d, 1, "intermediate_size", "columns");
             } else if (n.endsWith("_layernorm.weight") || n.equals("model.norm.weight")) {
                 expect(d, 0, "hidden_size", "elements");
+            } else if (n.endsWith("self_attn.qkv_proj.weight")) {
+                fusedQkvRows(d);
+                expect(d, 1, "hidden_size", "columns");
+            } else if (n.endsWith("mlp.gate_up_proj.weight")) {
+                Optional<Long> ff = HfConfig.integer(config, "intermediate_size");
+                if (ff.isPresent() && d.shape().rank() == 2 && d.shape().dim(0) != 2 * ff.get()) {
+                    throw MalformedFileException.inTensor(n, "has " + d.shape().dim(0) + " rows, but the fused gate and up "
+                            + "projections of config.json intermediate_size " + ff.get() + " are " + 2 * ff.get());
+                }
+                expect(d, 1, "hidden_size", "columns");
             } else if (n.endsWith("self_attn.q_proj.weight") || n.endsWith("self_attn.q_proj.bias")) {
                 attentionRows(d, "num_attention_heads");
             } else if (n.matches(".*self_attn\\.[kv]_proj\\.(weight|bias)")) {
@@ -476,6 +550,23 @@ public final class HfGgufExporter implements ModelExporter {
                                 + ", but " + n + " has shape " + d.shape() + " (one weight per head element)");
                     }
                 });
+            }
+        }
+
+        /**
+         * The fused q/k/v rows: {@code num_attention_heads + 2 x num_key_value_heads} heads of
+         * {@code hidden_size / num_attention_heads} (what llama.cpp's phi3 takes apart).
+         */
+        private void fusedQkvRows(DenseTensor d) {
+            Optional<Long> hidden = HfConfig.integer(config, "hidden_size"), heads = HfConfig.integer(config, "num_attention_heads"),
+                    kv = HfConfig.integer(config, "num_key_value_heads");
+            if (hidden.isEmpty() || heads.isEmpty() || kv.isEmpty() || heads.get() <= 0 || d.shape().rank() != 2) return;
+            long headDim = hidden.get() / heads.get();
+            long rows = (heads.get() + 2 * kv.get()) * headDim;
+            if (d.shape().dim(0) != rows) {
+                throw MalformedFileException.inTensor(d.name(), "has " + d.shape().dim(0) + " rows, but config.json's "
+                        + "num_attention_heads " + heads.get() + " and num_key_value_heads " + kv.get() + " with heads of "
+                        + headDim + " (hidden_size / num_attention_heads) make " + rows + " fused q, k, v rows");
             }
         }
 

@@ -165,6 +165,128 @@ final class Vocabulary {
                 + " vocabulary from it only (--no-vocab writes the GGUF without a vocabulary)");
     }
 
+    /**
+     * Adds the vocabulary's keys as {@code Phi3MiniModel.set_vocab} writes them: a byte-level
+     * BPE tokenizer.json ({@code _set_vocab_gpt2}) when tokenizer_config.json's
+     * {@code tokenizer_class} is {@code GPT2Tokenizer} (Phi-4); else tokenizer.model, read its
+     * own way: {@code vocab_size} entries (config.json's, else the model's), the pieces over
+     * {@code [PAD<i>]} fillers, then the added tokens of added_tokens.json (an id past the
+     * vocabulary skipped), tokenizer_config.json's {@code added_tokens_decoder} and
+     * tokenizer.json's {@code added_tokens} (each score -1000, user-defined, or control when
+     * marked special, the content as it is), model {@code llama}, pre {@code default}, then
+     * SpecialVocab without merges.
+     *
+     * @throws MalformedFileException for a tokenizer_config.json without {@code tokenizer_class},
+     *                                a folder without tokenizer.model (SentencePiece path), or an
+     *                                added token whose id is outside the vocabulary
+     */
+    static void phi3(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
+        phi3(files, config, kv, BpePreTokenizers::require);
+    }
+
+    /** {@link #phi3} with {@code tokenizer.ggml.pre} of a BPE vocabulary given by {@code preTokenizer} (for tests). */
+    static void phi3(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv, Function<ByteLevelBpe, String> preTokenizer) {
+        Optional<Map<?, ?>> tokenizerConfig = files.json("tokenizer_config.json");
+        if (tokenizerConfig.isPresent()) {
+            // the converter reads tokenizer_config_json['tokenizer_class'] and stops without it
+            if (!tokenizerConfig.get().containsKey("tokenizer_class")) {
+                throw new MalformedFileException("tokenizer_config.json has no tokenizer_class, which the converter reads for "
+                        + "a Phi-3 model (GPT2Tokenizer: byte-level BPE, else tokenizer.model)");
+            }
+            if ("GPT2Tokenizer".equals(tokenizerConfig.get().get("tokenizer_class"))) {
+                if (!files.has(ByteLevelBpe.FILE)) {
+                    throw new MalformedFileException("tokenizer_config.json names GPT2Tokenizer, but the model folder has no "
+                            + ByteLevelBpe.FILE + " (--no-vocab writes the GGUF without a vocabulary)");
+                }
+                gpt2(files, config, files.json(ByteLevelBpe.FILE).orElseThrow(), kv, preTokenizer);
+                return;
+            }
+        }
+        byte[] model = files.bytes(SentencePieceModel.FILE).orElseThrow(() -> new MalformedFileException("no "
+                + SentencePieceModel.FILE + " in the model folder, which the converter reads for a Phi-3 model whose "
+                + "tokenizer_class is not GPT2Tokenizer (--no-vocab writes the GGUF without a vocabulary)"));
+        SentencePieceModel sp = SentencePieceModel.parse(model, files.limits().maxArrayLength());
+        int spSize = sp.pieces().size();
+        Object v = config.get("vocab_size");
+        long declared = v == null ? spSize : HfConfig.asInteger(v)
+                .orElseThrow(() -> new MalformedFileException("config.json: vocab_size is not an integer: " + v));
+        if (declared < spSize || declared > files.limits().maxArrayLength()) {
+            throw new MalformedFileException("config.json: vocab_size " + declared + " does not hold the " + spSize + " pieces of "
+                    + SentencePieceModel.FILE);
+        }
+        int vocabSize = (int) declared;
+        String[] tokens = new String[vocabSize];
+        float[] scores = new float[vocabSize];
+        int[] types = new int[vocabSize];
+        for (int i = 0; i < vocabSize; i++) tokens[i] = "[PAD" + i + "]";
+        Arrays.fill(scores, -10000.0f);
+        Arrays.fill(types, UNUSED);
+        for (int id = 0; id < spSize; id++) {
+            SentencePieceModel.Piece p = sp.pieces().get(id);
+            tokens[id] = p.text();
+            scores[id] = p.score();
+            types[id] = switch (p.type()) {
+                case SentencePieceModel.UNKNOWN -> UNKNOWN;
+                case SentencePieceModel.CONTROL -> CONTROL;
+                case SentencePieceModel.UNUSED -> UNUSED;
+                case SentencePieceModel.BYTE -> BYTE;
+                default -> NORMAL;
+            };
+        }
+        files.json("added_tokens.json").ifPresent(added -> added.forEach((k, id) -> {
+            long i = HfConfig.asInteger(id).orElseThrow(() -> new MalformedFileException(
+                    "added_tokens.json: the id of " + k + " is not an integer"));
+            if (i >= vocabSize) return; // the converter skips it
+            if (i < 0) throw new MalformedFileException("added_tokens.json: the id of " + k + " is negative: " + i);
+            tokens[(int) i] = String.valueOf(k);
+            scores[(int) i] = -1000.0f;
+            types[(int) i] = USER_DEFINED;
+        }));
+        Optional<Map<?, ?>> tokenizerJson = files.json(ByteLevelBpe.FILE);
+        List<Map.Entry<Object, Object>> added = new ArrayList<>();
+        if (tokenizerConfig.isPresent() && tokenizerConfig.get().get("added_tokens_decoder") instanceof Map<?, ?> decoder) {
+            for (Map.Entry<?, ?> e : decoder.entrySet()) added.add(Map.entry(e.getKey(), e.getValue()));
+        }
+        if (tokenizerJson.isPresent() && tokenizerJson.get().get("added_tokens") instanceof List<?> list) {
+            for (Object t : list) {
+                if (!(t instanceof Map<?, ?> m)) throw new MalformedFileException(ByteLevelBpe.FILE + ": an added token is not an object");
+                added.add(Map.entry(m.get("id") == null ? "" : m.get("id"), m));
+            }
+        }
+        for (Map.Entry<Object, Object> e : added) {
+            long id;
+            Object key = e.getKey();
+            try {
+                id = key instanceof String str ? Long.parseLong(str) : HfConfig.asInteger(key).orElseThrow(NumberFormatException::new);
+            } catch (NumberFormatException bad) {
+                throw new MalformedFileException("an added token's id " + key + " (tokenizer_config.json or tokenizer.json) is not an integer");
+            }
+            if (id < 0 || id >= vocabSize) {
+                throw new MalformedFileException("added token " + id + " (tokenizer_config.json or tokenizer.json) is outside "
+                        + "the vocabulary of " + vocabSize + " (config.json vocab_size)");
+            }
+            if (!(e.getValue() instanceof Map<?, ?> data) || !(data.get("content") instanceof String content)) {
+                throw new MalformedFileException("added token " + id + " (tokenizer_config.json or tokenizer.json) has no content");
+            }
+            tokens[(int) id] = content;
+            scores[(int) id] = -1000.0f;
+            types[(int) id] = truthy(data.get("special")) ? CONTROL : USER_DEFINED;
+        }
+
+        kv.put("tokenizer.ggml.model", MetaValue.str("llama"));
+        kv.put("tokenizer.ggml.pre", MetaValue.str("default"));
+        List<MetaValue> t = new ArrayList<>(vocabSize), s = new ArrayList<>(vocabSize), y = new ArrayList<>(vocabSize);
+        for (int i = 0; i < vocabSize; i++) {
+            t.add(MetaValue.str(tokens[i]));
+            s.add(MetaValue.Real.f32(scores[i]));
+            y.add(MetaValue.i32(types[i]));
+        }
+        kv.put("tokenizer.ggml.tokens", new MetaValue.Array(MetaValue.Type.STRING, t));
+        kv.put("tokenizer.ggml.scores", new MetaValue.Array(MetaValue.Type.F32, s));
+        kv.put("tokenizer.ggml.token_type", new MetaValue.Array(MetaValue.Type.I32, y));
+        special(files, config, tokenizerJson, tokenizerConfig, Optional.of(vocabSize), false, kv);
+    }
+
     private static MalformedFileException noTokenizer(ModelFiles files) {
         return new MalformedFileException("no tokenizer: neither " + SentencePieceModel.FILE + " nor " + ByteLevelBpe.FILE
                 + " is in " + files.folder().map(Object::toString).orElse("the model folder")
