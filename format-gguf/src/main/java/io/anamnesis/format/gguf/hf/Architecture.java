@@ -32,11 +32,21 @@ import java.util.regex.Pattern;
  *                       writes only its own ({@code extraKeys} are then all its keys, in its order)
  * @param skipped        Hugging Face tensor names the family's {@code modify_tensors} drops
  * @param shifts         values the family's {@code modify_tensors} adds to tensors
+ * @param experts        the per-expert tensors the family's {@code modify_tensors} stacks into
+ *                       one tensor per projection and block, when it is a mixture of experts
  */
 record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors, List<RopeRows> ropeRows,
                     List<FamilyKey> extraKeys, VocabularyRule vocabulary, List<String> requiredConfig,
                     List<Variant> refused, boolean llama3Rope, boolean textModelKeys, List<String> skipped,
-                    List<Shift> shifts) {
+                    List<Shift> shifts, Optional<Experts> experts) {
+
+    /** A family without experts. */
+    Architecture(String gguf, List<String> hfNames, List<TensorName> tensors, List<RopeRows> ropeRows,
+                 List<FamilyKey> extraKeys, VocabularyRule vocabulary, List<String> requiredConfig, List<Variant> refused,
+                 boolean llama3Rope, boolean textModelKeys, List<String> skipped, List<Shift> shifts) {
+        this(gguf, hfNames, tensors, ropeRows, extraKeys, vocabulary, requiredConfig, refused, llama3Rope, textModelKeys,
+                skipped, shifts, Optional.empty());
+    }
 
     /** A family that writes {@code TextModel}'s keys, keeps every tensor and changes no value. */
     Architecture(String gguf, List<String> hfNames, List<TensorName> tensors, List<RopeRows> ropeRows,
@@ -100,6 +110,8 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         LLAMA,
         /** {@code Qwen2Model.set_vocab}: tokenizer.model, else byte-level BPE tokenizer.json; nothing after. */
         SENTENCEPIECE_ELSE_GPT2,
+        /** {@code TextModel.set_vocab} ({@code _set_vocab_gpt2}): byte-level BPE tokenizer.json only. */
+        GPT2,
         /**
          * {@code GemmaModel.set_vocab}: tokenizer.model only; then a second {@code SpecialVocab}
          * for CodeGemma's fill-in-the-middle kinds with fixed ids (of which gguf-py writes only
@@ -183,5 +195,63 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * A mixture of experts as the family's {@code modify_tensors} merges it: the tensors named
+     * {@code expert} (with {@code {bid}} the block, {@code {xid}} the expert, {@code {proj}} one
+     * of {@code projections}) of a block are held until all {@code count} x projections have
+     * come, then each projection's experts, in expert order, are stacked ({@code torch.stack},
+     * dim 0) into one tensor named {@code stacked}, which the family's {@link #tensors} map;
+     * the projections in {@code projections}' order.
+     *
+     * @param expert      the Hugging Face name of one expert's projection
+     * @param projections the projections, in the order the converter writes their stacks
+     * @param stacked     the Hugging Face name the stack takes before it is mapped
+     * @param count       the config.json key(s) of the number of experts
+     * @param width       the config.json key of an expert's feed-forward width
+     * @param router      the Hugging Face name suffix of the router, whose rows are the experts
+     * @param config      config.json values llama.cpp's graph for the family assumes
+     */
+    record Experts(String expert, List<Projection> projections, String stacked, HyperParameter count, String width,
+                   String router, List<ConfigValue> config) {
+
+        /** One expert projection; {@code widthRows}: its rows (else its columns) are the feed-forward width. */
+        record Projection(String name, boolean widthRows) {
+        }
+
+        /** A tensor name of one expert: block, expert and projection. */
+        record Name(int block, long expert, Projection projection) {
+        }
+
+        /** Block, expert and projection of {@code hfName}, when it is an expert's tensor. */
+        Optional<Name> match(String hfName) {
+            String alternatives = String.join("|", projections.stream().map(p -> Pattern.quote(p.name())).toList());
+            Pattern p = Pattern.compile(Pattern.quote(expert).replace("{bid}", "\\E(\\d{1,9})\\Q")
+                    .replace("{xid}", "\\E(\\d{1,18})\\Q").replace("{proj}", "\\E(" + alternatives + ")\\Q"));
+            Matcher m = p.matcher(hfName);
+            if (!m.matches()) return Optional.empty();
+            Projection proj = projections.stream().filter(x -> x.name().equals(m.group(3))).findFirst().orElseThrow();
+            return Optional.of(new Name(Integer.parseInt(m.group(1)), Long.parseLong(m.group(2)), proj));
+        }
+
+        /** The Hugging Face name of expert {@code xid}'s {@code proj} in block {@code bid}. */
+        String name(int bid, long xid, Projection proj) {
+            return expert.replace("{bid}", Integer.toString(bid)).replace("{xid}", Long.toString(xid)).replace("{proj}", proj.name());
+        }
+
+        /** The Hugging Face name of block {@code bid}'s stack of {@code proj}. */
+        String stackedName(int bid, Projection proj) {
+            return stacked.replace("{bid}", Integer.toString(bid)).replace("{proj}", proj.name());
+        }
+    }
+
+    /**
+     * A config.json value the family's llama.cpp graph assumes: {@code key} must be
+     * {@code value} (a boolean, an integer, or an empty list); when absent, the model class's
+     * default is taken when {@code required} is false (the default is {@code value}), refused
+     * otherwise (its default differs from what llama.cpp computes).
+     */
+    record ConfigValue(String key, Object value, boolean required, String why) {
     }
 }

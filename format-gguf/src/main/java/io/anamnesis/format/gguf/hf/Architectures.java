@@ -27,6 +27,10 @@ import java.util.Optional;
  * weight, and read only a SentencePiece tokenizer.model; gemma2's four norms per block;
  * verified by llama.cpp computing the logits of an independent forward pass.
  *
+ * <p>qwen3moe: {@code Qwen3MoeModel}: qwen3's attention, a router and the experts stacked
+ * into one 3-D tensor per projection and block; verified by llama.cpp computing the logits of
+ * an independent forward pass.
+ *
  * <p>phi3: {@code Phi3MiniModel} ({@code Phi3ForCausalLM}): fused attention and feed-forward
  * tensors, its own keys and vocabulary reading; verified the same way as qwen2/qwen3.
  */
@@ -120,6 +124,53 @@ final class Architectures {
                             + "pooling type rank, a rerank chat template)"),
                     new Architecture.Variant("qwen3-vl-reranker", "a Qwen3-VL reranker")),
             false);
+
+    /**
+     * Qwen3-MoE ({@code Qwen3MoeModel}, a {@code Qwen2MoeModel}): Qwen3's attention (per-head q/k
+     * RMS norms, no biases), a router ({@code mlp.gate}, kept F32 as every {@code ffn_gate_inp}) and
+     * each block's experts stacked per projection into {@code ffn_down_exps}, {@code ffn_gate_exps},
+     * {@code ffn_up_exps} (that order: {@code Qwen2MoeModel.modify_tensors}); no dense feed-forward.
+     * TextModel's keys (with {@code expert_count} and {@code expert_used_count}), then
+     * {@code expert_feed_forward_length}; no pooling type; {@code TextModel.set_vocab}, byte-level BPE.
+     */
+    static final Architecture QWEN3MOE = new Architecture("qwen3moe", List.of("Qwen3MoeForCausalLM"),
+            List.of(
+                    Architecture.TensorName.of("model.embed_tokens", "token_embd"),
+                    Architecture.TensorName.of("lm_head", "output"),
+                    Architecture.TensorName.of("model.norm", "output_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_norm", "blk.{bid}.attn_q_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_norm", "blk.{bid}.attn_k_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.gate", "blk.{bid}.ffn_gate_inp"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.gate_proj", "blk.{bid}.ffn_gate_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.up_proj", "blk.{bid}.ffn_up_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.down_proj", "blk.{bid}.ffn_down_exps")),
+            List.of(),
+            // Qwen2MoeModel.set_gguf_parameters: TextModel's, then the experts' width and the shared expert's
+            List.of(HyperParameter.u32("{arch}.expert_feed_forward_length", "moe_intermediate_size"),
+                    HyperParameter.u32("{arch}.expert_shared_feed_forward_length", "shared_expert_intermediate_size")),
+            Architecture.VocabularyRule.GPT2,
+            concat(QWEN2_REQUIRED, List.of("head_dim", "num_experts", "num_experts_per_tok", "moe_intermediate_size")),
+            List.of(), false, true, List.of(), List.of(),
+            Optional.of(new Architecture.Experts("model.layers.{bid}.mlp.experts.{xid}.{proj}.weight",
+                    List.of(new Architecture.Experts.Projection("down_proj", false),
+                            new Architecture.Experts.Projection("gate_proj", true),
+                            new Architecture.Experts.Projection("up_proj", true)),
+                    "model.layers.{bid}.mlp.experts.{proj}.weight",
+                    HyperParameter.u32("{arch}.expert_count", "num_local_experts", "num_experts").asRequired(),
+                    "moe_intermediate_size", "mlp.gate.weight",
+                    // llama.cpp's qwen3moe graph: every block sparse, the top-k weights renormalized (norm_w true)
+                    List.of(new Architecture.ConfigValue("norm_topk_prob", Boolean.TRUE, true, "llama.cpp's qwen3moe "
+                                    + "always renormalizes the chosen experts' weights (transformers' default is false)"),
+                            new Architecture.ConfigValue("decoder_sparse_step", 1L, false, "llama.cpp's qwen3moe has "
+                                    + "experts in every block"),
+                            new Architecture.ConfigValue("mlp_only_layers", List.of(), false, "llama.cpp's qwen3moe has "
+                                    + "experts in every block, no dense one")))));
 
     /** The tensors of a Gemma decoder ({@code MODEL_ARCH.GEMMA}'s; it has no output.weight: the embeddings are tied). */
     private static final List<Architecture.TensorName> GEMMA_TENSORS = List.of(
@@ -239,7 +290,7 @@ final class Architectures {
                     "intermediate_size", "num_attention_heads", "num_key_value_heads", "rms_norm_eps", "rope_theta"),
             List.of(), false, false, List.of(), List.of());
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, PHI3);
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, PHI3, QWEN3MOE);
 
     private static <T> List<T> concat(List<T> a, List<T> b) {
         return java.util.stream.Stream.concat(a.stream(), b.stream()).toList();

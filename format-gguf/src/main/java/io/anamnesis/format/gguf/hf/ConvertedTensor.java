@@ -128,6 +128,40 @@ final class ConvertedTensor {
     }
 
     /**
+     * {@code experts} stacked along a new first dimension ({@code torch.stack(dim=0)}), each
+     * converted as {@link #converted} makes it, written as {@code to}: expert {@code x}'s
+     * elements are the output's {@code [x * E, (x + 1) * E)} for experts of {@code E} elements.
+     * A chunk opens only the experts it overlaps, and each reads only the band it writes, so
+     * memory stays bounded however many experts there are. The experts have one shape.
+     */
+    static PlannedTensor stacked(java.util.List<DenseTensor> experts, String name, DType to) {
+        DenseTensor first = experts.getFirst();
+        long[] dims = first.shape().toArray();
+        long[] out = new long[dims.length + 1];
+        out[0] = experts.size();
+        System.arraycopy(dims, 0, out, 1, dims.length);
+        long per = first.elementCount();
+        java.util.List<PlannedTensor> parts = experts.stream().map(e -> {
+            if (!e.shape().equals(first.shape())) throw new IllegalArgumentException(e.name() + " is not of " + first.shape());
+            return converted(e, name, Optional.empty(), to);
+        }).toList();
+        return new PlannedTensor(name, to, io.anamnesis.api.Shape.of(out), 1, arena -> {
+            ChunkFiller[] open = new ChunkFiller[parts.size()];
+            return (start, count, dest) -> {
+                long done = 0;
+                while (done < count) {
+                    long at = start + done;
+                    int x = Math.toIntExact(at / per);
+                    long offset = at % per, n = Math.min(count - done, per - offset);
+                    if (open[x] == null) open[x] = parts.get(x).producer().open(arena);
+                    open[x].fill(offset, n, dest.asSlice(to.byteSize(done), to.byteSize(n)));
+                    done += n;
+                }
+            };
+        });
+    }
+
+    /**
      * Copies {@code n} stored BF16 values of {@code part} into {@code halves}, setting the
      * quiet bit of every NaN as gguf-py's rounding does; says whether any was set.
      */

@@ -46,6 +46,8 @@ public final class HfGgufExporter implements ModelExporter {
     /** Tensors the converter drops ({@code prepare_tensors}). */
     private static final List<String> DROPPED = List.of(".attention.masked_bias", ".attention.bias", ".rotary_emb.inv_freq");
     private static final Pattern LAYER = Pattern.compile("(?:^|\\.)layers\\.(\\d+)\\.");
+    /** The routers, which {@code prepare_tensors} keeps F32 whatever the output type (FFN_GATE_INP, FFN_GATE_INP_SHEXP). */
+    private static final Pattern ROUTER = Pattern.compile("blk\\.\\d+\\.ffn_gate_inp(_shexp)?\\.weight");
 
     @Override
     public String format() {
@@ -82,6 +84,7 @@ public final class HfGgufExporter implements ModelExporter {
         Architecture arch = architecture(config);
         String folder = files.folder().map(p -> p.getFileName() == null ? "" : p.getFileName().toString()).orElse("");
         requireConfig(arch, config);
+        arch.experts().ifPresent(e -> expectConfig(arch, e, config));
         refuseVariants(arch, files, config, folder);
         long blockCount = required(config, Architectures.BLOCK_COUNT);
         if (blockCount < 0 || blockCount > Integer.MAX_VALUE) throw badKey("num_hidden_layers", blockCount + " is out of range");
@@ -99,16 +102,15 @@ public final class HfGgufExporter implements ModelExporter {
 
         Shapes shapes = new Shapes(config);
         List<PlannedTensor> out = new ArrayList<>();
+        Optional<Stacks> stacks = arch.experts().map(e -> new Stacks(arch, e, config, blockCount, outtype, request.encoder()));
         // generate_extra_tensors comes first in prepare_tensors' chain
         Map<?, ?> rope = ropeParameters(config);
         if (arch.llama3Rope()) RopeFreqs.llama3(config, rope, ropeTheta(config, rope).flatMap(HfConfig::number)).ifPresent(out::add);
         for (DenseTensor d : inputs) {
             if (DROPPED.stream().anyMatch(d.name()::endsWith) || arch.skipped().contains(d.name())) continue;
+            if (stacks.isPresent() && stacks.get().take(d, out)) continue;
             String name = arch.map(d.name(), (int) blockCount).orElseThrow(() -> unmapped(d.name(), blockCount, arch));
-            if (!d.isNumeric()) {
-                throw UnsupportedFeatureException.inTensor(d.name(), "holds " + d.storedDType() + ", not floats; "
-                        + "the converter writes float tensors only");
-            }
+            requireFloats(d);
             shapes.check(d);
             Optional<Long> heads = Optional.empty();
             for (Architecture.RopeRows r : arch.ropeRows()) {
@@ -116,6 +118,7 @@ public final class HfGgufExporter implements ModelExporter {
             }
             out.add(typed(d, name, heads, arch.shift(d.name()), outtype, request.encoder()));
         }
+        stacks.ifPresent(Stacks::requireAll);
 
         long params = 0;
         for (PlannedTensor t : out) params += t.elementCount();
@@ -124,7 +127,7 @@ public final class HfGgufExporter implements ModelExporter {
         kv.put("general.type", MetaValue.str("model"));
         sampling(files, kv);
         ModelNaming naming = ModelNaming.of(Optional.ofNullable(config.get("_name_or_path")).filter(String.class::isInstance)
-                .map(String.class::cast), folder, params);
+                .map(String.class::cast), folder, params, sizeLabel(out));
         putString(kv, "general.name", naming.name() == null ? folder : naming.name());
         putString(kv, "general.version", naming.version());
         putString(kv, "general.organization", naming.organization());
@@ -137,6 +140,7 @@ public final class HfGgufExporter implements ModelExporter {
             switch (arch.vocabulary()) {
                 case LLAMA -> Vocabulary.llama(files, config, kv);
                 case SENTENCEPIECE_ELSE_GPT2 -> Vocabulary.sentencePieceElseGpt2(files, config, kv);
+                case GPT2 -> Vocabulary.gpt2(files, config, kv);
                 case GEMMA -> Vocabulary.gemma(files, config, kv);
                 case SENTENCEPIECE_NO_SPACE_PREFIX -> Vocabulary.sentencePieceNoSpacePrefix(files, config, kv);
                 case PHI3 -> Vocabulary.phi3(files, config, kv);
@@ -150,7 +154,7 @@ public final class HfGgufExporter implements ModelExporter {
     /** Tensor {@code d} under its GGUF {@code name}, in the type the converter gives it for {@code outtype}. */
     private static PlannedTensor typed(DenseTensor d, String name, Optional<Long> heads, Optional<Architecture.Shift> shift,
                                        String outtype, ExportRequest.Encoder encoder) {
-        boolean f32 = d.shape().rank() <= 1 || name.endsWith("_norm.weight") || !name.endsWith(".weight");
+        boolean f32 = d.shape().rank() <= 1 || name.endsWith("_norm.weight") || !name.endsWith(".weight") || ROUTER.matcher(name).matches();
         if (f32 || outtype.equals("f32")) return ConvertedTensor.values(d, name, heads, shift);
         if (outtype.equals("q8_0")) {
             // gguf-py raises QuantError for a row that is not whole blocks; the converter then writes F16
@@ -158,6 +162,52 @@ public final class HfGgufExporter implements ModelExporter {
             return encoder.encode(ConvertedTensor.dense(ConvertedTensor.values(d, name, heads, shift)), "ggml:q8_0");
         }
         return ConvertedTensor.converted(d, name, heads, outtype.equals("f16") ? DType.F16 : DType.BF16, shift);
+    }
+
+    /**
+     * Stacked experts in the type the converter gives a 3-D weight for {@code outtype}: the
+     * output type, F16 for Q8_0 rows that are not whole blocks.
+     */
+    private static PlannedTensor typedStack(List<DenseTensor> experts, String name, String outtype, ExportRequest.Encoder encoder) {
+        return switch (outtype) {
+            case "f32" -> ConvertedTensor.stacked(experts, name, DType.F32);
+            case "f16" -> ConvertedTensor.stacked(experts, name, DType.F16);
+            case "bf16" -> ConvertedTensor.stacked(experts, name, DType.BF16);
+            case "q8_0" -> experts.getFirst().shape().lastDim() % 32 != 0 ? ConvertedTensor.stacked(experts, name, DType.F16)
+                    : encoder.encode(ConvertedTensor.dense(ConvertedTensor.stacked(experts, name, DType.F32)), "ggml:q8_0");
+            default -> throw new IllegalStateException(outtype);
+        };
+    }
+
+    private static void requireFloats(DenseTensor d) {
+        if (!d.isNumeric()) {
+            throw UnsupportedFeatureException.inTensor(d.name(), "holds " + d.storedDType() + ", not floats; "
+                    + "the converter writes float tensors only");
+        }
+    }
+
+    /**
+     * gguf-py's size label: {@code <experts>x<shared + one expert's parameters>} when the file
+     * has stacked experts ({@code _exps.} tensors of three dimensions), else the total
+     * ({@code get_total_parameter_count}, {@code size_label}); null without parameters.
+     */
+    static String sizeLabel(List<PlannedTensor> tensors) {
+        long total = 0, shared = 0, expert = 0, expertSum = 0, stacksSeen = 0;
+        for (PlannedTensor t : tensors) {
+            long size = t.elementCount();
+            total += size;
+            if (t.name().contains("_exps.") && t.shape().rank() >= 3) {
+                long n = t.shape().dim(t.name().contains(".bias") ? t.shape().rank() - 2 : t.shape().rank() - 3);
+                expert += n == 0 ? 0 : size / n;
+                expertSum += n;
+                stacksSeen++;
+            } else {
+                shared += size;
+            }
+        }
+        long experts = stacksSeen > 0 ? expertSum / stacksSeen : 0;
+        if (experts > 0) return experts + "x" + ModelNaming.sizeLabel(shared + expert);
+        return total > 0 ? ModelNaming.sizeLabel(total) : null;
     }
 
     private static Architecture architecture(Map<?, ?> config) {
@@ -319,9 +369,7 @@ public final class HfGgufExporter implements ModelExporter {
         ropeTheta(config, rope).flatMap(HfConfig::number).ifPresent(t -> kv.put(a + ".rope.freq_base", MetaValue.Real.f32(t.floatValue())));
         put(a, config, Architectures.RMS_EPS, kv);
         put(a, config, Architectures.NORM_EPS, kv);
-        if (HfConfig.find(config, List.of("num_local_experts", "num_experts")).filter(v -> v != io.anamnesis.api.json.Json.NULL).isPresent()) {
-            throw new UnsupportedFeatureException("mixture-of-experts models are not converted yet");
-        }
+        expertKeys(arch, config, kv);
         Optional<Long> headDim = HfConfig.integer(config, "head_dim");
         headDim.ifPresent(h -> {
             kv.put(a + ".attention.key_length", MetaValue.u32(h));
@@ -329,6 +377,58 @@ public final class HfGgufExporter implements ModelExporter {
         });
         kv.put("general.file_type", MetaValue.u32(fileType));
         familyKeys(arch, files, config, headDim, kv);
+    }
+
+    /**
+     * TextModel's expert keys: {@code expert_count} and {@code expert_used_count}, both
+     * {@code add_uint32}, each when config.json has it. A family without
+     * {@link Architecture#experts} refuses a count (the converter would write the experts
+     * unstacked, or not at all); the expert-group and gating-function keys are refused (not
+     * checked against llama.cpp).
+     */
+    private static void expertKeys(Architecture arch, Map<?, ?> config, Map<String, MetaValue> kv) {
+        String a = arch.gguf();
+        boolean counted = HfConfig.find(config, EXPERT_COUNT.hfKeys()).filter(v -> v != io.anamnesis.api.json.Json.NULL).isPresent();
+        if (counted && arch.experts().isEmpty()) {
+            throw new UnsupportedFeatureException("mixture-of-experts " + arch.hfNames().getFirst() + " models are not converted "
+                    + "yet (experts: " + String.join(", ", Architectures.ALL.stream().filter(x -> x.experts().isPresent())
+                    .flatMap(x -> x.hfNames().stream()).toList()) + ")");
+        }
+        if (!counted) return;
+        for (String k : List.of("n_group", "topk_group", "score_function", "scoring_func", "score_func", "moe_router_activation",
+                "moe_router_activation_func")) {
+            if (config.get(k) != null && config.get(k) != io.anamnesis.api.json.Json.NULL) {
+                throw new UnsupportedFeatureException("config.json " + k + " (expert groups or gating function) is not converted yet");
+            }
+        }
+        put(a, config, EXPERT_COUNT, kv);
+        put(a, config, EXPERT_USED_COUNT, kv);
+    }
+
+    private static final HyperParameter EXPERT_COUNT = HyperParameter.u32("{arch}.expert_count", "num_local_experts", "num_experts");
+    private static final HyperParameter EXPERT_USED_COUNT =
+            HyperParameter.u32("{arch}.expert_used_count", "num_experts_per_tok", "num_experts_per_token", "top_k_experts");
+
+    /** The family's {@link Architecture.Experts#config}: each value as llama.cpp's graph assumes it, else refused naming it. */
+    private static void expectConfig(Architecture arch, Architecture.Experts experts, Map<?, ?> config) {
+        for (Architecture.ConfigValue c : experts.config()) {
+            Object v = config.get(c.key());
+            if (v == null || v == io.anamnesis.api.json.Json.NULL) {
+                if (c.required()) throw badKey(c.key(), "is missing; " + arch.hfNames().getFirst() + " needs it " + c.value()
+                        + ": " + c.why());
+                continue;
+            }
+            boolean same = switch (c.value()) {
+                case Boolean b -> b.equals(v);
+                case Long n -> HfConfig.asInteger(v).filter(n::equals).isPresent();
+                case List<?> l -> v instanceof List<?> got && got.equals(l);
+                default -> throw new IllegalStateException(c.toString());
+            };
+            if (!same) {
+                throw new UnsupportedFeatureException("config.json " + c.key() + " is " + v + ", not " + c.value() + ": "
+                        + c.why() + "; not converted");
+            }
+        }
     }
 
     /** The family's {@link Architecture#extraKeys}, in its order. */
@@ -503,6 +603,108 @@ public final class HfGgufExporter implements ModelExporter {
 
     static MalformedFileException badKey(String key, String why) {
         return new MalformedFileException("config.json " + key + " " + why);
+    }
+
+    /**
+     * A mixture of experts' per-expert tensors, held per block as {@code modify_tensors} holds
+     * them until the block's last one comes, then planned as one stacked tensor per projection
+     * ({@link ConvertedTensor#stacked}: nothing is read until the file is written). Each expert
+     * is checked against config.json (expert number, feed-forward width, hidden size), and at
+     * the end every block must have had all its experts: the converter would write a file
+     * llama.cpp cannot load without them.
+     */
+    private static final class Stacks {
+        private final Architecture arch;
+        private final Architecture.Experts experts;
+        private final Map<?, ?> config;
+        private final long blockCount, count;
+        private final String countKey, outtype;
+        private final ExportRequest.Encoder encoder;
+        private final Map<Integer, Map<String, DenseTensor>> held = new HashMap<>();
+        private final java.util.Set<Integer> stacked = new java.util.HashSet<>();
+
+        Stacks(Architecture arch, Architecture.Experts experts, Map<?, ?> config, long blockCount, String outtype,
+               ExportRequest.Encoder encoder) {
+            this.arch = arch;
+            this.experts = experts;
+            this.config = config;
+            this.blockCount = blockCount;
+            this.outtype = outtype;
+            this.encoder = encoder;
+            this.countKey = experts.count().hfKeys().stream().filter(config::containsKey).findFirst()
+                    .orElse(experts.count().hfKeys().getLast());
+            this.count = HfConfig.integer(config, countKey).filter(n -> n > 0 && n <= Integer.MAX_VALUE)
+                    .orElseThrow(() -> badKey(countKey, "is missing or not a positive number of experts"));
+        }
+
+        /** Holds {@code d} when it is an expert's tensor, adding the block's stacks to {@code out} with its last one. */
+        boolean take(DenseTensor d, List<PlannedTensor> out) {
+            Optional<Architecture.Experts.Name> match = experts.match(d.name());
+            if (match.isEmpty()) {
+                if (d.name().endsWith("." + experts.router()) && d.shape().rank() == 2 && d.shape().dim(0) != count) {
+                    throw badKey(countKey, "is " + count + ", but the router " + d.name() + " has " + d.shape().dim(0)
+                            + " rows (one per expert)");
+                }
+                return false;
+            }
+            Architecture.Experts.Name x = match.get();
+            // not the name the converter looks up (leading zeros), or a block beyond block_count: not mapped
+            if (!experts.name(x.block(), x.expert(), x.projection()).equals(d.name()) || x.block() >= blockCount) return false;
+            if (x.expert() >= count) {
+                throw MalformedFileException.inTensor(d.name(), "is expert " + x.expert() + ", but config.json " + countKey
+                        + " is " + count + " (experts 0 to " + (count - 1) + ")");
+            }
+            requireFloats(d);
+            check(d, x.projection());
+            Map<String, DenseTensor> block = held.computeIfAbsent(x.block(), b -> new HashMap<>());
+            block.put(d.name(), d);
+            if (block.size() < count * experts.projections().size()) return true;
+            for (Architecture.Experts.Projection p : experts.projections()) {
+                List<DenseTensor> list = new ArrayList<>();
+                for (long xid = 0; xid < count; xid++) list.add(block.get(experts.name(x.block(), xid, p)));
+                String stack = experts.stackedName(x.block(), p);
+                String name = arch.map(stack, (int) blockCount).orElseThrow(() -> new IllegalStateException(stack + " unmapped"));
+                out.add(typedStack(list, name, outtype, encoder));
+            }
+            held.remove(x.block());
+            stacked.add(x.block());
+            return true;
+        }
+
+        /** An expert's projection is a matrix of the feed-forward width by hidden_size, as config.json says. */
+        private void check(DenseTensor d, Architecture.Experts.Projection p) {
+            if (d.shape().rank() != 2) {
+                throw MalformedFileException.inTensor(d.name(), "has shape " + d.shape() + ", not a matrix (an expert's projection)");
+            }
+            long width = HfConfig.integer(config, experts.width()).orElseThrow(() -> badKey(experts.width(), "is missing"));
+            long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
+            long w = d.shape().dim(p.widthRows() ? 0 : 1), h = d.shape().dim(p.widthRows() ? 1 : 0);
+            if (w != width) {
+                throw badKey(experts.width(), "is " + width + ", but " + d.name() + " has " + w + (p.widthRows() ? " rows" : " columns"));
+            }
+            if (h != hidden) {
+                throw badKey("hidden_size", "is " + hidden + ", but " + d.name() + " has " + h + (p.widthRows() ? " columns" : " rows"));
+            }
+        }
+
+        /** Every block's experts were stacked; else the first missing expert tensor, by name. */
+        void requireAll() {
+            for (int bid = 0; bid < blockCount; bid++) {
+                if (stacked.contains(bid)) continue;
+                Map<String, DenseTensor> block = held.getOrDefault(bid, Map.of());
+                for (long xid = 0; xid < count; xid++) {
+                    for (Architecture.Experts.Projection p : experts.projections()) {
+                        String name = experts.name(bid, xid, p);
+                        if (!block.containsKey(name)) {
+                            throw new MalformedFileException("the model has no tensor " + name + ": block " + bid + " has "
+                                    + block.size() + " of its " + count + " experts' " + experts.projections().size()
+                                    + " projections (config.json " + countKey + " " + count + "), which "
+                                    + arch.hfNames().getFirst() + " stacks per block");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /**

@@ -32,6 +32,14 @@ record ModelNaming(String name, String organization, String basename, String fin
      * @param totalParams the output tensors' element count
      */
     static ModelNaming of(Optional<String> nameOrPath, String folder, long totalParams) {
+        return of(nameOrPath, folder, totalParams, totalParams > 0 ? sizeLabel(totalParams) : null);
+    }
+
+    /**
+     * {@link #of(Optional, String, long)} with the size label gguf-py derives from the
+     * tensors when the names give none ({@code 8x7.2B} for stacked experts).
+     */
+    static ModelNaming of(Optional<String> nameOrPath, String folder, long totalParams, String derivedSize) {
         String name = null, org = null, base = null, fine = null, version = null, size = null;
         List<Optional<String>> ids = new ArrayList<>();
         ids.add(nameOrPath.filter(n -> n.chars().filter(c -> c == '/').count() <= 1));
@@ -46,7 +54,7 @@ record ModelNaming(String name, String organization, String basename, String fin
             if (version == null) version = c[4];
             if (size == null) size = c[5];
         }
-        if (size == null && totalParams > 0) size = sizeLabel(totalParams);
+        if (size == null && totalParams > 0) size = derivedSize;
         return new ModelNaming(name, org, base, fine, version, size);
     }
 

@@ -110,6 +110,15 @@ final class Vocabulary {
         sentencePieceElseGpt2(files, config, kv, BpePreTokenizers::require);
     }
 
+    /**
+     * Adds the vocabulary's keys as {@code TextModel.set_vocab} writes them
+     * ({@code _set_vocab_gpt2}): the byte-level BPE tokenizer.json only.
+     */
+    static void gpt2(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
+        if (!files.has(ByteLevelBpe.FILE)) throw noTokenizer(files);
+        gpt2(files, config, files.json(ByteLevelBpe.FILE).orElseThrow(), kv, BpePreTokenizers::require);
+    }
+
     /** {@link #sentencePieceElseGpt2} with {@code tokenizer.ggml.pre} given by {@code preTokenizer} (for tests). */
     static void sentencePieceElseGpt2(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv,
                                       Function<ByteLevelBpe, String> preTokenizer) {
