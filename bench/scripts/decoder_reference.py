@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """An independent forward pass of a Hugging Face decoder folder (LlamaForCausalLM,
-Qwen2ForCausalLM, Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, Phi3ForCausalLM), to check what
+Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, Phi3ForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -32,7 +32,14 @@ code or the converter's.
 --variant computes a deliberately wrong model, to show a comparison catches it: no-norm-shift
 (Gemma's norm weights used as w, not 1 + w), no-embed-scale (Gemma's embeddings not scaled),
 no-softcap (Gemma2's soft-caps left out), no-window (Gemma2's sliding window left out).
---mutate swap-gate-up|swap-k-v computes the Phi-3 reference with the fused halves swapped.
+--mutate swap-gate-up|swap-k-v computes the Phi-3 reference with the fused halves swapped;
+--mutate reverse-experts the Qwen3-MoE reference with its experts numbered backwards.
+
+Qwen3MoeForCausalLM (make qwen3moe: 4 experts, 2 per token, expert width 48, no dense MLP):
+the MLP is, per token, softmax(h Wr^T) over the router mlp.gate, the top num_experts_per_tok
+experts' weights divided by their sum (norm_topk_prob), and the weighted sum of each chosen
+expert's (silu(h Wg_e^T) * h Wu_e^T) Wd_e^T; the router is not rounded by --weights f16 (the
+GGUF keeps it F32).
 
 The forward pass, in float64:
   x = embed[tokens]
@@ -262,7 +269,8 @@ def make_phi3(out, sp_tokenizer=None, seed=0, theta=10000.0, partial=None):
                        "tokenizer_class": "LlamaTokenizer"}, f, indent=2)
 
 
-def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=1000000.0, sp=None):
+def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=1000000.0, sp=None, experts=4, top_k=2,
+         moe_inter=48):
     if arch in ("gemma", "gemma2"):
         return make_gemma(arch, out, sp, seed)
     rng = np.random.default_rng(seed)
@@ -272,8 +280,10 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
         top = max(list(tj["model"]["vocab"].values()) + [t["id"] for t in tj.get("added_tokens", [])])
         vocab = 151936 if top < 151936 else (top + 64) // 64 * 64
     hidden, inter, layers, heads, kv = 64, 160, 2, 4, 2
-    head_dim = 32 if arch == "qwen3" else hidden // heads
-    cls = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}[arch]
+    moe = arch == "qwen3moe"
+    head_dim = 32 if arch in ("qwen3", "qwen3moe") else hidden // heads
+    cls = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
+           "qwen3moe": "Qwen3MoeForCausalLM"}[arch]
     config = {
         "architectures": [cls], "model_type": arch, "vocab_size": vocab, "hidden_size": hidden,
         "intermediate_size": inter, "num_hidden_layers": layers, "num_attention_heads": heads,
@@ -286,9 +296,13 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
         config["rope_scaling"] = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                                   "original_max_position_embeddings": llama3, "rope_type": "llama3"}
         config["original_max_position_embeddings"] = llama3
-    if arch == "qwen3":
+    if arch in ("qwen3", "qwen3moe"):
         config["head_dim"] = head_dim
         config["attention_bias"] = False
+    if moe:
+        config.update({"model_type": "qwen3_moe", "num_experts": experts, "num_experts_per_tok": top_k,
+                       "moe_intermediate_size": moe_inter, "norm_topk_prob": True, "decoder_sparse_step": 1,
+                       "mlp_only_layers": [], "output_router_logits": False, "router_aux_loss_coef": 0.001})
     if arch == "qwen2":
         config.update({"use_sliding_window": False, "sliding_window": 4096, "max_window_layers": layers})
 
@@ -306,11 +320,18 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
             t[p + "self_attn.q_proj.bias"] = w(heads * head_dim, s=0.5)
             t[p + "self_attn.k_proj.bias"] = w(kv * head_dim, s=0.5)
             t[p + "self_attn.v_proj.bias"] = w(kv * head_dim, s=0.5)
-        if arch == "qwen3":
+        if arch in ("qwen3", "qwen3moe"):
             t[p + "self_attn.q_norm.weight"] = 1 + w(head_dim, s=0.3)
             t[p + "self_attn.k_norm.weight"] = 1 + w(head_dim, s=0.3)
         t[p + "self_attn.o_proj.weight"] = w(hidden, heads * head_dim)
         t[p + "post_attention_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        if moe:
+            t[p + "mlp.gate.weight"] = w(experts, hidden, s=0.5)
+            for x in range(experts):
+                t[p + f"mlp.experts.{x}.gate_proj.weight"] = w(moe_inter, hidden)
+                t[p + f"mlp.experts.{x}.up_proj.weight"] = w(moe_inter, hidden)
+                t[p + f"mlp.experts.{x}.down_proj.weight"] = w(hidden, moe_inter)
+            continue
         t[p + "mlp.gate_proj.weight"] = w(inter, hidden)
         t[p + "mlp.up_proj.weight"] = w(inter, hidden)
         t[p + "mlp.down_proj.weight"] = w(hidden, inter)
@@ -378,7 +399,9 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
     for f in files:
         W.update(read_safetensors(os.path.join(folder, f)))
     if weights == "f16":
-        W = {k: (v.astype(np.float16).astype(np.float64) if v.ndim == 2 else v) for k, v in W.items()}
+        # a router (mlp.gate) stays F32 in the GGUF, as every ffn_gate_inp
+        W = {k: (v.astype(np.float16).astype(np.float64) if v.ndim == 2 and not k.endswith("mlp.gate.weight") else v)
+             for k, v in W.items()}
     H, KV = cfg["num_attention_heads"], cfg.get("num_key_value_heads", cfg["num_attention_heads"])
     hidden = cfg["hidden_size"]
     d = cfg.get("head_dim") or hidden // H
@@ -463,6 +486,9 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
             g, u = np.split(h @ W[p + "mlp.gate_up_proj.weight"].T, 2, axis=-1)   # rows [gate | up]
             if mutate == "swap-gate-up":
                 g, u = u, g
+        elif arch == "Qwen3MoeForCausalLM":
+            x = x + moe(cfg, W, p, h, mutate)
+            continue
         else:
             g = h @ W[p + "mlp.gate_proj.weight"].T
             u = h @ W[p + "mlp.up_proj.weight"].T
@@ -483,11 +509,35 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
     return arch, logits
 
 
+def moe(cfg, W, p, h, mutate=None):
+    """Qwen3-MoE's sparse block: softmax over the router's logits, the top num_experts_per_tok
+    experts per token (renormalized to sum 1 when norm_topk_prob), the weighted sum of their
+    SwiGLU outputs. --mutate reverse-experts numbers the experts backwards (a file whose
+    stacks are in the wrong expert order computes this)."""
+    n, k = cfg["num_experts"], cfg["num_experts_per_tok"]
+    logits = h @ W[p + "mlp.gate.weight"].T                          # [T, n]
+    prob = np.exp(logits - logits.max(-1, keepdims=True))
+    prob /= prob.sum(-1, keepdims=True)
+    out = np.zeros_like(h)
+    for t in range(h.shape[0]):
+        top = np.argsort(-prob[t], kind="stable")[:k]
+        wt = prob[t, top]
+        if cfg.get("norm_topk_prob", False):
+            wt = wt / wt.sum()
+        for e, we in zip(top, wt):
+            x = n - 1 - e if mutate == "reverse-experts" else e
+            q = f"{p}mlp.experts.{x}."
+            g = W[q + "gate_proj.weight"] @ h[t]
+            u = W[q + "up_proj.weight"] @ h[t]
+            out[t] += we * (W[q + "down_proj.weight"] @ (g / (1 + np.exp(-g)) * u))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
-    m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "gemma", "gemma2", "phi3"])
+    m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "gemma", "gemma2", "phi3"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--sp")
@@ -509,7 +559,7 @@ def main():
         p.add_argument("--variant", choices=["no-norm-shift", "no-embed-scale", "no-softcap", "no-window"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
     c.add_argument("--no-rope-scaling", action="store_true")
-    c.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v"])
+    c.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "reverse-experts"])
     a = ap.parse_args()
     if a.cmd == "make":
         if a.arch == "phi3":
