@@ -1,0 +1,338 @@
+package io.anamnesis.corpus;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Qwen3MoeForCausalLM folders to GGUF, as convert_hf_to_gguf.py's {@code Qwen3MoeModel}
+ * writes them: each block's experts stacked per projection into {@code ffn_down_exps},
+ * {@code ffn_gate_exps}, {@code ffn_up_exps} (that order, where the block's last expert comes),
+ * the router {@code ffn_gate_inp} kept F32, TextModel's keys with {@code expert_count} and
+ * {@code expert_used_count}, then {@code expert_feed_forward_length}; the bad inputs. The
+ * folders are made here, tiny and random, and every expected byte is worked out from them;
+ * with the oracles ({@code ORACLE_CACHE}) and Qwen3's tokenizer ({@code AMN_TOKENIZER_QWEN3})
+ * llama.cpp's logits of the converted files are checked against
+ * {@code bench/scripts/decoder_reference.py}'s forward pass, skipped, saying so, without them.
+ */
+class MoeToGgufTest {
+    static final int VOCAB = 64, HIDDEN = 32, LAYERS = 2, HEADS = 4, KV_HEADS = 2, HEAD_DIM = 16, EXPERTS = 4, USED = 2,
+            EXPERT_FF = 32;
+    static final List<String> PROJECTIONS = List.of("down_proj", "gate_proj", "up_proj");
+    private Path tmp;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        tmp = Files.createTempDirectory("amn-moe-gguf-test-");
+    }
+
+    @AfterEach
+    void tearDown() throws IOException {
+        if (tmp != null) HfToGgufCases.delete(tmp);
+    }
+
+    static String config() {
+        return "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"model_type\": \"qwen3_moe\", \"vocab_size\": " + VOCAB + ", "
+                + "\"hidden_size\": " + HIDDEN + ", \"intermediate_size\": 96, \"num_hidden_layers\": " + LAYERS + ", "
+                + "\"num_attention_heads\": " + HEADS + ", \"num_key_value_heads\": " + KV_HEADS + ", \"head_dim\": " + HEAD_DIM + ", "
+                + "\"num_experts\": " + EXPERTS + ", \"num_experts_per_tok\": " + USED + ", \"moe_intermediate_size\": " + EXPERT_FF
+                + ", \"norm_topk_prob\": true, \"decoder_sparse_step\": 1, \"mlp_only_layers\": [], "
+                + "\"max_position_embeddings\": 2048, \"rms_norm_eps\": 1e-06, \"rope_theta\": 1000000.0, "
+                + "\"rope_scaling\": null, \"tie_word_embeddings\": false, \"torch_dtype\": \"float32\"}";
+    }
+
+    static String expert(int layer, int x, String proj) {
+        return "model.layers." + layer + ".mlp.experts." + x + "." + proj + ".weight";
+    }
+
+    /** A tiny random Qwen3-MoE as F32, in name order. */
+    static Map<String, ReferenceSafetensors.Tensor> tensors(long seed) {
+        Random random = new Random(seed);
+        Map<String, long[]> shapes = new TreeMap<>();
+        shapes.put("model.embed_tokens.weight", new long[]{VOCAB, HIDDEN});
+        shapes.put("lm_head.weight", new long[]{VOCAB, HIDDEN});
+        shapes.put("model.norm.weight", new long[]{HIDDEN});
+        for (int i = 0; i < LAYERS; i++) {
+            String p = "model.layers." + i + ".";
+            shapes.put(p + "input_layernorm.weight", new long[]{HIDDEN});
+            shapes.put(p + "post_attention_layernorm.weight", new long[]{HIDDEN});
+            shapes.put(p + "self_attn.q_proj.weight", new long[]{HEADS * HEAD_DIM, HIDDEN});
+            shapes.put(p + "self_attn.k_proj.weight", new long[]{KV_HEADS * HEAD_DIM, HIDDEN});
+            shapes.put(p + "self_attn.v_proj.weight", new long[]{KV_HEADS * HEAD_DIM, HIDDEN});
+            shapes.put(p + "self_attn.o_proj.weight", new long[]{HIDDEN, HEADS * HEAD_DIM});
+            shapes.put(p + "self_attn.q_norm.weight", new long[]{HEAD_DIM});
+            shapes.put(p + "self_attn.k_norm.weight", new long[]{HEAD_DIM});
+            shapes.put(p + "mlp.gate.weight", new long[]{EXPERTS, HIDDEN});
+            for (int x = 0; x < EXPERTS; x++) {
+                shapes.put(expert(i, x, "gate_proj"), new long[]{EXPERT_FF, HIDDEN});
+                shapes.put(expert(i, x, "up_proj"), new long[]{EXPERT_FF, HIDDEN});
+                shapes.put(expert(i, x, "down_proj"), new long[]{HIDDEN, EXPERT_FF});
+            }
+        }
+        Map<String, ReferenceSafetensors.Tensor> out = new LinkedHashMap<>();
+        for (var e : shapes.entrySet()) {
+            long n = 1;
+            for (long d : e.getValue()) n *= d;
+            ByteBuffer b = ByteBuffer.allocate((int) (4 * n)).order(ByteOrder.LITTLE_ENDIAN);
+            for (int i = 0; i < n; i++) b.putFloat((float) random.nextGaussian() * 0.1f);
+            out.put(e.getKey(), new ReferenceSafetensors.Tensor("F32", e.getValue(), b.array()));
+        }
+        return out;
+    }
+
+    private Path folder(String name, Map<String, ReferenceSafetensors.Tensor> tensors, String config) throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve(name));
+        Files.writeString(dir.resolve("config.json"), config);
+        HfToGgufTest.writeSafetensors(dir.resolve("model.safetensors"), tensors);
+        return dir;
+    }
+
+    private Path folder(String name) throws IOException {
+        return folder(name, tensors(name.hashCode()), config());
+    }
+
+    private CorpusCliTest.Run convert(Path dir, String dtype, Path out, boolean vocab) {
+        List<String> args = new ArrayList<>(List.of("convert", dir.toString(), "--to", "gguf", "--dtype", dtype, "-o", out.toString(), "-q"));
+        if (!vocab) args.add("--no-vocab");
+        return CorpusCliTest.amn(args.toArray(String[]::new));
+    }
+
+    private ReferenceGguf converted(Path dir, String dtype) throws IOException {
+        Path out = tmp.resolve(dir.getFileName() + "-" + dtype + ".gguf");
+        CorpusCliTest.Run r = convert(dir, dtype, out, false);
+        assertThat(r.code()).as(r.err()).isZero();
+        return ReferenceGguf.read(out);
+    }
+
+    /** Experts 0.. of one projection of one block, their stored F32 bytes one after another (torch.stack, dim 0). */
+    private static byte[] stack(Map<String, ReferenceSafetensors.Tensor> in, int layer, String proj) {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        for (int x = 0; x < EXPERTS; x++) b.writeBytes(in.get(expert(layer, x, proj)).bytes());
+        return b.toByteArray();
+    }
+
+    /** F32 little-endian bytes as F16 rounded to nearest even (numpy's astype(float16)). */
+    private static byte[] f16(byte[] f32) {
+        ByteBuffer src = ByteBuffer.wrap(f32).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer dst = ByteBuffer.allocate(f32.length / 2).order(ByteOrder.LITTLE_ENDIAN);
+        while (src.hasRemaining()) dst.putShort(Float.floatToFloat16(src.getFloat()));
+        return dst.array();
+    }
+
+    @Test
+    void keysAreTextModelsWithTheExpertsThenTheExpertWidth() throws IOException {
+        ReferenceGguf g = converted(folder("Qwen3-MoE-keys"), "f16");
+        assertThat(g.kv.get("general.architecture").asString()).isEqualTo("qwen3moe");
+        List<String> keys = new ArrayList<>(g.kv.keySet());
+        List<String> hyper = keys.subList(keys.indexOf("qwen3moe.block_count"), keys.size());
+        assertThat(hyper).containsExactly("qwen3moe.block_count", "qwen3moe.context_length", "qwen3moe.embedding_length",
+                "qwen3moe.feed_forward_length", "qwen3moe.attention.head_count", "qwen3moe.attention.head_count_kv",
+                "qwen3moe.rope.freq_base", "qwen3moe.attention.layer_norm_rms_epsilon", "qwen3moe.expert_count",
+                "qwen3moe.expert_used_count", "qwen3moe.attention.key_length", "qwen3moe.attention.value_length",
+                "general.file_type", "qwen3moe.expert_feed_forward_length", "general.quantization_version",
+                "tokenizer.ggml.model");
+        for (String k : List.of("qwen3moe.expert_count", "qwen3moe.expert_used_count", "qwen3moe.expert_feed_forward_length")) {
+            assertThat(g.kv.get(k).type()).as(k + " is add_uint32's").isEqualTo(4);
+        }
+        assertThat(g.kv.get("qwen3moe.expert_count").asLong()).isEqualTo(EXPERTS);
+        assertThat(g.kv.get("qwen3moe.expert_used_count").asLong()).isEqualTo(USED);
+        assertThat(g.kv.get("qwen3moe.expert_feed_forward_length").asLong()).isEqualTo(EXPERT_FF);
+        assertThat(g.kv.get("qwen3moe.feed_forward_length").asLong()).isEqualTo(96);
+        assertThat(g.kv).doesNotContainKeys("qwen3moe.pooling_type", "qwen3moe.vocab_size", "qwen3moe.rope.dimension_count");
+    }
+
+    /**
+     * gguf-py's size label of a mixture: experts x (shared + one expert's parameters). Here
+     * shared = 2 x 64 x 32 + 32 (embeddings, output, norm) + 2 x 6368 (per block: norms 32 + 32
+     * + 16 + 16, q 2048, k 1024, v 1024, o 2048, router 128) = 16864, one expert 2 x 3 x 1024:
+     * 23008, 4x23K (the total, 41440, would be 41K).
+     */
+    @Test
+    void sizeLabelCountsOneExpert() throws IOException {
+        ReferenceGguf g = converted(folder("moe-model"), "f32");
+        assertThat(g.kv.get("general.size_label").asString()).isEqualTo("4x23K");
+    }
+
+    /**
+     * Names, order, shapes, types and bytes: each projection's experts stacked in expert order
+     * (the stored bytes one expert after another at F32, each value rounded to F16 at F16),
+     * GGUF ne [columns, rows, experts]; the stacks where the block's last expert comes (before
+     * mlp.gate), down, gate, up; the router F32 at any output type.
+     */
+    @Test
+    void expertsAreStackedInExpertOrder() throws IOException {
+        Path dir = folder("Qwen3-MoE-stack");
+        Map<String, ReferenceSafetensors.Tensor> in = ReferenceSafetensors.read(dir.resolve("model.safetensors"));
+        ReferenceGguf f32 = converted(dir, "f32"), f16 = converted(dir, "f16");
+        List<String> block0 = f32.tensors.stream().map(ReferenceGguf.Tensor::name).filter(n -> n.startsWith("blk.0.")).toList();
+        assertThat(block0).containsExactly("blk.0.attn_norm.weight", "blk.0.ffn_down_exps.weight", "blk.0.ffn_gate_exps.weight",
+                "blk.0.ffn_up_exps.weight", "blk.0.ffn_gate_inp.weight", "blk.0.ffn_norm.weight", "blk.0.attn_k_norm.weight",
+                "blk.0.attn_k.weight", "blk.0.attn_output.weight", "blk.0.attn_q_norm.weight", "blk.0.attn_q.weight",
+                "blk.0.attn_v.weight");
+        assertThat(f32.tensors).hasSize(3 + LAYERS * 12);
+        for (int i = 0; i < LAYERS; i++) {
+            for (String proj : PROJECTIONS) {
+                String name = "blk." + i + ".ffn_" + proj.replace("_proj", "") + "_exps.weight";
+                long[] ne = proj.equals("down_proj") ? new long[]{EXPERT_FF, HIDDEN, EXPERTS} : new long[]{HIDDEN, EXPERT_FF, EXPERTS};
+                assertThat(f32.tensor(name).ne()).as(name).containsExactly(ne);
+                assertThat(f32.tensor(name).bytes()).as(name + ": the experts' bytes in expert order").isEqualTo(stack(in, i, proj));
+                assertThat(f16.tensor(name).type()).as(name + " in an F16 file").isEqualTo(1);
+                assertThat(f16.tensor(name).bytes()).as(name + " in an F16 file").isEqualTo(f16(stack(in, i, proj)));
+            }
+            String router = "blk." + i + ".ffn_gate_inp.weight";
+            assertThat(f16.tensor(router).type()).as("the router stays F32").isZero();
+            assertThat(f16.tensor(router).ne()).containsExactly(HIDDEN, EXPERTS);
+            assertThat(f16.tensor(router).bytes()).isEqualTo(in.get("model.layers." + i + ".mlp.gate.weight").bytes());
+        }
+    }
+
+    /** Q8_0 quantizes the 3-D stacks row by row (ggml's reference quantizer), the router staying F32. */
+    @Test
+    void q8StacksAreQuantizedRowByRow() throws IOException {
+        ReferenceGguf q8 = converted(folder("Qwen3-MoE-q8"), "q8_0");
+        ReferenceGguf.Tensor gate = q8.tensor("blk.1.ffn_gate_exps.weight");
+        assertThat(gate.type()).isEqualTo(8);
+        assertThat(gate.bytes()).hasSize(EXPERTS * EXPERT_FF * (HIDDEN / 32) * 34);
+        assertThat(q8.tensor("blk.1.ffn_gate_inp.weight").type()).isZero();
+        assertThat(q8.kv.get("general.file_type").asLong()).isEqualTo(7);
+    }
+
+    @ParameterizedTest
+    @CsvSource({"1,3,up_proj", "0,0,down_proj"})
+    void aMissingExpertIsMalformedNamingIt(int layer, int x, String proj) throws IOException {
+        Map<String, ReferenceSafetensors.Tensor> t = tensors(3);
+        assertThat(t.remove(expert(layer, x, proj))).isNotNull();
+        Path dir = folder("Qwen3-MoE-missing", t, config());
+        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        assertThat(r.code()).as(r.err()).isEqualTo(3);
+        assertThat(r.err()).contains(expert(layer, x, proj)).contains("block " + layer);
+        assertThat(Files.exists(tmp.resolve("out.gguf"))).as("no half-written output").isFalse();
+    }
+
+    @Test
+    void anExpertBeyondTheCountIsMalformedNamingIt() throws IOException {
+        Map<String, ReferenceSafetensors.Tensor> t = tensors(4);
+        t.put(expert(0, EXPERTS, "gate_proj"), t.get(expert(0, 0, "gate_proj")));
+        Path dir = folder("Qwen3-MoE-extra", t, config());
+        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        assertThat(r.code()).as(r.err()).isEqualTo(3);
+        assertThat(r.err()).contains(expert(0, EXPERTS, "gate_proj")).contains("num_experts is " + EXPERTS);
+    }
+
+    @Test
+    void anExpertOfTheWrongWidthIsMalformedNamingIt() throws IOException {
+        Path dir = folder("Qwen3-MoE-width", tensors(5), config().replace("\"moe_intermediate_size\": 32", "\"moe_intermediate_size\": 16"));
+        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        assertThat(r.code()).as(r.err()).isEqualTo(3);
+        assertThat(r.err()).contains("config.json moe_intermediate_size is 16").contains("32");
+    }
+
+    @Test
+    void aRouterWithOtherThanOneRowPerExpertIsMalformed() throws IOException {
+        Map<String, ReferenceSafetensors.Tensor> t = tensors(6);
+        t.put("model.layers.0.mlp.gate.weight", new ReferenceSafetensors.Tensor("F32", new long[]{EXPERTS + 1, HIDDEN},
+                new byte[4 * (EXPERTS + 1) * HIDDEN]));
+        CorpusCliTest.Run r = convert(folder("Qwen3-MoE-router", t, config()), "f16", tmp.resolve("out.gguf"), false);
+        assertThat(r.code()).as(r.err()).isEqualTo(3);
+        assertThat(r.err()).contains("model.layers.0.mlp.gate.weight").contains("5 rows");
+    }
+
+    /** Transformers' Qwen3MoeConfig defaults norm_topk_prob to false; llama.cpp's qwen3moe always renormalizes. */
+    @ParameterizedTest
+    @CsvSource(delimiter = ';', value = {
+            "\"norm_topk_prob\": true;\"norm_topk_prob\": false;6;norm_topk_prob",
+            "\"norm_topk_prob\": true, ;;3;config.json norm_topk_prob is missing",
+            "\"mlp_only_layers\": [];\"mlp_only_layers\": [1];6;mlp_only_layers",
+            "\"decoder_sparse_step\": 1;\"decoder_sparse_step\": 2;6;decoder_sparse_step",
+            "\"num_experts\": 4, ;;3;config.json num_experts is missing",
+            "\"moe_intermediate_size\": 32, ;;3;config.json moe_intermediate_size is missing"})
+    void configValuesLlamaCppDoesNotComputeAreRefused(String from, String to, int code, String message) throws IOException {
+        String config = config();
+        assertThat(config).contains(from);
+        Path dir = folder("Qwen3-MoE-config", tensors(7), config.replace(from, to == null ? "" : to));
+        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        assertThat(r.code()).as(r.err()).isEqualTo(code);
+        assertThat(r.err()).contains(message);
+    }
+
+    @Test
+    void aDenseFamilyWithExpertsIsStillRefused() throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve("qwen3-experts"));
+        Files.writeString(dir.resolve("config.json"), QwenToGgufTest.config("qwen3", true).replace("\"head_dim\"",
+                "\"num_experts\": 4, \"head_dim\""));
+        HfToGgufTest.writeSafetensors(dir.resolve("model.safetensors"), QwenToGgufTest.tensors("qwen3", true, 1));
+        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        assertThat(r.code()).as(r.err()).isEqualTo(6);
+        assertThat(r.err()).contains("mixture-of-experts Qwen3ForCausalLM").contains("Qwen3MoeForCausalLM");
+    }
+
+    /**
+     * llama.cpp's logits of our conversion = the reference forward pass with Hugging Face's
+     * Qwen3-MoE routing (softmax, top 2 of 4, renormalized): within 1e-4 of the largest logit
+     * at F32 (measured 3.0e-5), 3e-3 at F16 (measured 6.5e-4). The reference with the experts
+     * numbered backwards, what a file stacked in the wrong order computes, is far off (1.05).
+     */
+    @ParameterizedTest
+    @CsvSource({"f32,", "f16,", "f32,reverse-experts"})
+    void llamaCppComputesTheReferenceForwardPass(String dtype, String mutate) throws Exception {
+        Optional<Path> tok = Optional.ofNullable(System.getenv("AMN_TOKENIZER_QWEN3")).map(Path::of)
+                .filter(d -> Files.isRegularFile(d.resolve("tokenizer.json")));
+        Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_QWEN3 not set: llama.cpp needs the vocabulary; not checked");
+        Path oracles = CorpusCase.root().map(r -> r.toAbsolutePath().getParent().resolve("tools/oracles")).orElse(Path.of("none"));
+        Optional<String> oracle = LlamaRunOracleTest.oracleMissing(oracles.resolve("llama_ref.py"));
+        Assumptions.assumeTrue(oracle.isEmpty(), () -> "llama.cpp oracle skipped: " + oracle.orElse(""));
+        Path script = Path.of("..", "bench", "scripts", "decoder_reference.py").toAbsolutePath().normalize();
+        Assumptions.assumeTrue(Files.isRegularFile(script), script + " not found");
+
+        Path dir = tmp.resolve("Qwen3-MoE-forward");
+        run(List.of("python3", script.toString(), "make", "qwen3moe", dir.toString(), "--tokenizer", tok.get().toString(),
+                "--seed", "7"));
+        Path out = tmp.resolve("qwen3moe-" + dtype + ".gguf");
+        CorpusCliTest.Run r = convert(dir, dtype, out, true);
+        assertThat(r.code()).as(r.err()).isZero();
+        List<String> cmd = new ArrayList<>(List.of("python3", script.toString(), "compare", dir.toString(), out.toString(),
+                oracles.toString(), "--weights", dtype, "--tokens", "151643,14990,1879,11,358,1079,264,13,151644,872,198,9707"));
+        if (mutate != null) cmd.addAll(List.of("--mutate", mutate));
+        JsonNode cmp = LlamaRunOracleTest.JSON.readTree(run(cmd));
+        JsonNode f16cache = cmp.path("kv_f16");
+        if (mutate != null) {
+            assertThat(f16cache.path("max_rel_diff").asDouble()).as("a wrong expert order is caught: " + cmp).isGreaterThan(0.1);
+            return;
+        }
+        assertThat(f16cache.path("argmax").asInt()).as(cmp.toString()).isEqualTo(cmp.path("llama_argmax").asInt());
+        assertThat(f16cache.path("max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(dtype.equals("f32") ? 1e-4 : 3e-3);
+    }
+
+    private String run(List<String> cmd) throws Exception {
+        Process p = new ProcessBuilder(cmd).redirectError(tmp.resolve("err.txt").toFile()).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(600, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError(cmd + " did not finish in 600 s");
+        }
+        assertThat(p.exitValue()).as(cmd + ": " + out + Files.readString(tmp.resolve("err.txt"))).isZero();
+        return out;
+    }
+}
