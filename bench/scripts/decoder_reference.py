@@ -39,7 +39,9 @@ Qwen3MoeForCausalLM (make qwen3moe: 4 experts, 2 per token, expert width 48, no 
 the MLP is, per token, softmax(h Wr^T) over the router mlp.gate, the top num_experts_per_tok
 experts' weights divided by their sum (norm_topk_prob), and the weighted sum of each chosen
 expert's (silu(h Wg_e^T) * h Wu_e^T) Wd_e^T; the router is not rounded by --weights f16 (the
-GGUF keeps it F32).
+GGUF keeps it F32). MixtralForCausalLM (make mixtral, with --sp for its vocabulary): llama's
+attention and the same sparse block, the router block_sparse_moe.gate, expert x's gate, up,
+down block_sparse_moe.experts.{x}.w1, w3, w2, the top-k weights always renormalized.
 
 The forward pass, in float64:
   x = embed[tokens]
@@ -280,10 +282,10 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
         top = max(list(tj["model"]["vocab"].values()) + [t["id"] for t in tj.get("added_tokens", [])])
         vocab = 151936 if top < 151936 else (top + 64) // 64 * 64
     hidden, inter, layers, heads, kv = 64, 160, 2, 4, 2
-    moe = arch == "qwen3moe"
+    moe = arch in ("qwen3moe", "mixtral")
     head_dim = 32 if arch in ("qwen3", "qwen3moe") else hidden // heads
     cls = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
-           "qwen3moe": "Qwen3MoeForCausalLM"}[arch]
+           "qwen3moe": "Qwen3MoeForCausalLM", "mixtral": "MixtralForCausalLM"}[arch]
     config = {
         "architectures": [cls], "model_type": arch, "vocab_size": vocab, "hidden_size": hidden,
         "intermediate_size": inter, "num_hidden_layers": layers, "num_attention_heads": heads,
@@ -299,7 +301,10 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
     if arch in ("qwen3", "qwen3moe"):
         config["head_dim"] = head_dim
         config["attention_bias"] = False
-    if moe:
+    if arch == "mixtral":
+        config.update({"model_type": "mixtral", "num_local_experts": experts, "num_experts_per_tok": top_k,
+                       "intermediate_size": moe_inter, "sliding_window": None, "output_router_logits": False})
+    if arch == "qwen3moe":
         config.update({"model_type": "qwen3_moe", "num_experts": experts, "num_experts_per_tok": top_k,
                        "moe_intermediate_size": moe_inter, "norm_topk_prob": True, "decoder_sparse_step": 1,
                        "mlp_only_layers": [], "output_router_logits": False, "router_aux_loss_coef": 0.001})
@@ -325,6 +330,13 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
             t[p + "self_attn.k_norm.weight"] = 1 + w(head_dim, s=0.3)
         t[p + "self_attn.o_proj.weight"] = w(hidden, heads * head_dim)
         t[p + "post_attention_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        if arch == "mixtral":
+            t[p + "block_sparse_moe.gate.weight"] = w(experts, hidden, s=0.5)
+            for x in range(experts):
+                t[p + f"block_sparse_moe.experts.{x}.w1.weight"] = w(moe_inter, hidden)
+                t[p + f"block_sparse_moe.experts.{x}.w3.weight"] = w(moe_inter, hidden)
+                t[p + f"block_sparse_moe.experts.{x}.w2.weight"] = w(hidden, moe_inter)
+            continue
         if moe:
             t[p + "mlp.gate.weight"] = w(experts, hidden, s=0.5)
             for x in range(experts):
@@ -400,7 +412,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         W.update(read_safetensors(os.path.join(folder, f)))
     if weights == "f16":
         # a router (mlp.gate) stays F32 in the GGUF, as every ffn_gate_inp
-        W = {k: (v.astype(np.float16).astype(np.float64) if v.ndim == 2 and not k.endswith("mlp.gate.weight") else v)
+        W = {k: (v.astype(np.float16).astype(np.float64) if v.ndim == 2 and not k.endswith(("mlp.gate.weight",
+                                                                                          "block_sparse_moe.gate.weight")) else v)
              for k, v in W.items()}
     H, KV = cfg["num_attention_heads"], cfg.get("num_key_value_heads", cfg["num_attention_heads"])
     hidden = cfg["hidden_size"]
@@ -486,7 +499,7 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
             g, u = np.split(h @ W[p + "mlp.gate_up_proj.weight"].T, 2, axis=-1)   # rows [gate | up]
             if mutate == "swap-gate-up":
                 g, u = u, g
-        elif arch == "Qwen3MoeForCausalLM":
+        elif arch in ("Qwen3MoeForCausalLM", "MixtralForCausalLM"):
             x = x + moe(cfg, W, p, h, mutate)
             continue
         else:
@@ -510,26 +523,29 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
 
 
 def moe(cfg, W, p, h, mutate=None):
-    """Qwen3-MoE's sparse block: softmax over the router's logits, the top num_experts_per_tok
-    experts per token (renormalized to sum 1 when norm_topk_prob), the weighted sum of their
+    """Qwen3-MoE's and Mixtral's sparse block: softmax over the router's logits, the top num_experts_per_tok
+    experts per token (renormalized to sum 1: Mixtral always, Qwen3-MoE when norm_topk_prob), the weighted sum of their
     SwiGLU outputs. --mutate reverse-experts numbers the experts backwards (a file whose
     stacks are in the wrong expert order computes this)."""
-    n, k = cfg["num_experts"], cfg["num_experts_per_tok"]
-    logits = h @ W[p + "mlp.gate.weight"].T                          # [T, n]
+    mixtral = cfg["architectures"][0] == "MixtralForCausalLM"
+    n, k = cfg["num_local_experts" if mixtral else "num_experts"], cfg["num_experts_per_tok"]
+    router, experts = ("block_sparse_moe.gate", "block_sparse_moe.experts") if mixtral else ("mlp.gate", "mlp.experts")
+    names = ("w1", "w3", "w2") if mixtral else ("gate_proj", "up_proj", "down_proj")
+    logits = h @ W[p + router + ".weight"].T                          # [T, n]
     prob = np.exp(logits - logits.max(-1, keepdims=True))
     prob /= prob.sum(-1, keepdims=True)
     out = np.zeros_like(h)
     for t in range(h.shape[0]):
         top = np.argsort(-prob[t], kind="stable")[:k]
         wt = prob[t, top]
-        if cfg.get("norm_topk_prob", False):
+        if mixtral or cfg.get("norm_topk_prob", False):
             wt = wt / wt.sum()
         for e, we in zip(top, wt):
             x = n - 1 - e if mutate == "reverse-experts" else e
-            q = f"{p}mlp.experts.{x}."
-            g = W[q + "gate_proj.weight"] @ h[t]
-            u = W[q + "up_proj.weight"] @ h[t]
-            out[t] += we * (W[q + "down_proj.weight"] @ (g / (1 + np.exp(-g)) * u))
+            q = f"{p}{experts}.{x}."
+            g = W[q + names[0] + ".weight"] @ h[t]
+            u = W[q + names[1] + ".weight"] @ h[t]
+            out[t] += we * (W[q + names[2] + ".weight"] @ (g / (1 + np.exp(-g)) * u))
     return out
 
 
@@ -537,7 +553,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
-    m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "gemma", "gemma2", "phi3"])
+    m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "phi3"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--sp")

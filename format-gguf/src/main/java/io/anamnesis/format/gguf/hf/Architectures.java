@@ -31,6 +31,9 @@ import java.util.Optional;
  * into one 3-D tensor per projection and block; verified by llama.cpp computing the logits of
  * an independent forward pass.
  *
+ * <p>llama with experts: {@code MixtralForCausalLM} as {@code LlamaModel} writes it, the
+ * experts stacked the same way; verified the same way.
+ *
  * <p>phi3: {@code Phi3MiniModel} ({@code Phi3ForCausalLM}): fused attention and feed-forward
  * tensors, its own keys and vocabulary reading; verified the same way as qwen2/qwen3.
  */
@@ -80,6 +83,40 @@ final class Architectures {
             // LlamaModel.set_gguf_parameters: vocab_size, then rope.dimension_count
             List.of(HyperParameter.u32("{arch}.vocab_size", "vocab_size").asRequired(), new Architecture.RopeDimensionCount()),
             Architecture.VocabularyRule.LLAMA, List.of(), List.of(), true);
+
+    /**
+     * Mixtral ({@code MixtralForCausalLM}, which the converter takes as {@code LlamaModel}): llama
+     * with each block's experts {@code block_sparse_moe.experts.{x}.w1/w2/w3} stacked in that
+     * order into {@code ffn_gate_exps}, {@code ffn_down_exps}, {@code ffn_up_exps}
+     * ({@code LlamaModel.modify_tensors}, through the merged names {@code layers.{bid}.feed_forward.experts.w*})
+     * and the router {@code block_sparse_moe.gate}; llama's keys, rows and vocabulary, with
+     * TextModel's expert keys. llama.cpp's llama graph renormalizes the chosen experts' weights,
+     * as Mixtral does.
+     */
+    static final Architecture MIXTRAL = new Architecture("llama", List.of("MixtralForCausalLM"),
+            List.of(
+                    Architecture.TensorName.of("model.embed_tokens", "token_embd"),
+                    Architecture.TensorName.of("lm_head", "output"),
+                    Architecture.TensorName.of("model.norm", "output_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
+                    Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.block_sparse_moe.gate", "blk.{bid}.ffn_gate_inp"),
+                    Architecture.TensorName.of("layers.{bid}.feed_forward.experts.w1", "blk.{bid}.ffn_gate_exps"),
+                    Architecture.TensorName.of("layers.{bid}.feed_forward.experts.w2", "blk.{bid}.ffn_down_exps"),
+                    Architecture.TensorName.of("layers.{bid}.feed_forward.experts.w3", "blk.{bid}.ffn_up_exps")),
+            LLAMA.ropeRows(), LLAMA.extraKeys(), Architecture.VocabularyRule.LLAMA,
+            List.of("num_local_experts", "num_experts_per_tok", "intermediate_size"), List.of(), true, true, List.of(), List.of(),
+            Optional.of(new Architecture.Experts("model.layers.{bid}.block_sparse_moe.experts.{xid}.{proj}.weight",
+                    List.of(new Architecture.Experts.Projection("w1", true), new Architecture.Experts.Projection("w2", false),
+                            new Architecture.Experts.Projection("w3", true)),
+                    "layers.{bid}.feed_forward.experts.{proj}.weight",
+                    // LlamaModel.modify_tensors reads hparams["num_local_experts"]
+                    HyperParameter.u32("{arch}.expert_count", "num_local_experts").asRequired(),
+                    "intermediate_size", "block_sparse_moe.gate.weight", List.of())));
 
     /** The tensors of a Qwen2 decoder ({@code MODEL_ARCH.QWEN2}'s; the biases map with their weights). */
     private static final List<Architecture.TensorName> QWEN2_TENSORS = List.of(
@@ -290,7 +327,7 @@ final class Architectures {
                     "intermediate_size", "num_attention_heads", "num_key_value_heads", "rms_norm_eps", "rope_theta"),
             List.of(), false, false, List.of(), List.of());
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, PHI3, QWEN3MOE);
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, PHI3, QWEN3MOE, MIXTRAL);
 
     private static <T> List<T> concat(List<T> a, List<T> b) {
         return java.util.stream.Stream.concat(a.stream(), b.stream()).toList();
