@@ -27,11 +27,12 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Qwen3MoeForCausalLM folders to GGUF, as convert_hf_to_gguf.py's {@code Qwen3MoeModel}
- * writes them: each block's experts stacked per projection into {@code ffn_down_exps},
+ * Qwen3MoeForCausalLM and MixtralForCausalLM folders to GGUF, as convert_hf_to_gguf.py's
+ * {@code Qwen3MoeModel} and {@code LlamaModel} write them (Qwen3-MoE: each block's experts stacked per projection into {@code ffn_down_exps},
  * {@code ffn_gate_exps}, {@code ffn_up_exps} (that order, where the block's last expert comes),
  * the router {@code ffn_gate_inp} kept F32, TextModel's keys with {@code expert_count} and
- * {@code expert_used_count}, then {@code expert_feed_forward_length}; the bad inputs. The
+ * {@code expert_used_count}, then {@code expert_feed_forward_length}; Mixtral: w1, w2, w3 as
+ * gate, down, up in llama's keys); the bad inputs. The
  * folders are made here, tiny and random, and every expected byte is worked out from them;
  * with the oracles ({@code ORACLE_CACHE}) and Qwen3's tokenizer ({@code AMN_TOKENIZER_QWEN3})
  * llama.cpp's logits of the converted files are checked against
@@ -314,6 +315,154 @@ class MoeToGgufTest {
         assertThat(r.code()).as(r.err()).isZero();
         List<String> cmd = new ArrayList<>(List.of("python3", script.toString(), "compare", dir.toString(), out.toString(),
                 oracles.toString(), "--weights", dtype, "--tokens", "151643,14990,1879,11,358,1079,264,13,151644,872,198,9707"));
+        if (mutate != null) cmd.addAll(List.of("--mutate", mutate));
+        JsonNode cmp = LlamaRunOracleTest.JSON.readTree(run(cmd));
+        JsonNode f16cache = cmp.path("kv_f16");
+        if (mutate != null) {
+            assertThat(f16cache.path("max_rel_diff").asDouble()).as("a wrong expert order is caught: " + cmp).isGreaterThan(0.1);
+            return;
+        }
+        assertThat(f16cache.path("argmax").asInt()).as(cmp.toString()).isEqualTo(cmp.path("llama_argmax").asInt());
+        assertThat(f16cache.path("max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(dtype.equals("f32") ? 1e-4 : 3e-3);
+    }
+
+    // ---------------------------------------------------------------- Mixtral (llama with experts)
+
+    static final int MIXTRAL_FF = 48;
+
+    static String mixtralConfig() {
+        return "{\"architectures\": [\"MixtralForCausalLM\"], \"model_type\": \"mixtral\", \"vocab_size\": " + VOCAB + ", "
+                + "\"hidden_size\": " + HIDDEN + ", \"intermediate_size\": " + MIXTRAL_FF + ", \"num_hidden_layers\": " + LAYERS + ", "
+                + "\"num_attention_heads\": " + HEADS + ", \"num_key_value_heads\": " + KV_HEADS + ", "
+                + "\"num_local_experts\": " + EXPERTS + ", \"num_experts_per_tok\": " + USED + ", "
+                + "\"max_position_embeddings\": 4096, \"rms_norm_eps\": 1e-05, \"rope_theta\": 1000000.0, "
+                + "\"sliding_window\": null, \"tie_word_embeddings\": false, \"torch_dtype\": \"float32\"}";
+    }
+
+    static String mixtralExpert(int layer, int x, String w) {
+        return "model.layers." + layer + ".block_sparse_moe.experts." + x + "." + w + ".weight";
+    }
+
+    /** A tiny random Mixtral (head 8 = hidden / heads) as F32: Qwen3-MoE's tensors under Mixtral's names. */
+    static Map<String, ReferenceSafetensors.Tensor> mixtralTensors(long seed) {
+        Random random = new Random(seed);
+        int hd = HIDDEN / HEADS;
+        Map<String, long[]> shapes = new TreeMap<>();
+        shapes.put("model.embed_tokens.weight", new long[]{VOCAB, HIDDEN});
+        shapes.put("lm_head.weight", new long[]{VOCAB, HIDDEN});
+        shapes.put("model.norm.weight", new long[]{HIDDEN});
+        for (int i = 0; i < LAYERS; i++) {
+            String p = "model.layers." + i + ".";
+            shapes.put(p + "input_layernorm.weight", new long[]{HIDDEN});
+            shapes.put(p + "post_attention_layernorm.weight", new long[]{HIDDEN});
+            shapes.put(p + "self_attn.q_proj.weight", new long[]{HEADS * hd, HIDDEN});
+            shapes.put(p + "self_attn.k_proj.weight", new long[]{KV_HEADS * hd, HIDDEN});
+            shapes.put(p + "self_attn.v_proj.weight", new long[]{KV_HEADS * hd, HIDDEN});
+            shapes.put(p + "self_attn.o_proj.weight", new long[]{HIDDEN, HEADS * hd});
+            shapes.put(p + "block_sparse_moe.gate.weight", new long[]{EXPERTS, HIDDEN});
+            for (int x = 0; x < EXPERTS; x++) {
+                shapes.put(mixtralExpert(i, x, "w1"), new long[]{MIXTRAL_FF, HIDDEN});
+                shapes.put(mixtralExpert(i, x, "w3"), new long[]{MIXTRAL_FF, HIDDEN});
+                shapes.put(mixtralExpert(i, x, "w2"), new long[]{HIDDEN, MIXTRAL_FF});
+            }
+        }
+        Map<String, ReferenceSafetensors.Tensor> out = new LinkedHashMap<>();
+        for (var e : shapes.entrySet()) {
+            long n = 1;
+            for (long d : e.getValue()) n *= d;
+            ByteBuffer b = ByteBuffer.allocate((int) (4 * n)).order(ByteOrder.LITTLE_ENDIAN);
+            for (int i = 0; i < n; i++) b.putFloat((float) random.nextGaussian() * 0.1f);
+            out.put(e.getKey(), new ReferenceSafetensors.Tensor("F32", e.getValue(), b.array()));
+        }
+        return out;
+    }
+
+    /** LlamaModel's keys: TextModel's with the two expert keys, then vocab_size and rope.dimension_count. */
+    @Test
+    void mixtralKeysAreLlamasWithTheExperts() throws IOException {
+        ReferenceGguf g = converted(folder("Mixtral-keys", mixtralTensors(1), mixtralConfig()), "f16");
+        assertThat(g.kv.get("general.architecture").asString()).isEqualTo("llama");
+        List<String> keys = new ArrayList<>(g.kv.keySet());
+        assertThat(keys.subList(keys.indexOf("llama.block_count"), keys.size())).containsExactly("llama.block_count",
+                "llama.context_length", "llama.embedding_length", "llama.feed_forward_length", "llama.attention.head_count",
+                "llama.attention.head_count_kv", "llama.rope.freq_base", "llama.attention.layer_norm_rms_epsilon",
+                "llama.expert_count", "llama.expert_used_count", "general.file_type", "llama.vocab_size",
+                "llama.rope.dimension_count", "general.quantization_version", "tokenizer.ggml.model");
+        assertThat(g.kv.get("llama.expert_count").asLong()).isEqualTo(EXPERTS);
+        assertThat(g.kv.get("llama.expert_used_count").asLong()).isEqualTo(USED);
+    }
+
+    /**
+     * LlamaModel.modify_tensors stacks w1, w2, w3 (gate, down, up) where the block's last
+     * expert comes, before the router and the block's other tensors; bytes as the experts'.
+     */
+    @Test
+    void mixtralExpertsAreStackedW1W2W3() throws IOException {
+        Path dir = folder("Mixtral-stack", mixtralTensors(2), mixtralConfig());
+        Map<String, ReferenceSafetensors.Tensor> in = ReferenceSafetensors.read(dir.resolve("model.safetensors"));
+        ReferenceGguf f32 = converted(dir, "f32");
+        List<String> block1 = f32.tensors.stream().map(ReferenceGguf.Tensor::name).filter(n -> n.startsWith("blk.1.")).toList();
+        assertThat(block1).containsExactly("blk.1.ffn_gate_exps.weight", "blk.1.ffn_down_exps.weight", "blk.1.ffn_up_exps.weight",
+                "blk.1.ffn_gate_inp.weight", "blk.1.attn_norm.weight", "blk.1.ffn_norm.weight", "blk.1.attn_k.weight",
+                "blk.1.attn_output.weight", "blk.1.attn_q.weight", "blk.1.attn_v.weight");
+        for (String[] w : new String[][]{{"w1", "gate"}, {"w2", "down"}, {"w3", "up"}}) {
+            ByteArrayOutputStream want = new ByteArrayOutputStream();
+            for (int x = 0; x < EXPERTS; x++) want.writeBytes(in.get(mixtralExpert(1, x, w[0])).bytes());
+            assertThat(f32.tensor("blk.1.ffn_" + w[1] + "_exps.weight").bytes()).as(w[0]).isEqualTo(want.toByteArray());
+        }
+    }
+
+    /** Q8_0: a stack whose rows are whole blocks (w1, w3: 32) is Q8_0, w2's rows of 48 fall back to F16 as gguf-py's do. */
+    @Test
+    void mixtralQ8StackOfPartialBlocksIsF16() throws IOException {
+        ReferenceGguf q8 = converted(folder("Mixtral-q8", mixtralTensors(3), mixtralConfig()), "q8_0");
+        assertThat(q8.tensor("blk.0.ffn_gate_exps.weight").type()).isEqualTo(8);
+        assertThat(q8.tensor("blk.0.ffn_up_exps.weight").type()).isEqualTo(8);
+        assertThat(q8.tensor("blk.0.ffn_down_exps.weight").type()).isEqualTo(1);
+        assertThat(q8.tensor("blk.0.ffn_gate_inp.weight").type()).isZero();
+    }
+
+    @Test
+    void aLlamaWithExpertsIsRefused() throws IOException {
+        Path dir = folder("llama-experts", mixtralTensors(4), mixtralConfig().replace("MixtralForCausalLM", "LlamaForCausalLM"));
+        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        assertThat(r.code()).as(r.err()).isEqualTo(6);
+        assertThat(r.err()).contains("mixture-of-experts LlamaForCausalLM").contains("MixtralForCausalLM");
+    }
+
+    @Test
+    void aMissingMixtralExpertIsMalformedNamingIt() throws IOException {
+        Map<String, ReferenceSafetensors.Tensor> t = mixtralTensors(5);
+        t.remove(mixtralExpert(0, 2, "w2"));
+        CorpusCliTest.Run r = convert(folder("Mixtral-missing", t, mixtralConfig()), "f16", tmp.resolve("out.gguf"), false);
+        assertThat(r.code()).as(r.err()).isEqualTo(3);
+        assertThat(r.err()).contains(mixtralExpert(0, 2, "w2"));
+    }
+
+    /**
+     * Mixtral with the corpus's SentencePiece vocabulary: llama.cpp's logits against the
+     * reference (Mixtral always renormalizes the top-k weights): F32 within 1e-4 (measured
+     * 1.5e-7), F16 3e-3 (1.1e-3); the experts numbered backwards 1.11 off.
+     */
+    @ParameterizedTest
+    @CsvSource({"f32,", "f16,", "f32,reverse-experts"})
+    void llamaCppComputesTheMixtralReference(String dtype, String mutate) throws Exception {
+        Optional<Path> sp = CorpusCase.hfRoot().map(r -> r.resolve("hf-to-gguf/gen-bf16-to-bf16/input/tokenizer.model"))
+                .filter(Files::isRegularFile);
+        Assumptions.assumeTrue(sp.isPresent(), "the corpus's SentencePiece tokenizer.model is not here: llama.cpp needs a vocabulary; not checked");
+        Path oracles = CorpusCase.root().map(r -> r.toAbsolutePath().getParent().resolve("tools/oracles")).orElse(Path.of("none"));
+        Optional<String> oracle = LlamaRunOracleTest.oracleMissing(oracles.resolve("llama_ref.py"));
+        Assumptions.assumeTrue(oracle.isEmpty(), () -> "llama.cpp oracle skipped: " + oracle.orElse(""));
+        Path script = Path.of("..", "bench", "scripts", "decoder_reference.py").toAbsolutePath().normalize();
+        Assumptions.assumeTrue(Files.isRegularFile(script), script + " not found");
+
+        Path dir = tmp.resolve("Mixtral-forward");
+        run(List.of("python3", script.toString(), "make", "mixtral", dir.toString(), "--sp", sp.get().toString(), "--seed", "7"));
+        Path out = tmp.resolve("mixtral-" + dtype + ".gguf");
+        CorpusCliTest.Run r = convert(dir, dtype, out, true);
+        assertThat(r.code()).as(r.err()).isZero();
+        List<String> cmd = new ArrayList<>(List.of("python3", script.toString(), "compare", dir.toString(), out.toString(),
+                oracles.toString(), "--weights", dtype));
         if (mutate != null) cmd.addAll(List.of("--mutate", mutate));
         JsonNode cmp = LlamaRunOracleTest.JSON.readTree(run(cmd));
         JsonNode f16cache = cmp.path("kv_f16");

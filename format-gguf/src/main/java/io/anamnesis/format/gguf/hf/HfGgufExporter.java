@@ -85,6 +85,7 @@ public final class HfGgufExporter implements ModelExporter {
         String folder = files.folder().map(p -> p.getFileName() == null ? "" : p.getFileName().toString()).orElse("");
         requireConfig(arch, config);
         arch.experts().ifPresent(e -> expectConfig(arch, e, config));
+        refuseUnstackedExperts(arch, config);
         refuseVariants(arch, files, config, folder);
         long blockCount = required(config, Architectures.BLOCK_COUNT);
         if (blockCount < 0 || blockCount > Integer.MAX_VALUE) throw badKey("num_hidden_layers", blockCount + " is out of range");
@@ -388,13 +389,7 @@ public final class HfGgufExporter implements ModelExporter {
      */
     private static void expertKeys(Architecture arch, Map<?, ?> config, Map<String, MetaValue> kv) {
         String a = arch.gguf();
-        boolean counted = HfConfig.find(config, EXPERT_COUNT.hfKeys()).filter(v -> v != io.anamnesis.api.json.Json.NULL).isPresent();
-        if (counted && arch.experts().isEmpty()) {
-            throw new UnsupportedFeatureException("mixture-of-experts " + arch.hfNames().getFirst() + " models are not converted "
-                    + "yet (experts: " + String.join(", ", Architectures.ALL.stream().filter(x -> x.experts().isPresent())
-                    .flatMap(x -> x.hfNames().stream()).toList()) + ")");
-        }
-        if (!counted) return;
+        if (!counted(config)) return;
         for (String k : List.of("n_group", "topk_group", "score_function", "scoring_func", "score_func", "moe_router_activation",
                 "moe_router_activation_func")) {
             if (config.get(k) != null && config.get(k) != io.anamnesis.api.json.Json.NULL) {
@@ -403,6 +398,19 @@ public final class HfGgufExporter implements ModelExporter {
         }
         put(a, config, EXPERT_COUNT, kv);
         put(a, config, EXPERT_USED_COUNT, kv);
+    }
+
+    private static boolean counted(Map<?, ?> config) {
+        return HfConfig.find(config, EXPERT_COUNT.hfKeys()).filter(v -> v != io.anamnesis.api.json.Json.NULL).isPresent();
+    }
+
+    /** An expert count in a family without {@link Architecture#experts}: its experts would not be stacked. */
+    private static void refuseUnstackedExperts(Architecture arch, Map<?, ?> config) {
+        if (counted(config) && arch.experts().isEmpty()) {
+            throw new UnsupportedFeatureException("mixture-of-experts " + arch.hfNames().getFirst() + " models are not converted "
+                    + "yet (experts: " + String.join(", ", Architectures.ALL.stream().filter(x -> x.experts().isPresent())
+                    .flatMap(x -> x.hfNames().stream()).toList()) + ")");
+        }
     }
 
     private static final HyperParameter EXPERT_COUNT = HyperParameter.u32("{arch}.expert_count", "num_local_experts", "num_experts");
