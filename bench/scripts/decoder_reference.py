@@ -16,10 +16,15 @@ code or the converter's.
         high_freq_factor 4) with original_max_position_embeddings OLD_CONTEXT (in rope_scaling
         and at the top level), small enough for the scaling to matter over a few dozen tokens
     python3 decoder_reference.py make phi3 DIR [--sp-tokenizer TOKENIZER_MODEL] [--partial-rotary F]
+            [--longrope OLD_CONTEXT]
         a tiny random Phi-3 folder (fused qkv_proj and gate_up_proj); with --sp-tokenizer a
         SentencePiece tokenizer.model is copied in and the vocabulary is its size rounded up
         to a multiple of 64 (the rest [PAD<i>] fillers); --partial-rotary sets
-        partial_rotary_factor (rotary over that share of each head, as Phi-4-mini's 0.75)
+        partial_rotary_factor (rotary over that share of each head, as Phi-4-mini's 0.75);
+        --longrope makes it a 128k-style Phi-3: original_max_position_embeddings OLD_CONTEXT,
+        max_position_embeddings 32 times that (131072 / 4096, as Phi-3.5-mini's), and a
+        rope_scaling of type longrope with short factors near 1 and long factors rising from
+        1 to about 40 (shaped as Phi-3.5-mini's), one per rotary pair
     python3 decoder_reference.py forward DIR --tokens 1,7,42 [--weights f32|f16] [--kv f64|f16]
             [--variant V]
         the last token's logits as JSON
@@ -33,6 +38,8 @@ code or the converter's.
 (Gemma's norm weights used as w, not 1 + w), no-embed-scale (Gemma's embeddings not scaled),
 no-softcap (Gemma2's soft-caps left out), no-window (Gemma2's sliding window left out).
 --mutate swap-gate-up|swap-k-v computes the Phi-3 reference with the fused halves swapped;
+--mutate swap-factors computes a longrope Phi-3 with the other factor list (short for long),
+no-attn-factor without its attention factor.
 --mutate reverse-experts the Qwen3-MoE reference with its experts numbered backwards.
 
 Qwen3MoeForCausalLM (make qwen3moe: 4 experts, 2 per token, expert width 48, no dense MLP):
@@ -74,7 +81,14 @@ soft-capped with final_logit_softcapping.
 Phi3ForCausalLM (Hugging Face's Phi3 layout): q, k, v are the rows [q | k | v] of the fused
 qkv_proj (H*d, KV*d, KV*d rows), gate and up the rows [gate | up] of the fused gate_up_proj;
 the rotary is rotate-half over the first r = int(d * partial_rotary_factor) elements of each
-head (pairs (i, i + r/2), inv_freq[i] = theta^(-2i/r)), the rest passed through.
+head (pairs (i, i + r/2), inv_freq[i] = theta^(-2i/r)), the rest passed through. A longrope
+(or su) rope_scaling, as Hugging Face's _compute_longrope_parameters and its dynamic update
+compute it: inv_freq[i] = 1 / (ext[i] * theta^(2i/r)), ext the long_factor list when the
+sequence is longer than original_max_position_embeddings (T > old, positions 0..T-1), else
+short_factor; cos and sin multiplied by the attention factor sqrt(1 + ln(s) / ln(old)),
+s = max_position_embeddings / old (1 when s <= 1). llama.cpp picks the long factors when its
+context (n_ctx, which llama_ref.py sets to max(64, T)) exceeds old, so a comparison is
+meaningful when T and n_ctx are on the same side of old.
 
 --weights f16 rounds every 2-D weight to float16 first (what an F16 GGUF stores); --kv f16
 rounds K (after rotary) and V to float16 (llama.cpp's default F16 KV cache) and, as ggml's
@@ -216,7 +230,15 @@ def make_gemma(arch, out, sp, seed):
             dst.write(src.read())
 
 
-def make_phi3(out, sp_tokenizer=None, seed=0, theta=10000.0, partial=None):
+def longrope_factors(pairs):
+    # shaped as Phi-3.5-mini's lists: short near 1, long rising from 1 to about 40 (rounded)
+    t = np.linspace(0.0, 1.0, pairs)
+    short = [round(float(v), 6) for v in 1.0 + 0.08 * t ** 2 + 0.01 * np.sin(7 * t)]
+    long = [round(float(v), 6) for v in np.exp(np.log(40.0) * t ** 1.5) * (1 + 0.02 * np.cos(5 * t))]
+    return long, short
+
+
+def make_phi3(out, sp_tokenizer=None, seed=0, theta=10000.0, partial=None, longrope=None):
     rng = np.random.default_rng(seed)
     vocab = 512
     if sp_tokenizer:
@@ -233,6 +255,10 @@ def make_phi3(out, sp_tokenizer=None, seed=0, theta=10000.0, partial=None):
     }
     if partial is not None:
         config["partial_rotary_factor"] = partial
+    if longrope is not None:
+        long, short = longrope_factors(int(hidden * (1.0 if partial is None else partial)) // heads // 2)
+        config.update({"max_position_embeddings": 32 * longrope, "original_max_position_embeddings": longrope,
+                       "rope_scaling": {"type": "longrope", "long_factor": long, "short_factor": short}})
 
     def w(*shape, s=0.15):
         return rng.standard_normal(shape) * s
@@ -387,14 +413,31 @@ def inv_freq(theta, d, scaling=None):
     return np.where(wavelen < old / high, inv, np.where(wavelen > old / low, inv / factor, mid))
 
 
-def rotary(x, pos, inv, r=None):
+def longrope(cfg, theta, r, T, mutate=None):
+    # Hugging Face's longrope: per-pair factors by the sequence length, cos/sin scaled
+    scaling = cfg["rope_scaling"]
+    if scaling.get("rope_type", scaling.get("type", "")).lower() not in ("longrope", "su"):
+        raise SystemExit(f"phi3 rope scaling {scaling} not modelled")
+    old = cfg.get("original_max_position_embeddings", cfg["max_position_embeddings"])
+    long = T > old
+    if mutate == "swap-factors":
+        long = not long
+    ext = np.array(scaling["long_factor" if long else "short_factor"], dtype=np.float32).astype(np.float64)
+    s = cfg["max_position_embeddings"] / old
+    attn = scaling.get("attention_factor") or (np.sqrt(1 + np.log(s) / np.log(old)) if s > 1 else 1.0)
+    if mutate == "no-attn-factor":
+        attn = 1.0
+    return 1.0 / (ext * theta ** (np.arange(0, r, 2, dtype=np.float64) / r)), attn
+
+
+def rotary(x, pos, inv, r=None, mscale=1.0):
     # x [T, heads, d]; rotate-half over the first r elements: element i pairs with i + r/2
     if r is not None and r < x.shape[-1]:
-        return np.concatenate([rotary(x[..., :r], pos, inv), x[..., r:]], -1)
+        return np.concatenate([rotary(x[..., :r], pos, inv, mscale=mscale), x[..., r:]], -1)
     d = x.shape[-1]
     ang = pos[:, None] * inv[None, :]                          # [T, d/2]
-    cos = np.concatenate([np.cos(ang), np.cos(ang)], -1)[:, None, :]
-    sin = np.concatenate([np.sin(ang), np.sin(ang)], -1)[:, None, :]
+    cos = mscale * np.concatenate([np.cos(ang), np.cos(ang)], -1)[:, None, :]
+    sin = mscale * np.concatenate([np.sin(ang), np.sin(ang)], -1)[:, None, :]
     x1, x2 = x[..., : d // 2], x[..., d // 2:]
     return x * cos + np.concatenate([-x2, x1], -1) * sin
 
@@ -421,9 +464,11 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
     eps, theta = cfg["rms_norm_eps"], cfg.get("rope_theta", 10000.0)
     phi3 = arch == "Phi3ForCausalLM"
     r = int(d * cfg.get("partial_rotary_factor", 1.0)) if phi3 else d
-    if phi3 and cfg.get("rope_scaling"):
-        raise SystemExit("phi3 rope scaling (longrope/su) not modelled")
-    inv = inv_freq(theta, r, cfg.get("rope_scaling") if rope_scaling else None)
+    mscale = 1.0
+    if phi3 and cfg.get("rope_scaling") and rope_scaling:
+        inv, mscale = longrope(cfg, theta, r, len(tokens), mutate)
+    else:
+        inv = inv_freq(theta, r, None if phi3 or not rope_scaling else cfg.get("rope_scaling"))
     gemma = arch in ("GemmaForCausalLM", "Gemma2ForCausalLM")
     gemma2 = arch == "Gemma2ForCausalLM"
     shift = 1.0 if gemma and variant != "no-norm-shift" else 0.0
@@ -466,7 +511,7 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         if p + "self_attn.q_norm.weight" in W:
             q = norm(q, p + "self_attn.q_norm.weight")
             k = norm(k, p + "self_attn.k_norm.weight")
-        q, k = rotary(q, pos, inv, r), rotary(k, pos, inv, r)
+        q, k = rotary(q, pos, inv, r, mscale), rotary(k, pos, inv, r, mscale)
         if kv_cache == "f16":
             k, v = f16(k), f16(v)
         if gemma:
@@ -563,6 +608,7 @@ def main():
     m.add_argument("--theta", type=float)
     m.add_argument("--sp-tokenizer", metavar="TOKENIZER_MODEL")
     m.add_argument("--partial-rotary", type=float)
+    m.add_argument("--longrope", type=int, metavar="OLD_CONTEXT")
     f = sub.add_parser("forward")
     f.add_argument("dir")
     c = sub.add_parser("compare")
@@ -575,11 +621,11 @@ def main():
         p.add_argument("--variant", choices=["no-norm-shift", "no-embed-scale", "no-softcap", "no-window"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
     c.add_argument("--no-rope-scaling", action="store_true")
-    c.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "reverse-experts"])
+    c.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor", "reverse-experts"])
     a = ap.parse_args()
     if a.cmd == "make":
         if a.arch == "phi3":
-            make_phi3(a.dir, a.sp_tokenizer, a.seed, 10000.0 if a.theta is None else a.theta, a.partial_rotary)
+            make_phi3(a.dir, a.sp_tokenizer, a.seed, 10000.0 if a.theta is None else a.theta, a.partial_rotary, a.longrope)
         else:
             make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 1000000.0 if a.theta is None else a.theta, a.sp)
         return

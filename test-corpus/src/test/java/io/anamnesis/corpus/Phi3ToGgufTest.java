@@ -215,20 +215,6 @@ class Phi3ToGgufTest {
         assertThat(Files.exists(tmp.resolve("out.gguf"))).isFalse();
     }
 
-    /** A 128k Phi-3's longrope (or older su) scaling: the converter writes rope_factors_long/short; refused, exit 6. */
-    @ParameterizedTest
-    @CsvSource({"longrope", "su"})
-    void longRopeScalingIsRefused(String type) throws IOException {
-        String factors = "[" + String.join(", ", java.util.Collections.nCopies(HEAD / 2, "1.0")) + "]";
-        Path dir = folder("phi3-" + type, "");
-        Files.writeString(dir.resolve("config.json"), config("").replace("\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \""
-                + type + "\", \"long_factor\": " + factors + ", \"short_factor\": " + factors + "}")
-                .replace("\"max_position_embeddings\": 4096", "\"max_position_embeddings\": 131072"));
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
-        assertThat(r.code()).as(r.err()).isEqualTo(6);
-        assertThat(r.err()).contains("rope scaling type " + type).contains("rope_factors_long").contains("not converted");
-    }
-
     @Test
     void unknownArchitectureListsPhi3() throws IOException {
         Path dir = folder("phi3-other", "");

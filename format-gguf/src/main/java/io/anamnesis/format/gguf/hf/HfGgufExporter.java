@@ -107,6 +107,8 @@ public final class HfGgufExporter implements ModelExporter {
         // generate_extra_tensors comes first in prepare_tensors' chain
         Map<?, ?> rope = ropeParameters(config);
         if (arch.llama3Rope()) RopeFreqs.llama3(config, rope, ropeTheta(config, rope).flatMap(HfConfig::number)).ifPresent(out::add);
+        Optional<LongRope> longRope = arch == Architectures.PHI3 ? LongRope.phi3(config) : Optional.empty();
+        longRope.ifPresent(l -> out.addAll(l.tensors()));
         for (DenseTensor d : inputs) {
             if (DROPPED.stream().anyMatch(d.name()::endsWith) || arch.skipped().contains(d.name())) continue;
             if (stacks.isPresent() && stacks.get().take(d, out)) continue;
@@ -125,6 +127,8 @@ public final class HfGgufExporter implements ModelExporter {
         for (PlannedTensor t : out) params += t.elementCount();
         Map<String, MetaValue> kv = new LinkedHashMap<>();
         kv.put("general.architecture", MetaValue.str(arch.gguf()));
+        // written by generate_extra_tensors, which runs before the metadata is set
+        longRope.ifPresent(l -> kv.put(arch.gguf() + ".rope.scaling.attn_factor", MetaValue.Real.f32(l.attnFactor())));
         kv.put("general.type", MetaValue.str("model"));
         sampling(files, kv);
         ModelNaming naming = ModelNaming.of(Optional.ofNullable(config.get("_name_or_path")).filter(String.class::isInstance)
@@ -464,9 +468,9 @@ public final class HfGgufExporter implements ModelExporter {
 
     /**
      * The keys of a family with its own {@code set_gguf_parameters} (gemma's, gemma2's, phi3's), all in
-     * {@link Architecture#extraKeys}, in its order. Phi3's {@code generate_extra_tensors}
-     * writes a config.json {@code rope_scaling} (longrope/su: {@code rope_factors_long},
-     * {@code rope_factors_short} and {@code rope.scaling.attn_factor}; yarn), which is refused.
+     * {@link Architecture#extraKeys}, in its order. Phi3's longrope/su {@code rope_scaling} is
+     * {@link LongRope}'s (tensors and key written apart from these); any other scaling, or one
+     * in {@code rope_parameters} (which the converter does not read for phi3), is refused.
      */
     private static void ownParameters(Architecture arch, Map<?, ?> config, long blockCount, int fileType,
                                       Map<String, MetaValue> kv) {
@@ -474,12 +478,13 @@ public final class HfGgufExporter implements ModelExporter {
         Map<?, ?> rope = ropeParameters(config);
         Object scaling = config.get("rope_scaling");
         Object type = rope.get("rope_type") != null ? rope.get("rope_type") : rope.get("type");
-        if ((scaling != null && scaling != io.anamnesis.api.json.Json.NULL) || (type != null && !type.equals("default"))) {
+        boolean longRope = arch == Architectures.PHI3 && LongRope.declared(config);
+        if (!longRope && ((scaling != null && scaling != io.anamnesis.api.json.Json.NULL) || (type != null && !type.equals("default")))) {
             String named = type == null ? "without a type" : "type " + type;
             throw new UnsupportedFeatureException("config.json rope scaling " + named + " on " + a + " is not converted yet"
-                    + (a.equals("phi3") ? " (the converter writes longrope/su as rope_factors_long.weight, "
-                    + "rope_factors_short.weight and phi3.rope.scaling.attn_factor, a 128k Phi-3); a Phi-3 without rope "
-                    + "scaling (4k) is" : ""));
+                    + (a.equals("phi3") ? (config.containsKey("rope_parameters") ? " (in rope_parameters, which the converter "
+                    + "does not read for phi3: it would drop the scaling)" : "") + "; a Phi-3 with a longrope/su rope_scaling "
+                    + "(128k) or none (4k) is" : ""));
         }
         if (config.containsKey("rope_parameters") && rope.containsKey("mrope_section")) {
             throw new UnsupportedFeatureException("config.json mrope_section is not converted yet");

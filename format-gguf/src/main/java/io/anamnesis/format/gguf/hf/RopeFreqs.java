@@ -162,7 +162,8 @@ final class RopeFreqs {
         return x;
     }
 
-    private static PlannedTensor constant(String name, float[] values) {
+    /** A 1-D F32 tensor of {@code values}, as a generated tensor of the converter is written. */
+    static PlannedTensor constant(String name, float[] values) {
         byte[] b = new byte[4 * values.length];
         MemorySegment.copy(values, 0, MemorySegment.ofArray(b), LittleEndian.F32, 0, values.length);
         return new PlannedTensor(name, DType.F32, Shape.of(values.length), values.length, arena -> (first, count, dest) ->

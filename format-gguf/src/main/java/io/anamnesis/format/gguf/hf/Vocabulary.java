@@ -224,24 +224,10 @@ final class Vocabulary {
                     + SentencePieceModel.FILE);
         }
         int vocabSize = (int) declared;
-        String[] tokens = new String[vocabSize];
-        float[] scores = new float[vocabSize];
-        int[] types = new int[vocabSize];
-        for (int i = 0; i < vocabSize; i++) tokens[i] = "[PAD" + i + "]";
-        Arrays.fill(scores, -10000.0f);
-        Arrays.fill(types, UNUSED);
-        for (int id = 0; id < spSize; id++) {
-            SentencePieceModel.Piece p = sp.pieces().get(id);
-            tokens[id] = p.text();
-            scores[id] = p.score();
-            types[id] = switch (p.type()) {
-                case SentencePieceModel.UNKNOWN -> UNKNOWN;
-                case SentencePieceModel.CONTROL -> CONTROL;
-                case SentencePieceModel.UNUSED -> UNUSED;
-                case SentencePieceModel.BYTE -> BYTE;
-                default -> NORMAL;
-            };
-        }
+        Pieces table = Pieces.of(sp, vocabSize);
+        String[] tokens = table.tokens();
+        float[] scores = table.scores();
+        int[] types = table.types();
         files.json("added_tokens.json").ifPresent(added -> added.forEach((k, id) -> {
             long i = HfConfig.asInteger(id).orElseThrow(() -> new MalformedFileException(
                     "added_tokens.json: the id of " + k + " is not an integer"));
@@ -302,6 +288,36 @@ final class Vocabulary {
                 + " (--no-vocab writes the GGUF without a vocabulary)");
     }
 
+    /**
+     * A SentencePiece vocabulary laid out as the converter lays it out: {@code vocabSize}
+     * entries, {@code [PAD<i>]} (score -10000, unused) where no piece is, the model's pieces
+     * from id 0 with their scores and types (IsUnknown, IsControl, IsUnused, IsByte; a
+     * user-defined piece counts as normal). The arrays are the caller's to change.
+     */
+    private record Pieces(String[] tokens, float[] scores, int[] types) {
+        static Pieces of(SentencePieceModel sp, int vocabSize) {
+            String[] tokens = new String[vocabSize];
+            float[] scores = new float[vocabSize];
+            int[] types = new int[vocabSize];
+            for (int i = 0; i < vocabSize; i++) tokens[i] = "[PAD" + i + "]";
+            Arrays.fill(scores, -10000.0f);
+            Arrays.fill(types, UNUSED);
+            for (int id = 0; id < Math.min(sp.pieces().size(), vocabSize); id++) {
+                SentencePieceModel.Piece p = sp.pieces().get(id);
+                tokens[id] = p.text();
+                scores[id] = p.score();
+                types[id] = switch (p.type()) {
+                    case SentencePieceModel.UNKNOWN -> UNKNOWN;
+                    case SentencePieceModel.CONTROL -> CONTROL;
+                    case SentencePieceModel.UNUSED -> UNUSED;
+                    case SentencePieceModel.BYTE -> BYTE;
+                    default -> NORMAL;
+                };
+            }
+            return new Pieces(tokens, scores, types);
+        }
+    }
+
     private static void sentencePiece(byte[] model, ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
         SentencePieceModel sp = SentencePieceModel.parse(model, files.limits().maxArrayLength());
         int spSize = sp.pieces().size();
@@ -312,25 +328,10 @@ final class Vocabulary {
         }
         int vocabSize = (int) declared;
 
-        String[] tokens = new String[vocabSize];
-        float[] scores = new float[vocabSize];
-        int[] types = new int[vocabSize];
-        for (int i = 0; i < vocabSize; i++) tokens[i] = "[PAD" + i + "]";
-        Arrays.fill(scores, -10000.0f);
-        Arrays.fill(types, UNUSED);
-        for (int id = 0; id < Math.min(spSize, vocabSize); id++) {
-            SentencePieceModel.Piece p = sp.pieces().get(id);
-            tokens[id] = p.text();
-            scores[id] = p.score();
-            // IsUnknown, IsControl, IsUnused, IsByte; a user-defined piece counts as normal
-            types[id] = switch (p.type()) {
-                case SentencePieceModel.UNKNOWN -> UNKNOWN;
-                case SentencePieceModel.CONTROL -> CONTROL;
-                case SentencePieceModel.UNUSED -> UNUSED;
-                case SentencePieceModel.BYTE -> BYTE;
-                default -> NORMAL;
-            };
-        }
+        Pieces table = Pieces.of(sp, vocabSize);
+        String[] tokens = table.tokens();
+        float[] scores = table.scores();
+        int[] types = table.types();
         files.json("added_tokens.json").ifPresent(added -> added.forEach((k, v) -> {
             long id = HfConfig.asInteger(v).orElseThrow(() -> new MalformedFileException(
                     "added_tokens.json: the id of " + k + " is not an integer"));
