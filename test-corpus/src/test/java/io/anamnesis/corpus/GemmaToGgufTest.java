@@ -113,9 +113,7 @@ class GemmaToGgufTest {
     }
 
     private CorpusCliTest.Run convert(Path dir, String dtype, Path out, boolean vocab) {
-        List<String> args = new ArrayList<>(List.of("convert", dir.toString(), "--to", "gguf", "--dtype", dtype, "-o", out.toString(), "-q"));
-        if (!vocab) args.add("--no-vocab");
-        return CorpusCliTest.amn(args.toArray(String[]::new));
+        return DecoderReference.convert(dir, dtype, out, vocab);
     }
 
     private ReferenceGguf converted(Path dir, String dtype, boolean vocab) throws IOException {
@@ -356,11 +354,8 @@ class GemmaToGgufTest {
     void llamaCppComputesTheReferenceForwardPass(String arch, String dtype) throws Exception {
         Optional<Path> sp = sentencePiece();
         Assumptions.assumeTrue(sp.isPresent(), "the corpus's SentencePiece tokenizer.model is not here: llama.cpp needs a vocabulary; not checked");
-        Path oracles = CorpusCase.root().map(r -> r.toAbsolutePath().getParent().resolve("tools/oracles")).orElse(Path.of("none"));
-        Optional<String> oracle = LlamaRunOracleTest.oracleMissing(oracles.resolve("llama_ref.py"));
-        Assumptions.assumeTrue(oracle.isEmpty(), () -> "llama.cpp oracle skipped: " + oracle.orElse(""));
-        Path script = Path.of("..", "bench", "scripts", "decoder_reference.py").toAbsolutePath().normalize();
-        Assumptions.assumeTrue(Files.isRegularFile(script), script + " not found");
+        Path oracles = DecoderReference.oracles();
+        Path script = DecoderReference.SCRIPT;
 
         Path dir = tmp.resolve(arch + "-forward");
         run(List.of("python3", script.toString(), "make", arch, dir.toString(), "--sp", sp.get().toString(), "--seed", "7"));
@@ -375,18 +370,10 @@ class GemmaToGgufTest {
     }
 
     private String run(List<String> cmd) throws Exception {
-        Process p = new ProcessBuilder(cmd).redirectError(tmp.resolve("err.txt").toFile()).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(600, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError(cmd + " did not finish in 600 s");
-        }
-        assertThat(p.exitValue()).as(cmd + ": " + out + Files.readString(tmp.resolve("err.txt"))).isZero();
-        return out;
+        return DecoderReference.run(tmp, cmd);
     }
 
-    /** The corpus's SentencePiece tokenizer.model (320 pieces), when the corpus is here. */
     private static Optional<Path> sentencePiece() {
-        return CorpusCase.hfRoot().map(r -> r.resolve("hf-to-gguf/gen-bf16-to-bf16/input/tokenizer.model")).filter(Files::isRegularFile);
+        return DecoderReference.sentencePiece();
     }
 }

@@ -256,14 +256,10 @@ class Llama3RopeToGgufTest {
     @ParameterizedTest
     @CsvSource({"f32", "f16"})
     void llamaCppComputesTheScaledForwardPass(String dtype) throws Exception {
-        String tokDir = System.getenv("AMN_TOKENIZER_LLAMA3");
-        Optional<Path> tok = Optional.ofNullable(tokDir).map(Path::of).filter(d -> Files.isRegularFile(d.resolve("tokenizer.json")));
+        Optional<Path> tok = DecoderReference.tokenizerFolder("AMN_TOKENIZER_LLAMA3");
         Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_LLAMA3 not set: llama.cpp needs the vocabulary; not checked");
-        Path oracles = CorpusCase.root().map(r -> r.toAbsolutePath().getParent().resolve("tools/oracles")).orElse(Path.of("none"));
-        Optional<String> oracle = LlamaRunOracleTest.oracleMissing(oracles.resolve("llama_ref.py"));
-        Assumptions.assumeTrue(oracle.isEmpty(), () -> "llama.cpp oracle skipped: " + oracle.orElse(""));
-        Path script = Path.of("..", "bench", "scripts", "decoder_reference.py").toAbsolutePath().normalize();
-        Assumptions.assumeTrue(Files.isRegularFile(script), script + " not found");
+        Path oracles = DecoderReference.oracles();
+        Path script = DecoderReference.SCRIPT;
 
         Path dir = tmp.resolve("Llama-3.1-tiny");
         run(List.of("python3", script.toString(), "make", "llama", dir.toString(), "--tokenizer", tok.get().toString(),
@@ -285,14 +281,6 @@ class Llama3RopeToGgufTest {
     }
 
     private String run(List<String> cmd) throws Exception {
-        Path err = tmp.resolve("err.txt");
-        Process p = new ProcessBuilder(cmd).redirectError(err.toFile()).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(600, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError(cmd + " did not finish in 600 s");
-        }
-        assertThat(p.exitValue()).as(cmd + ": " + out + Files.readString(err)).isZero();
-        return out;
+        return DecoderReference.run(tmp, cmd);
     }
 }

@@ -115,9 +115,7 @@ class MoeToGgufTest {
     }
 
     private CorpusCliTest.Run convert(Path dir, String dtype, Path out, boolean vocab) {
-        List<String> args = new ArrayList<>(List.of("convert", dir.toString(), "--to", "gguf", "--dtype", dtype, "-o", out.toString(), "-q"));
-        if (!vocab) args.add("--no-vocab");
-        return CorpusCliTest.amn(args.toArray(String[]::new));
+        return DecoderReference.convert(dir, dtype, out, vocab);
     }
 
     private ReferenceGguf converted(Path dir, String dtype) throws IOException {
@@ -298,14 +296,10 @@ class MoeToGgufTest {
     @ParameterizedTest
     @CsvSource({"f32,", "f16,", "f32,reverse-experts"})
     void llamaCppComputesTheReferenceForwardPass(String dtype, String mutate) throws Exception {
-        Optional<Path> tok = Optional.ofNullable(System.getenv("AMN_TOKENIZER_QWEN3")).map(Path::of)
-                .filter(d -> Files.isRegularFile(d.resolve("tokenizer.json")));
+        Optional<Path> tok = DecoderReference.tokenizerFolder("AMN_TOKENIZER_QWEN3");
         Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_QWEN3 not set: llama.cpp needs the vocabulary; not checked");
-        Path oracles = CorpusCase.root().map(r -> r.toAbsolutePath().getParent().resolve("tools/oracles")).orElse(Path.of("none"));
-        Optional<String> oracle = LlamaRunOracleTest.oracleMissing(oracles.resolve("llama_ref.py"));
-        Assumptions.assumeTrue(oracle.isEmpty(), () -> "llama.cpp oracle skipped: " + oracle.orElse(""));
-        Path script = Path.of("..", "bench", "scripts", "decoder_reference.py").toAbsolutePath().normalize();
-        Assumptions.assumeTrue(Files.isRegularFile(script), script + " not found");
+        Path oracles = DecoderReference.oracles();
+        Path script = DecoderReference.SCRIPT;
 
         Path dir = tmp.resolve("Qwen3-MoE-forward");
         run(List.of("python3", script.toString(), "make", "qwen3moe", dir.toString(), "--tokenizer", tok.get().toString(),
@@ -447,14 +441,10 @@ class MoeToGgufTest {
     @ParameterizedTest
     @CsvSource({"f32,", "f16,", "f32,reverse-experts"})
     void llamaCppComputesTheMixtralReference(String dtype, String mutate) throws Exception {
-        Optional<Path> sp = CorpusCase.hfRoot().map(r -> r.resolve("hf-to-gguf/gen-bf16-to-bf16/input/tokenizer.model"))
-                .filter(Files::isRegularFile);
+        Optional<Path> sp = DecoderReference.sentencePiece();
         Assumptions.assumeTrue(sp.isPresent(), "the corpus's SentencePiece tokenizer.model is not here: llama.cpp needs a vocabulary; not checked");
-        Path oracles = CorpusCase.root().map(r -> r.toAbsolutePath().getParent().resolve("tools/oracles")).orElse(Path.of("none"));
-        Optional<String> oracle = LlamaRunOracleTest.oracleMissing(oracles.resolve("llama_ref.py"));
-        Assumptions.assumeTrue(oracle.isEmpty(), () -> "llama.cpp oracle skipped: " + oracle.orElse(""));
-        Path script = Path.of("..", "bench", "scripts", "decoder_reference.py").toAbsolutePath().normalize();
-        Assumptions.assumeTrue(Files.isRegularFile(script), script + " not found");
+        Path oracles = DecoderReference.oracles();
+        Path script = DecoderReference.SCRIPT;
 
         Path dir = tmp.resolve("Mixtral-forward");
         run(List.of("python3", script.toString(), "make", "mixtral", dir.toString(), "--sp", sp.get().toString(), "--seed", "7"));
@@ -475,13 +465,6 @@ class MoeToGgufTest {
     }
 
     private String run(List<String> cmd) throws Exception {
-        Process p = new ProcessBuilder(cmd).redirectError(tmp.resolve("err.txt").toFile()).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(600, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError(cmd + " did not finish in 600 s");
-        }
-        assertThat(p.exitValue()).as(cmd + ": " + out + Files.readString(tmp.resolve("err.txt"))).isZero();
-        return out;
+        return DecoderReference.run(tmp, cmd);
     }
 }

@@ -97,9 +97,7 @@ class Phi3ToGgufTest {
     }
 
     private CorpusCliTest.Run convert(Path dir, String dtype, Path out, boolean vocab) {
-        List<String> args = new ArrayList<>(List.of("convert", dir.toString(), "--to", "gguf", "--dtype", dtype, "-o", out.toString(), "-q"));
-        if (!vocab) args.add("--no-vocab");
-        return CorpusCliTest.amn(args.toArray(String[]::new));
+        return DecoderReference.convert(dir, dtype, out, vocab);
     }
 
     private ReferenceGguf converted(Path dir, String dtype, boolean vocab) throws IOException {
@@ -224,9 +222,8 @@ class Phi3ToGgufTest {
         assertThat(r.err()).contains("PhiMoEForCausalLM").contains("Phi3ForCausalLM").contains("LlamaForCausalLM");
     }
 
-    /** The corpus's SentencePiece tokenizer.model (a llama folder's), when the corpus is there. */
     private static Optional<Path> sentencePiece() {
-        return CorpusCase.hfRoot().map(r -> r.resolve("hf-to-gguf/gen-bf16-to-bf16/input/tokenizer.model")).filter(Files::isRegularFile);
+        return DecoderReference.sentencePiece();
     }
 
     /** A folder with the corpus tokenizer.model and vocab_size {@code vocab}. */
@@ -328,11 +325,8 @@ class Phi3ToGgufTest {
     @CsvSource({"f32,1.0", "f16,1.0", "f32,0.75", "f16,0.75"})
     void llamaCppComputesTheReferenceForwardPass(String dtype, String partial) throws Exception {
         Assumptions.assumeTrue(sentencePiece().isPresent(), "the corpus's hf-to-gguf tokenizer.model is not there: not checked");
-        Path oracles = CorpusCase.root().map(r -> r.toAbsolutePath().getParent().resolve("tools/oracles")).orElse(Path.of("none"));
-        Optional<String> oracle = LlamaRunOracleTest.oracleMissing(oracles.resolve("llama_ref.py"));
-        Assumptions.assumeTrue(oracle.isEmpty(), () -> "llama.cpp oracle skipped: " + oracle.orElse(""));
-        Path script = Path.of("..", "bench", "scripts", "decoder_reference.py").toAbsolutePath().normalize();
-        Assumptions.assumeTrue(Files.isRegularFile(script), script + " not found");
+        Path oracles = DecoderReference.oracles();
+        Path script = DecoderReference.SCRIPT;
 
         Path dir = tmp.resolve("phi3-forward");
         run(List.of("python3", script.toString(), "make", "phi3", dir.toString(), "--sp-tokenizer", sentencePiece().get().toString(),
@@ -348,13 +342,6 @@ class Phi3ToGgufTest {
     }
 
     private String run(List<String> cmd) throws Exception {
-        Process p = new ProcessBuilder(cmd).redirectError(tmp.resolve("err.txt").toFile()).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(600, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError(cmd + " did not finish in 600 s");
-        }
-        assertThat(p.exitValue()).as(cmd + ": " + out + Files.readString(tmp.resolve("err.txt"))).isZero();
-        return out;
+        return DecoderReference.run(tmp, cmd);
     }
 }

@@ -112,9 +112,7 @@ class QwenToGgufTest {
     }
 
     private CorpusCliTest.Run convert(Path dir, String dtype, Path out, boolean vocab) {
-        List<String> args = new ArrayList<>(List.of("convert", dir.toString(), "--to", "gguf", "--dtype", dtype, "-o", out.toString(), "-q"));
-        if (!vocab) args.add("--no-vocab");
-        return CorpusCliTest.amn(args.toArray(String[]::new));
+        return DecoderReference.convert(dir, dtype, out, vocab);
     }
 
     private ReferenceGguf converted(Path dir, String dtype) throws IOException {
@@ -298,11 +296,8 @@ class QwenToGgufTest {
     void llamaCppComputesTheReferenceForwardPass(String arch, String dtype, boolean tied) throws Exception {
         Optional<Path> tok = qwenTokenizer();
         Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_QWEN3 not set: llama.cpp needs the vocabulary; not checked");
-        Path oracles = CorpusCase.root().map(r -> r.toAbsolutePath().getParent().resolve("tools/oracles")).orElse(Path.of("none"));
-        Optional<String> oracle = LlamaRunOracleTest.oracleMissing(oracles.resolve("llama_ref.py"));
-        Assumptions.assumeTrue(oracle.isEmpty(), () -> "llama.cpp oracle skipped: " + oracle.orElse(""));
-        Path script = Path.of("..", "bench", "scripts", "decoder_reference.py").toAbsolutePath().normalize();
-        Assumptions.assumeTrue(Files.isRegularFile(script), script + " not found");
+        Path oracles = DecoderReference.oracles();
+        Path script = DecoderReference.SCRIPT;
 
         Path dir = tmp.resolve(arch + "-forward");
         run(List.of("python3", script.toString(), "make", arch, dir.toString(), "--tokenizer", tok.get().toString(), "--seed", "7"),
@@ -321,18 +316,10 @@ class QwenToGgufTest {
     private String run(List<String> cmd, boolean tied) throws Exception {
         List<String> c = new ArrayList<>(cmd);
         if (tied) c.add("--tied");
-        Process p = new ProcessBuilder(c).redirectError(tmp.resolve("err.txt").toFile()).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(600, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError(c + " did not finish in 600 s");
-        }
-        assertThat(p.exitValue()).as(c + ": " + out + Files.readString(tmp.resolve("err.txt"))).isZero();
-        return out;
+        return DecoderReference.run(tmp, c);
     }
 
     private static Optional<Path> qwenTokenizer() {
-        String dir = System.getenv("AMN_TOKENIZER_QWEN3");
-        return Optional.ofNullable(dir).map(Path::of).filter(d -> Files.isRegularFile(d.resolve("tokenizer.json")));
+        return DecoderReference.tokenizerFolder("AMN_TOKENIZER_QWEN3");
     }
 }

@@ -1,0 +1,86 @@
+package io.anamnesis.corpus;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.junit.jupiter.api.Assumptions;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What the HF-to-GGUF architecture tests share: a folder converted through {@code amn}, and
+ * llama.cpp's logits of the result (the oracles' {@code llama_ref.py}) against
+ * {@code bench/scripts/decoder_reference.py}, an independent forward pass of the folder. A
+ * test that needs what is not on this machine (the oracles, the script, a tokenizer) is
+ * skipped, saying which.
+ */
+final class DecoderReference {
+    private DecoderReference() {
+    }
+
+    static final Path SCRIPT = Path.of("..", "bench", "scripts", "decoder_reference.py").toAbsolutePath().normalize();
+
+    /** The oracles folder beside the corpus, when llama.cpp's oracle and the script are there; else the test is skipped. */
+    static Path oracles() {
+        Path oracles = CorpusCase.root().map(r -> r.toAbsolutePath().getParent().resolve("tools/oracles")).orElse(Path.of("none"));
+        Optional<String> missing = LlamaRunOracleTest.oracleMissing(oracles.resolve("llama_ref.py"));
+        Assumptions.assumeTrue(missing.isEmpty(), () -> "llama.cpp oracle skipped: " + missing.orElse(""));
+        Assumptions.assumeTrue(Files.isRegularFile(SCRIPT), SCRIPT + " not found");
+        return oracles;
+    }
+
+    /** The corpus's SentencePiece tokenizer.model (320 pieces), when the corpus is here. */
+    static Optional<Path> sentencePiece() {
+        return CorpusCase.hfRoot().map(r -> r.resolve("hf-to-gguf/gen-bf16-to-bf16/input/tokenizer.model")).filter(Files::isRegularFile);
+    }
+
+    /** The folder environment variable {@code variable} names, when it holds a tokenizer.json (npm's tokenizer packages' models/). */
+    static Optional<Path> tokenizerFolder(String variable) {
+        return Optional.ofNullable(System.getenv(variable)).map(Path::of).filter(d -> Files.isRegularFile(d.resolve("tokenizer.json")));
+    }
+
+    /** {@code amn convert DIR --to gguf --dtype DTYPE -o OUT -q} ({@code --no-vocab} without {@code vocab}). */
+    static CorpusCliTest.Run convert(Path dir, String dtype, Path out, boolean vocab) {
+        List<String> args = new ArrayList<>(List.of("convert", dir.toString(), "--to", "gguf", "--dtype", dtype, "-o", out.toString(), "-q"));
+        if (!vocab) args.add("--no-vocab");
+        return CorpusCliTest.amn(args.toArray(String[]::new));
+    }
+
+    /** {@code decoder_reference.py make ARGS...}: a tiny random model folder. */
+    static void make(Path tmp, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("python3", SCRIPT.toString(), "make"));
+        cmd.addAll(List.of(args));
+        run(tmp, cmd);
+    }
+
+    /**
+     * {@code decoder_reference.py compare}: llama.cpp's logits of {@code gguf} against the forward
+     * pass of {@code dir} with weights rounded as {@code weights} says, over {@code tokens}.
+     */
+    static JsonNode compare(Path tmp, Path dir, Path gguf, String weights, String tokens, String... extra) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("python3", SCRIPT.toString(), "compare", dir.toString(), gguf.toString(),
+                oracles().toString(), "--weights", weights, "--tokens", tokens));
+        cmd.addAll(List.of(extra));
+        return LlamaRunOracleTest.JSON.readTree(run(tmp, cmd));
+    }
+
+    /** Runs {@code cmd}, failing the test with its output when it fails or takes over 600 s; its standard output. */
+    static String run(Path tmp, List<String> cmd) throws IOException, InterruptedException {
+        Path err = Files.createTempFile(tmp, "err-", ".txt");
+        Process p = new ProcessBuilder(cmd).redirectError(err.toFile()).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(600, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError(cmd + " did not finish in 600 s");
+        }
+        assertThat(p.exitValue()).as(cmd + ": " + out + Files.readString(err)).isZero();
+        return out;
+    }
+}
