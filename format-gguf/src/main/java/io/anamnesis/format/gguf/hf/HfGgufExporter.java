@@ -357,15 +357,11 @@ public final class HfGgufExporter implements ModelExporter {
                     throw new UnsupportedFeatureException("config.json rope scaling type " + type + " on " + arch.gguf()
                             + ": the converter writes it for llama only, and would drop it here");
                 }
-            } else if (type.equals("yarn")) {
-                // TextModel.set_gguf_parameters writes rope.scaling.type yarn, factor, original_context_length
-                // and the optional yarn keys; not yet checked against what llama.cpp computes
-                throw new UnsupportedFeatureException("config.json rope scaling type yarn is not converted yet (the converter "
-                        + "writes it as " + a + ".rope.scaling.* keys, not yet checked against llama.cpp); linear, llama3 "
-                        + "(llama) and none are");
+            } else if (Yarn.isYarn(type)) {
+                Yarn.keys(a, rope, config.containsKey("rope_parameters") ? "rope_parameters" : "rope_scaling", kv);
             } else if (!type.equals("default") && !type.equals("linear")) {
                 throw new UnsupportedFeatureException("config.json rope scaling type " + type + " is not converted yet "
-                        + "(linear, llama3 (llama) and none are)");
+                        + "(linear, yarn, llama3 (llama) and none are)");
             }
         }
         if (config.containsKey("mrope_section") || rope.containsKey("mrope_section")) {
