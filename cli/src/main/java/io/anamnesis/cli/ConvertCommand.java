@@ -32,7 +32,7 @@ import java.util.concurrent.Callable;
                 "A Hugging Face model folder (config.json, model.safetensors or its shards, tokenizer.model or a "
                         + "byte-level BPE tokenizer.json) with "
                         + "--to gguf becomes the GGUF llama.cpp's convert_hf_to_gguf.py writes (architectures: "
-                        + "LlamaForCausalLM and MistralForCausalLM, with Llama 3.1's rope scaling; Qwen2ForCausalLM, "
+                        + "LlamaForCausalLM and MistralForCausalLM, with Llama 3.1's rope scaling and YaRN; Qwen2ForCausalLM, "
                         + "Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, Phi3ForCausalLM, with the 128k models' longrope; "
                         + "mixtures of experts Qwen3MoeForCausalLM and MixtralForCausalLM): GGUF names, rope "
                         + "row order, hyper-parameters, vocabulary; --dtype f32|f16|bf16|q8_0|auto as its --outtype (default auto), or a "
