@@ -36,6 +36,11 @@ final class LegacyEncoders {
         float d = amax / 127;
         float id = d != 0 ? 1.0f / d : 0.0f;
         putFp16(dst, o, d);
+        if (Math.abs(amax) < Float.POSITIVE_INFINITY && Math.abs(id) < Float.POSITIVE_INFINITY) {
+            // every |x * id| is at most 127 and a rounding (a NaN x, which amax skips, gives level 0 either way)
+            for (int j = 0; j < QK; j++) dst[o + 2 + j] = (byte) GgmlMath.roundHalfAwaySmall(src[s + j] * id);
+            return;
+        }
         for (int j = 0; j < QK; j++) dst[o + 2 + j] = (byte) roundHalfAway(src[s + j] * id);
     }
 

@@ -64,6 +64,25 @@ class GgmlMathTest {
     }
 
     @Test
+    void theFloatRoundingAgreesWithRoundfUpTo129AndOnNaNsLowByte() {
+        // every 1021st float of [-129, 129] (both signs), every tie k + 0.5 and its neighbours, NaN
+        for (long u = 0; u <= Float.floatToRawIntBits(129f); u += 1021) {
+            for (float f : new float[]{Float.intBitsToFloat((int) u), -Float.intBitsToFloat((int) u)}) {
+                assertThat(GgmlMath.roundHalfAwaySmall(f)).as("%s bits %08x", f, Float.floatToRawIntBits(f))
+                        .isEqualTo(roundfThenTruncate(f));
+            }
+        }
+        for (int k = 0; k <= 128; k++) {
+            for (float tie : new float[]{k + 0.5f, -(k + 0.5f)}) {
+                for (float f : new float[]{tie, Math.nextDown(tie), Math.nextUp(tie)}) {
+                    assertThat(GgmlMath.roundHalfAwaySmall(f)).as("%s", f).isEqualTo(roundfThenTruncate(f));
+                }
+            }
+        }
+        assertThat((byte) GgmlMath.roundHalfAwaySmall(Float.NaN)).isEqualTo((byte) GgmlMath.roundHalfAway(Float.NaN));
+    }
+
+    @Test
     void lroundToIntIsGlibcLroundfNarrowedToItsLow32Bits() {
         for (float f : samples()) {
             assertThat(GgmlMath.lroundToInt(f)).as("lroundToInt(%s) bits %08x", f, Float.floatToRawIntBits(f))
