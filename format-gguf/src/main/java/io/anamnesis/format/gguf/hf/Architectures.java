@@ -62,21 +62,43 @@ final class Architectures {
     static final HyperParameter NORM_EPS =
             HyperParameter.f32("{arch}.attention.layer_norm_epsilon", "layer_norm_eps", "layer_norm_epsilon", "norm_epsilon");
 
+    // The Hugging Face decoder's tensors and their GGUF names (gguf-py's tensor_mapping), shared
+    // by the families that have them; each family lists its own on top. Patterns are exact
+    // names, so a list's order does not matter.
+    private static final Architecture.TensorName TOKEN_EMBD = Architecture.TensorName.of("model.embed_tokens", "token_embd");
+    private static final Architecture.TensorName OUTPUT = Architecture.TensorName.of("lm_head", "output");
+    private static final Architecture.TensorName OUTPUT_NORM = Architecture.TensorName.of("model.norm", "output_norm");
+    private static final Architecture.TensorName ATTN_NORM =
+            Architecture.TensorName.of("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm");
+    private static final Architecture.TensorName ATTN_OUTPUT =
+            Architecture.TensorName.of("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output");
+    /** {@code post_attention_layernorm} as the norm before the MLP (every family but gemma2). */
+    private static final Architecture.TensorName FFN_NORM =
+            Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm");
+    private static final Architecture.TensorName FFN_DOWN =
+            Architecture.TensorName.of("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down");
+    /** The attention block with separate q, k, v projections, and its input norm. */
+    private static final List<Architecture.TensorName> ATTENTION = List.of(ATTN_NORM,
+            Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+            Architecture.TensorName.of("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+            Architecture.TensorName.of("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+            ATTN_OUTPUT);
+    /** Qwen3's per-head q/k RMS norms. */
+    private static final List<Architecture.TensorName> QK_NORMS = List.of(
+            Architecture.TensorName.of("model.layers.{bid}.self_attn.q_norm", "blk.{bid}.attn_q_norm"),
+            Architecture.TensorName.of("model.layers.{bid}.self_attn.k_norm", "blk.{bid}.attn_k_norm"));
+    /** The dense SwiGLU MLP. */
+    private static final List<Architecture.TensorName> MLP = List.of(
+            Architecture.TensorName.of("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
+            Architecture.TensorName.of("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
+            FFN_DOWN);
+    /** Embeddings, output head and norm, attention, the norm before the MLP, and the dense MLP: llama's and qwen2's decoder. */
+    private static final List<Architecture.TensorName> DECODER = parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION,
+            List.of(FFN_NORM), MLP);
+
     static final Architecture LLAMA = new Architecture("llama",
             List.of("LlamaForCausalLM", "LLaMAForCausalLM", "MistralForCausalLM"),
-            List.of(
-                    Architecture.TensorName.of("model.embed_tokens", "token_embd"),
-                    Architecture.TensorName.of("lm_head", "output"),
-                    Architecture.TensorName.of("model.norm", "output_norm"),
-                    Architecture.TensorName.of("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
-                    Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down")),
+            DECODER,
             // LlamaModel.modify_tensors: q with num_attention_heads, k with num_key_value_heads
             List.of(new Architecture.RopeRows("q_proj.weight", false), new Architecture.RopeRows("q_proj.bias", false),
                     new Architecture.RopeRows("k_proj.weight", true), new Architecture.RopeRows("k_proj.bias", true)),
@@ -94,20 +116,11 @@ final class Architectures {
      * as Mixtral does.
      */
     static final Architecture MIXTRAL = new Architecture("llama", List.of("MixtralForCausalLM"),
-            List.of(
-                    Architecture.TensorName.of("model.embed_tokens", "token_embd"),
-                    Architecture.TensorName.of("lm_head", "output"),
-                    Architecture.TensorName.of("model.norm", "output_norm"),
-                    Architecture.TensorName.of("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
-                    Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
+            parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, List.of(FFN_NORM,
                     Architecture.TensorName.of("model.layers.{bid}.block_sparse_moe.gate", "blk.{bid}.ffn_gate_inp"),
                     Architecture.TensorName.of("layers.{bid}.feed_forward.experts.w1", "blk.{bid}.ffn_gate_exps"),
                     Architecture.TensorName.of("layers.{bid}.feed_forward.experts.w2", "blk.{bid}.ffn_down_exps"),
-                    Architecture.TensorName.of("layers.{bid}.feed_forward.experts.w3", "blk.{bid}.ffn_up_exps")),
+                    Architecture.TensorName.of("layers.{bid}.feed_forward.experts.w3", "blk.{bid}.ffn_up_exps"))),
             LLAMA.ropeRows(), LLAMA.extraKeys(), Architecture.VocabularyRule.LLAMA,
             List.of("num_local_experts", "num_experts_per_tok", "intermediate_size"), List.of(), true, true, List.of(), List.of(),
             Optional.of(new Architecture.Experts("model.layers.{bid}.block_sparse_moe.experts.{xid}.{proj}.weight",
@@ -119,19 +132,7 @@ final class Architectures {
                     "intermediate_size", "block_sparse_moe.gate.weight", List.of())));
 
     /** The tensors of a Qwen2 decoder ({@code MODEL_ARCH.QWEN2}'s; the biases map with their weights). */
-    private static final List<Architecture.TensorName> QWEN2_TENSORS = List.of(
-            Architecture.TensorName.of("model.embed_tokens", "token_embd"),
-            Architecture.TensorName.of("lm_head", "output"),
-            Architecture.TensorName.of("model.norm", "output_norm"),
-            Architecture.TensorName.of("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-            Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
-            Architecture.TensorName.of("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
-            Architecture.TensorName.of("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
-            Architecture.TensorName.of("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
-            Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
-            Architecture.TensorName.of("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
-            Architecture.TensorName.of("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
-            Architecture.TensorName.of("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"));
+    private static final List<Architecture.TensorName> QWEN2_TENSORS = DECODER;
 
     /**
      * What a Qwen folder's config.json must say: everything the GGUF's keys, the vocabulary's
@@ -147,9 +148,7 @@ final class Architectures {
             Architecture.VocabularyRule.SENTENCEPIECE_ELSE_GPT2, QWEN2_REQUIRED, List.of(), false);
 
     static final Architecture QWEN3 = new Architecture("qwen3", List.of("Qwen3ForCausalLM"),
-            concat(QWEN2_TENSORS, List.of(
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_norm", "blk.{bid}.attn_q_norm"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_norm", "blk.{bid}.attn_k_norm"))),
+            concat(QWEN2_TENSORS, QK_NORMS),
             List.of(),
             // Qwen3Model.set_gguf_parameters: Qwen2Model's (reranker keys aside)
             List.of(new Architecture.PoolingType()),
@@ -171,22 +170,11 @@ final class Architectures {
      * {@code expert_feed_forward_length}; no pooling type; {@code TextModel.set_vocab}, byte-level BPE.
      */
     static final Architecture QWEN3MOE = new Architecture("qwen3moe", List.of("Qwen3MoeForCausalLM"),
-            List.of(
-                    Architecture.TensorName.of("model.embed_tokens", "token_embd"),
-                    Architecture.TensorName.of("lm_head", "output"),
-                    Architecture.TensorName.of("model.norm", "output_norm"),
-                    Architecture.TensorName.of("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_norm", "blk.{bid}.attn_q_norm"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_norm", "blk.{bid}.attn_k_norm"),
-                    Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
+            parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, QK_NORMS, List.of(FFN_NORM,
                     Architecture.TensorName.of("model.layers.{bid}.mlp.gate", "blk.{bid}.ffn_gate_inp"),
                     Architecture.TensorName.of("model.layers.{bid}.mlp.experts.gate_proj", "blk.{bid}.ffn_gate_exps"),
                     Architecture.TensorName.of("model.layers.{bid}.mlp.experts.up_proj", "blk.{bid}.ffn_up_exps"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.down_proj", "blk.{bid}.ffn_down_exps")),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.down_proj", "blk.{bid}.ffn_down_exps"))),
             List.of(),
             // Qwen2MoeModel.set_gguf_parameters: TextModel's, then the experts' width and the shared expert's
             List.of(HyperParameter.u32("{arch}.expert_feed_forward_length", "moe_intermediate_size"),
@@ -210,18 +198,8 @@ final class Architectures {
                                     + "experts in every block, no dense one")))));
 
     /** The tensors of a Gemma decoder ({@code MODEL_ARCH.GEMMA}'s; it has no output.weight: the embeddings are tied). */
-    private static final List<Architecture.TensorName> GEMMA_TENSORS = List.of(
-            Architecture.TensorName.of("model.embed_tokens", "token_embd"),
-            Architecture.TensorName.of("model.norm", "output_norm"),
-            Architecture.TensorName.of("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-            Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
-            Architecture.TensorName.of("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
-            Architecture.TensorName.of("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
-            Architecture.TensorName.of("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
-            Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
-            Architecture.TensorName.of("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
-            Architecture.TensorName.of("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
-            Architecture.TensorName.of("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"));
+    private static final List<Architecture.TensorName> GEMMA_TENSORS = parts(List.of(TOKEN_EMBD, OUTPUT_NORM), ATTENTION,
+            List.of(FFN_NORM), MLP);
 
     /**
      * GemmaModel.set_gguf_parameters, which does not call TextModel's: no rope keys (llama.cpp
@@ -264,20 +242,10 @@ final class Architectures {
      * post-feedforward norm follows the FFN.
      */
     static final Architecture GEMMA2 = new Architecture("gemma2", List.of("Gemma2ForCausalLM"),
-            List.of(
-                    Architecture.TensorName.of("model.embed_tokens", "token_embd"),
-                    Architecture.TensorName.of("model.norm", "output_norm"),
-                    Architecture.TensorName.of("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
+            parts(List.of(TOKEN_EMBD, OUTPUT_NORM), ATTENTION, List.of(
                     Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.post_attention_norm"),
                     Architecture.TensorName.of("model.layers.{bid}.pre_feedforward_layernorm", "blk.{bid}.ffn_norm"),
-                    Architecture.TensorName.of("model.layers.{bid}.post_feedforward_layernorm", "blk.{bid}.post_ffw_norm"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down")),
+                    Architecture.TensorName.of("model.layers.{bid}.post_feedforward_layernorm", "blk.{bid}.post_ffw_norm")), MLP),
             List.of(),
             // Gemma2Model.set_gguf_parameters: Gemma's, then the two soft-caps and the sliding window
             concat(GEMMA_KEYS, List.of(
@@ -295,16 +263,11 @@ final class Architectures {
      * {@code set_gguf_parameters}, which writes none of TextModel's keys but these, in this order.
      */
     static final Architecture PHI3 = new Architecture("phi3", List.of("Phi3ForCausalLM"),
-            List.of(
-                    Architecture.TensorName.of("model.embed_tokens", "token_embd"),
-                    Architecture.TensorName.of("lm_head", "output"),
-                    Architecture.TensorName.of("model.norm", "output_norm"),
-                    Architecture.TensorName.of("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+            List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM, ATTN_NORM,
                     Architecture.TensorName.of("model.layers.{bid}.self_attn.qkv_proj", "blk.{bid}.attn_qkv"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.o_proj", "blk.{bid}.attn_output"),
-                    Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
+                    ATTN_OUTPUT, FFN_NORM,
                     Architecture.TensorName.of("model.layers.{bid}.mlp.gate_up_proj", "blk.{bid}.ffn_up"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down")),
+                    FFN_DOWN),
             List.of(),
             List.of(
                     HyperParameter.u32("{arch}.context_length", "n_positions", "max_position_embeddings").asRequired(),
@@ -328,6 +291,11 @@ final class Architectures {
             List.of(), false, false, List.of(), List.of());
 
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, PHI3, QWEN3MOE, MIXTRAL);
+
+    @SafeVarargs
+    private static <T> List<T> parts(List<T>... lists) {
+        return java.util.Arrays.stream(lists).flatMap(List::stream).toList();
+    }
 
     private static <T> List<T> concat(List<T> a, List<T> b) {
         return java.util.stream.Stream.concat(a.stream(), b.stream()).toList();
