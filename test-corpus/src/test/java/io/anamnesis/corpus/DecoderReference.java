@@ -4,12 +4,17 @@ import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.Assumptions;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -44,6 +49,22 @@ final class DecoderReference {
     /** The folder environment variable {@code variable} names, when it holds a tokenizer.json (npm's tokenizer packages' models/). */
     static Optional<Path> tokenizerFolder(String variable) {
         return Optional.ofNullable(System.getenv(variable)).map(Path::of).filter(d -> Files.isRegularFile(d.resolve("tokenizer.json")));
+    }
+
+    /**
+     * F32 tensors of the given shapes, in the map's order, each value N(0, 1) x 0.1 drawn from
+     * {@code random} in that order: a tiny random model's weights.
+     */
+    static Map<String, ReferenceSafetensors.Tensor> randomF32(Map<String, long[]> shapes, Random random) {
+        Map<String, ReferenceSafetensors.Tensor> out = new LinkedHashMap<>();
+        for (var e : shapes.entrySet()) {
+            long n = 1;
+            for (long d : e.getValue()) n *= d;
+            ByteBuffer b = ByteBuffer.allocate(Math.toIntExact(4 * n)).order(ByteOrder.LITTLE_ENDIAN);
+            for (long i = 0; i < n; i++) b.putFloat((float) random.nextGaussian() * 0.1f);
+            out.put(e.getKey(), new ReferenceSafetensors.Tensor("F32", e.getValue(), b.array()));
+        }
+        return out;
     }
 
     /** {@code amn convert DIR --to gguf --dtype DTYPE -o OUT -q} ({@code --no-vocab} without {@code vocab}). */

@@ -92,15 +92,7 @@ class MoeToGgufTest {
                 shapes.put(expert(i, x, "down_proj"), new long[]{HIDDEN, EXPERT_FF});
             }
         }
-        Map<String, ReferenceSafetensors.Tensor> out = new LinkedHashMap<>();
-        for (var e : shapes.entrySet()) {
-            long n = 1;
-            for (long d : e.getValue()) n *= d;
-            ByteBuffer b = ByteBuffer.allocate((int) (4 * n)).order(ByteOrder.LITTLE_ENDIAN);
-            for (int i = 0; i < n; i++) b.putFloat((float) random.nextGaussian() * 0.1f);
-            out.put(e.getKey(), new ReferenceSafetensors.Tensor("F32", e.getValue(), b.array()));
-        }
-        return out;
+        return DecoderReference.randomF32(shapes, random);
     }
 
     private Path folder(String name, Map<String, ReferenceSafetensors.Tensor> tensors, String config) throws IOException {
@@ -360,15 +352,7 @@ class MoeToGgufTest {
                 shapes.put(mixtralExpert(i, x, "w2"), new long[]{HIDDEN, MIXTRAL_FF});
             }
         }
-        Map<String, ReferenceSafetensors.Tensor> out = new LinkedHashMap<>();
-        for (var e : shapes.entrySet()) {
-            long n = 1;
-            for (long d : e.getValue()) n *= d;
-            ByteBuffer b = ByteBuffer.allocate((int) (4 * n)).order(ByteOrder.LITTLE_ENDIAN);
-            for (int i = 0; i < n; i++) b.putFloat((float) random.nextGaussian() * 0.1f);
-            out.put(e.getKey(), new ReferenceSafetensors.Tensor("F32", e.getValue(), b.array()));
-        }
-        return out;
+        return DecoderReference.randomF32(shapes, random);
     }
 
     /** LlamaModel's keys: TextModel's with the two expert keys, then vocab_size and rope.dimension_count. */

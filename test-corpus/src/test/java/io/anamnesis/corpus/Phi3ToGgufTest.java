@@ -74,15 +74,7 @@ class Phi3ToGgufTest {
             shapes.put(p + "mlp.gate_up_proj.weight", new long[]{gateUpRows, HIDDEN});
             shapes.put(p + "mlp.down_proj.weight", new long[]{HIDDEN, FF});
         }
-        Map<String, ReferenceSafetensors.Tensor> out = new LinkedHashMap<>();
-        for (var e : shapes.entrySet()) {
-            long n = 1;
-            for (long d : e.getValue()) n *= d;
-            ByteBuffer b = ByteBuffer.allocate((int) (4 * n)).order(ByteOrder.LITTLE_ENDIAN);
-            for (int i = 0; i < n; i++) b.putFloat((float) random.nextGaussian() * 0.1f);
-            out.put(e.getKey(), new ReferenceSafetensors.Tensor("F32", e.getValue(), b.array()));
-        }
-        return out;
+        return DecoderReference.randomF32(shapes, random);
     }
 
     private Path folder(String name, String extraConfig) throws IOException {

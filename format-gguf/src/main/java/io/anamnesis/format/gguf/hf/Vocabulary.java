@@ -228,15 +228,7 @@ final class Vocabulary {
         String[] tokens = table.tokens();
         float[] scores = table.scores();
         int[] types = table.types();
-        files.json("added_tokens.json").ifPresent(added -> added.forEach((k, id) -> {
-            long i = HfConfig.asInteger(id).orElseThrow(() -> new MalformedFileException(
-                    "added_tokens.json: the id of " + k + " is not an integer"));
-            if (i >= vocabSize) return; // the converter skips it
-            if (i < 0) throw new MalformedFileException("added_tokens.json: the id of " + k + " is negative: " + i);
-            tokens[(int) i] = String.valueOf(k);
-            scores[(int) i] = -1000.0f;
-            types[(int) i] = USER_DEFINED;
-        }));
+        table.addedTokens(files, true);
         Optional<Map<?, ?>> tokenizerJson = files.json(ByteLevelBpe.FILE);
         List<Map.Entry<Object, Object>> added = new ArrayList<>();
         if (tokenizerConfig.isPresent() && tokenizerConfig.get().get("added_tokens_decoder") instanceof Map<?, ?> decoder) {
@@ -316,6 +308,26 @@ final class Vocabulary {
             }
             return new Pieces(tokens, scores, types);
         }
+
+        /**
+         * added_tokens.json over the table: each token at its id, score -1000, user-defined;
+         * an id past the vocabulary skipped, as the converter skips it; a negative id skipped
+         * too, or with {@code refuseNegative} (phi3's reading) a malformed file.
+         */
+        void addedTokens(ModelFiles files, boolean refuseNegative) {
+            files.json("added_tokens.json").ifPresent(added -> added.forEach((k, v) -> {
+                long id = HfConfig.asInteger(v).orElseThrow(() -> new MalformedFileException(
+                        "added_tokens.json: the id of " + k + " is not an integer"));
+                if (id >= tokens.length) return;
+                if (id < 0) {
+                    if (refuseNegative) throw new MalformedFileException("added_tokens.json: the id of " + k + " is negative: " + id);
+                    return;
+                }
+                tokens[(int) id] = String.valueOf(k);
+                scores[(int) id] = -1000.0f;
+                types[(int) id] = USER_DEFINED;
+            }));
+        }
     }
 
     private static void sentencePiece(byte[] model, ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
@@ -332,14 +344,7 @@ final class Vocabulary {
         String[] tokens = table.tokens();
         float[] scores = table.scores();
         int[] types = table.types();
-        files.json("added_tokens.json").ifPresent(added -> added.forEach((k, v) -> {
-            long id = HfConfig.asInteger(v).orElseThrow(() -> new MalformedFileException(
-                    "added_tokens.json: the id of " + k + " is not an integer"));
-            if (id < 0 || id >= vocabSize) return;
-            tokens[(int) id] = String.valueOf(k);
-            scores[(int) id] = -1000.0f;
-            types[(int) id] = USER_DEFINED;
-        }));
+        table.addedTokens(files, false);
         Optional<Map<?, ?>> tokenizerConfig = files.json("tokenizer_config.json");
         if (tokenizerConfig.isPresent() && tokenizerConfig.get().get("added_tokens_decoder") instanceof Map<?, ?> decoder) {
             for (Map.Entry<?, ?> e : decoder.entrySet()) {
