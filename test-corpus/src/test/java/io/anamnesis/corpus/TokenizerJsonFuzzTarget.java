@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
@@ -32,7 +33,11 @@ class TokenizerJsonFuzzTarget {
     private static Path folder() {
         try {
             Path dir = Files.createTempDirectory("amn-fuzz-tokenizer-");
+            // deleteOnExit runs in reverse order of registration: the files first, then the folder they emptied.
             dir.toFile().deleteOnExit();
+            for (String file : List.of("config.json", "model.safetensors", "tokenizer.json", "out.gguf")) {
+                dir.resolve(file).toFile().deleteOnExit();
+            }
             Files.writeString(dir.resolve("config.json"), """
                     {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8, "intermediate_size": 16,
                      "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4,
