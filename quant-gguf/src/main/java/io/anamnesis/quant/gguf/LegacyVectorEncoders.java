@@ -31,36 +31,55 @@ final class LegacyVectorEncoders {
     private static final VectorSpecies<Byte> B = GgufVectorKernels.B;
     private static final int L = F.length();
     private static final int QK = 32;
+    private static final int SIGN = 0x8000_0000;
+    private static final int MAGNITUDE = 0x7FFF_FFFF;
+    private static final int BELOW_HALF_BITS = Float.floatToRawIntBits(Math.nextDown(0.5f));
 
     private static boolean finite(float v) {
         return Math.abs(v) < Float.POSITIVE_INFINITY;
     }
 
-    /** max |x| over the block; NaN when the block holds one (Java's max propagates it). */
+    /**
+     * max |x| over the block; NaN when the block holds one. Taken on the bits: the magnitudes'
+     * bit patterns order as the floats do, with every NaN above infinity, and an integer max is
+     * one instruction where Java's float max (NaN and signed-zero rules) is several.
+     */
     private static float absMax(float[] src, int s) {
-        FloatVector m = FloatVector.fromArray(F, src, s).abs();
-        for (int k = L; k < QK; k += L) m = m.max(FloatVector.fromArray(F, src, s + k).abs());
-        return m.reduceLanes(VectorOperators.MAX);
+        IntVector m = FloatVector.fromArray(F, src, s).reinterpretAsInts().and(MAGNITUDE);
+        for (int k = L; k < QK; k += L) m = m.max(FloatVector.fromArray(F, src, s + k).reinterpretAsInts().and(MAGNITUDE));
+        return Float.intBitsToFloat(m.reduceLanes(VectorOperators.MAX));
     }
 
     /**
      * The value of largest magnitude, the first of them on a tie (what ggml's strict
      * {@code amax < |v|} scan keeps); NaN when the block holds a NaN. From the block's maximum
-     * and minimum, scanning only when they tie in magnitude.
+     * and minimum, scanning only when they tie in magnitude. The extremes are taken on the
+     * bits, turned into integers that order as the floats do (-0 below +0, a NaN beyond the
+     * infinity of its sign, so any NaN is an extreme).
      */
     private static float signedExtreme(float[] src, int s) {
-        FloatVector hiV = FloatVector.fromArray(F, src, s);
-        FloatVector loV = hiV;
+        IntVector hiV = orderedKeys(FloatVector.fromArray(F, src, s));
+        IntVector loV = hiV;
         for (int k = L; k < QK; k += L) {
-            FloatVector v = FloatVector.fromArray(F, src, s + k);
+            IntVector v = orderedKeys(FloatVector.fromArray(F, src, s + k));
             hiV = hiV.max(v);
             loV = loV.min(v);
         }
-        float hi = hiV.reduceLanes(VectorOperators.MAX);
-        float lo = loV.reduceLanes(VectorOperators.MIN);
+        float hi = fromOrderedKey(hiV.reduceLanes(VectorOperators.MAX));
+        float lo = fromOrderedKey(loV.reduceLanes(VectorOperators.MIN));
         if (hi > -lo) return hi;
         if (-lo > hi) return lo;
         return hi != hi || lo != lo ? Float.NaN : firstWithMagnitude(src, s, hi);
+    }
+
+    /** Float bits to an int of the same order: a negative float's magnitude bits are flipped. */
+    private static IntVector orderedKeys(FloatVector v) {
+        IntVector bits = v.reinterpretAsInts();
+        return bits.lanewise(VectorOperators.XOR, bits.lanewise(VectorOperators.ASHR, 31).and(MAGNITUDE));
+    }
+
+    private static float fromOrderedKey(int key) {
+        return Float.intBitsToFloat(key ^ (key >> 31 & MAGNITUDE));
     }
 
     /** The first value whose magnitude is amax: what ggml's strict {@code amax < |v|} scan keeps. */
@@ -94,12 +113,12 @@ final class LegacyVectorEncoders {
             }
             putFp16(dst, o, d);
             for (int k = 0; k < QK; k += L) {
-                // roundf: truncate, then step away from zero when the dropped part is at least a half
+                // roundf, as GgmlMath.roundHalfAwaySmall: add the float just below a half with the
+                // value's sign, then truncate (exact for every |q| <= 129; here |q| <= 127 plus a rounding)
                 FloatVector q = FloatVector.fromArray(F, src, s + k).mul(id);
-                FloatVector t = (FloatVector) truncate(q).convert(VectorOperators.I2F, 0);
-                FloatVector frac = q.sub(t);
-                t = t.add(1f, frac.compare(VectorOperators.GE, 0.5f)).sub(1f, frac.compare(VectorOperators.LE, -0.5f));
-                ((ByteVector) t.convertShape(VectorOperators.F2B, B, 0)).intoArray(dst, o + 2 + k);
+                IntVector bits = q.reinterpretAsInts();
+                FloatVector belowHalf = bits.and(SIGN).or(BELOW_HALF_BITS).reinterpretAsFloats();
+                storeBytes(truncate(q.add(belowHalf)), dst, o + 2 + k);
             }
         }
     }

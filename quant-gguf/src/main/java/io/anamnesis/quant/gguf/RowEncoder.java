@@ -5,6 +5,14 @@ package io.anamnesis.quant.gguf;
  * {@link GgufBlockType.BlockDecoder}, and the shape of ggml's {@code ggml_quantize_chunk}
  * (whole rows, an optional importance weight per column). An encoder is a pure function:
  * the same rows and weights always give the same bytes, on any thread, in any order.
+ *
+ * <p>One limit of "byte-identical to ggml": a NaN that carries a payload (low mantissa bits
+ * other than the quiet bit). ggml reads some levels from the bits of {@code x + 1.5 * 2^23}
+ * ({@code nearest_int}), so such a NaN's payload can become a level; Java does not promise to
+ * carry NaN payloads through arithmetic, and such levels were seen to differ from ggml's, and
+ * from one run to the next as the JIT compiled the encoder. The NaNs arithmetic makes
+ * ({@code 0x7FC00000}, {@code 0xFFC00000}) give ggml's bytes in both the scalar and the
+ * Vector API encoders.
  */
 @FunctionalInterface
 interface RowEncoder {

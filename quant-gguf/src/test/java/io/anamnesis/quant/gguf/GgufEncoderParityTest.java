@@ -11,7 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The Vector API encoders must give the scalar encoders' bytes (which the oracle vectors tie
  * to ggml) on any input: weight-like blocks, and blocks built to reach every fallback (zero,
- * signed zeros at the extremes, constants, NaN, infinities, subnormals, huge values), with
+ * signed zeros at the extremes, constants, NaN of either sign, infinities, subnormals, huge values), with
  * and without an importance row.
  */
 class GgufEncoderParityTest {
@@ -34,6 +34,8 @@ class GgufEncoderParityTest {
                 case 7 -> { for (int j = 0; j < 32; j++) x[at + j] = Math.abs(x[at + j]); x[at + 5] = -0.0f; }
                 case 8 -> { for (int j = 0; j < 32; j++) x[at + j] = -Math.abs(x[at + j]); x[at + 7] = 0.0f; }
                 case 9 -> { x[at] = 0.5f; x[at + 1] = -0.5f; }
+                // a NaN with its sign bit set: the extremes are taken on the bits, where it sorts low
+                case 10 -> x[at + rnd.nextInt(32)] = Float.intBitsToFloat(0xFFC0_0000);
                 default -> { }
             }
         }
