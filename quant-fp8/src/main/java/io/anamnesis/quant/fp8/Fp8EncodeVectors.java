@@ -44,6 +44,7 @@ final class Fp8EncodeVectors {
     static void encode(Fp8Format format, float[] x, int off, int n, float scale, byte[] out, int outOff, float[] decoded) {
         Fp8Grid g = format.grid();
         float max = g.max();
+        int maxBits = Float.floatToRawIntBits(max);
         float smallestNormal = g.smallestNormal();
         float stepsPerUnit = g.stepsPerUnit();
         float step = g.step();
@@ -57,7 +58,9 @@ final class Fp8EncodeVectors {
             IntVector sign = v.reinterpretAsInts().and(0x8000_0000);
             FloatVector a = v.abs();
             VectorMask<Integer> nan = a.test(VectorOperators.IS_NAN).cast(I);
-            a = a.min(max);
+            // the clamp on the bits (an integer min is one instruction, Java's float min several);
+            // a NaN lane becomes max here and takes its NaN code below
+            a = a.reinterpretAsInts().min(maxBits).reinterpretAsFloats();
             // subnormals: multiples of the smallest subnormal, rounded by the 1.5 x 2^23 trick
             FloatVector subCount = a.mul(stepsPerUnit).add(RNE_MAGIC).sub(RNE_MAGIC);
             IntVector subCode = (IntVector) subCount.convertShape(VectorOperators.F2I, I, 0);
