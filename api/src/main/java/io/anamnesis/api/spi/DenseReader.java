@@ -79,11 +79,21 @@ public final class DenseReader {
         short[] h = halves;
         MemorySegment.copy(buf, LittleEndian.I16, 0, h, 0, span);
         int skip = (int) (first - start);
-        if (halfKind == 1) {
-            for (int i = 0; i < count; i++) dest[offset + i] = Float.intBitsToFloat(h[skip + i] << 16);
-        } else {
-            for (int i = 0; i < count; i++) dest[offset + i] = Float.float16ToFloat(h[skip + i]);
-        }
+        if (halfKind == 1) widenBf16(h, skip, dest, offset, count);
+        else widenF16(h, skip, dest, offset, count);
+    }
+
+    // The loops are methods of their own: when the JIT throws away its compiled readHalves (a
+    // branch it had never seen taken, as the reads change shape from whole rows to tiles), the
+    // recompiling caller keeps calling these compiled loops instead of running them profiled.
+    // Measured on a 1 GiB forget: the loop inline ran about a third of its time in that state.
+
+    private static void widenBf16(short[] h, int from, float[] dest, int offset, int count) {
+        for (int i = 0; i < count; i++) dest[offset + i] = Float.intBitsToFloat(h[from + i] << 16);
+    }
+
+    private static void widenF16(short[] h, int from, float[] dest, int offset, int count) {
+        for (int i = 0; i < count; i++) dest[offset + i] = Float.float16ToFloat(h[from + i]);
     }
 
     private MemorySegment buffer(long bytes) {
