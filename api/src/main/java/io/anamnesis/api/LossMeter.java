@@ -1,5 +1,8 @@
 package io.anamnesis.api;
 
+import io.anamnesis.api.numeric.KernelRace;
+import io.anamnesis.api.numeric.Kernels;
+
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.SequencedMap;
@@ -48,44 +51,57 @@ public final class LossMeter {
         }
     }
 
+    /** Lanes of the sums: element {@code i} goes to lane {@code i % LANES}. */
+    static final int LANES = 8;
+
+    /** Whether the Vector API sums may run: the module is resolved, allowed, and 512 bits wide. */
+    private static final boolean VECTOR = Kernels.vectorAllowed() && vectorWide();
+
+    private static boolean vectorWide() {
+        try {
+            return LossVectors.wide();
+        } catch (LinkageError e) {
+            return false;
+        }
+    }
+
+    /** Starts on the scalar sums, switches once C2 has compiled the vector ones (see KernelRace). */
+    private static final KernelRace RACE = new KernelRace("loss", () -> LossProbe.run(false), () -> LossProbe.run(true));
+
+    private static final class LossProbe {
+        static final float[] X = new float[1 << 13];
+        static final float[] Y = new float[1 << 13];
+        static final double[] LANES_OUT = new double[4 * LANES];
+
+        static {
+            for (int i = 0; i < X.length; i++) {
+                X[i] = (float) Math.sin(i);
+                Y[i] = X[i] + 0x1p-10f;
+            }
+        }
+
+        static void run(boolean vector) {
+            java.util.Arrays.fill(LANES_OUT, 0);
+            if (vector) LossVectors.sums(X, 0, Y, 0, X.length, LANES_OUT);
+            else scalarSums(X, 0, Y, 0, X.length, LANES_OUT);
+        }
+    }
+
     /**
      * Measures {@code count} values: originals against what their encoding decodes to.
-     * Element {@code i} is summed into lane {@code i % 4} and the lanes are added at the end,
-     * a fixed order (the same figures for the same elements, whatever thread measures them)
-     * that lets the four additions of a step run side by side.
+     * Element {@code i} is summed into lane {@code i % 8} and the lanes are added at the end
+     * in a fixed tree, an order that does not depend on the thread that measures nor on the
+     * kernels (the Vector API sums, where they run, are the same double operations lane by
+     * lane, so the figures are bit-identical either way).
      */
     public static Loss measure(float[] original, int originalOffset, float[] decoded, int decodedOffset, int count) {
-        // four lanes in locals (arrays would go through memory on every step)
-        double a0 = 0, a1 = 0, a2 = 0, a3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0, s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        double m0 = 0, m1 = 0, m2 = 0, m3 = 0;
-        int i = 0;
-        int end = count & ~3;
-        for (; i < end; i += 4) {
-            float x0 = original[originalOffset + i], x1 = original[originalOffset + i + 1];
-            float x2 = original[originalOffset + i + 2], x3 = original[originalOffset + i + 3];
-            if (!(Float.isFinite(x0) && Float.isFinite(x1) && Float.isFinite(x2) && Float.isFinite(x3))) break;
-            double e0 = (double) decoded[decodedOffset + i] - x0, e1 = (double) decoded[decodedOffset + i + 1] - x1;
-            double e2 = (double) decoded[decodedOffset + i + 2] - x2, e3 = (double) decoded[decodedOffset + i + 3] - x3;
-            double b0 = Math.abs(e0), b1 = Math.abs(e1), b2 = Math.abs(e2), b3 = Math.abs(e3);
-            a0 += b0;
-            a1 += b1;
-            a2 += b2;
-            a3 += b3;
-            q0 += e0 * e0;
-            q1 += e1 * e1;
-            q2 += e2 * e2;
-            q3 += e3 * e3;
-            s0 += (double) x0 * x0;
-            s1 += (double) x1 * x1;
-            s2 += (double) x2 * x2;
-            s3 += (double) x3 * x3;
-            // a > max, or a NaN decoded value, which then stays the maximum
-            if (b0 > m0 || b0 != b0) m0 = b0;
-            if (b1 > m1 || b1 != b1) m1 = b1;
-            if (b2 > m2 || b2 != b2) m2 = b2;
-            if (b3 > m3 || b3 != b3) m3 = b3;
-        }
-        double[] abs = {a0, a1, a2, a3}, sq = {q0, q1, q2, q3}, signal = {s0, s1, s2, s3}, max = {m0, m1, m2, m3};
+        java.util.Objects.checkFromIndexSize(originalOffset, count, original.length);
+        java.util.Objects.checkFromIndexSize(decodedOffset, count, decoded.length);
+        // per lane: sum |e|, sum e^2, sum x^2, max |e|
+        double[] lanes = new double[4 * LANES];
+        int i = VECTOR && RACE.getAsBoolean()
+                ? LossVectors.sums(original, originalOffset, decoded, decodedOffset, count, lanes)
+                : scalarSums(original, originalOffset, decoded, decodedOffset, count, lanes);
         long nonFinite = 0;
         // from the first step with a non-finite original (rare) and the tail: one element at a time, same lanes
         for (; i < count; i++) {
@@ -94,20 +110,87 @@ public final class LossMeter {
                 nonFinite++;
                 continue;
             }
-            int l = i & 3;
+            int l = i % LANES;
             double e = (double) decoded[decodedOffset + i] - x;
             double a = Math.abs(e);
-            abs[l] += a;
-            sq[l] += e * e;
-            signal[l] += (double) x * x;
-            if (a > max[l] || a != a) max[l] = a;
+            lanes[l] += a;
+            lanes[LANES + l] += e * e;
+            lanes[2 * LANES + l] += (double) x * x;
+            if (a > lanes[3 * LANES + l] || a != a) lanes[3 * LANES + l] = a;
         }
         double m = 0;
-        for (double v : max) {
+        for (int l = 0; l < LANES; l++) {
+            double v = lanes[3 * LANES + l];
             if (v > m || v != v) m = v;
         }
-        return new Loss(count - nonFinite, nonFinite, (abs[0] + abs[1]) + (abs[2] + abs[3]),
-                (sq[0] + sq[1]) + (sq[2] + sq[3]), m, (signal[0] + signal[1]) + (signal[2] + signal[3]));
+        return new Loss(count - nonFinite, nonFinite, tree(lanes, 0), tree(lanes, LANES), m, tree(lanes, 2 * LANES));
+    }
+
+    private static double tree(double[] lanes, int at) {
+        return ((lanes[at] + lanes[at + 1]) + (lanes[at + 2] + lanes[at + 3]))
+                + ((lanes[at + 4] + lanes[at + 5]) + (lanes[at + 6] + lanes[at + 7]));
+    }
+
+    /**
+     * The lane sums over whole steps of {@link #LANES} elements, up to the first step that
+     * holds a non-finite original; returns where it stopped. Two passes of four lanes each
+     * (lanes 0-3, then 4-7), so that each pass keeps its sums in registers; every lane still
+     * adds its own elements in element order.
+     */
+    static int scalarSums(float[] original, int oo, float[] decoded, int dO, int count, double[] lanes) {
+        int end = 0;
+        while (end + LANES <= count && finiteStep(original, oo + end)) end += LANES;
+        for (int half = 0; half < LANES; half += 4) {
+            double a0 = 0, a1 = 0, a2 = 0, a3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0, s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            double m0 = 0, m1 = 0, m2 = 0, m3 = 0;
+            for (int i = half; i < end; i += LANES) {
+                float x0 = original[oo + i], x1 = original[oo + i + 1], x2 = original[oo + i + 2], x3 = original[oo + i + 3];
+                double e0 = (double) decoded[dO + i] - x0, e1 = (double) decoded[dO + i + 1] - x1;
+                double e2 = (double) decoded[dO + i + 2] - x2, e3 = (double) decoded[dO + i + 3] - x3;
+                double b0 = Math.abs(e0), b1 = Math.abs(e1), b2 = Math.abs(e2), b3 = Math.abs(e3);
+                a0 += b0;
+                a1 += b1;
+                a2 += b2;
+                a3 += b3;
+                q0 += e0 * e0;
+                q1 += e1 * e1;
+                q2 += e2 * e2;
+                q3 += e3 * e3;
+                s0 += (double) x0 * x0;
+                s1 += (double) x1 * x1;
+                s2 += (double) x2 * x2;
+                s3 += (double) x3 * x3;
+                // a > max, or a NaN decoded value, which then stays the maximum
+                if (b0 > m0 || b0 != b0) m0 = b0;
+                if (b1 > m1 || b1 != b1) m1 = b1;
+                if (b2 > m2 || b2 != b2) m2 = b2;
+                if (b3 > m3 || b3 != b3) m3 = b3;
+            }
+            lanes[half] = a0;
+            lanes[half + 1] = a1;
+            lanes[half + 2] = a2;
+            lanes[half + 3] = a3;
+            lanes[LANES + half] = q0;
+            lanes[LANES + half + 1] = q1;
+            lanes[LANES + half + 2] = q2;
+            lanes[LANES + half + 3] = q3;
+            lanes[2 * LANES + half] = s0;
+            lanes[2 * LANES + half + 1] = s1;
+            lanes[2 * LANES + half + 2] = s2;
+            lanes[2 * LANES + half + 3] = s3;
+            lanes[3 * LANES + half] = m0;
+            lanes[3 * LANES + half + 1] = m1;
+            lanes[3 * LANES + half + 2] = m2;
+            lanes[3 * LANES + half + 3] = m3;
+        }
+        return end;
+    }
+
+    /** Whether the {@link #LANES} originals from {@code at} are all finite (an exponent of all ones is inf or NaN). */
+    private static boolean finiteStep(float[] x, int at) {
+        boolean finite = true;
+        for (int k = 0; k < LANES; k++) finite &= (Float.floatToRawIntBits(x[at + k]) & 0x7F80_0000) != 0x7F80_0000;
+        return finite;
     }
 
     /**
