@@ -41,8 +41,10 @@ final class LossVectors {
             abs = abs.add(a);
             sq = sq.add(e.mul(e));
             signal = signal.add(x.mul(x));
-            // Java's max keeps a NaN, as the scalar rule does; the errors are never -0
-            max = max.max(a);
+            // the largest error on the bits: |e| is never negative, so its bits order as the
+            // doubles do, with a NaN above infinity, which keeps it as the scalar rule does (an
+            // integer max is one instruction, Java's double max several)
+            max = max.reinterpretAsLongs().max(a.reinterpretAsLongs()).reinterpretAsDoubles();
         }
         abs.intoArray(lanes, 0);
         sq.intoArray(lanes, LossMeter.LANES);
