@@ -196,6 +196,7 @@ final class ConvertCommand implements Callable<Integer> {
             where.println("wrote " + (Outputs.isStandardOutput(out) ? "standard output" : out.toString()) + ": " + e.tensors()
                     + " tensors as " + as + recovered + ", " + Text.size(e.bytes()) + " in "
                     + Text.decimals((System.nanoTime() - start) / 1e9, 2) + " s");
+            for (String note : e.notes()) where.println("  " + note);
             where.flush();
         }
     }
