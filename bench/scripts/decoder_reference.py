@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """An independent forward pass of a Hugging Face decoder folder (LlamaForCausalLM,
-Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, Phi3ForCausalLM), to check what
+Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM,
+Gemma3ForCausalLM, the text model of Gemma3ForConditionalGeneration, Phi3ForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -19,6 +20,18 @@ code or the converter's.
         context declares it ({"rope_type": "yarn", "factor": F (default 4),
         "original_max_position_embeddings": OLD_CONTEXT}) and max_position_embeddings
         F * OLD_CONTEXT (so transformers versions that take the factor as that ratio agree)
+    python3 decoder_reference.py make gemma3 DIR [--sp TOKENIZER_MODEL] [--seed N] [--linear F]
+            [--local-theta THETA] [--multimodal] [--final-softcap C]
+        a tiny random Gemma 3 folder: 6 layers with sliding_window_pattern 6 (layers 0-4 local,
+        layer 5 global), a sliding window of 4, rope_theta 1e6 for the global layer and
+        rope_local_base_freq 10000 for the local ones, head_dim 32 = query_pre_attn_scalar;
+        --linear gives the global layers a linear rope scaling of factor F (as gemma-3-4b's 8);
+        --local-theta sets rope_local_base_freq (the local layers' rope base) to THETA;
+        --multimodal lays it out as a Gemma3ForConditionalGeneration checkpoint: config nested
+        under text_config (only the sizes, the layer count, the rope scaling and the sliding
+        window named there, as gemma-3-4b-it's, with head_dim 32, query_pre_attn_scalar 32 and
+        the vocabulary size added: the rest are Gemma3TextConfig's defaults), tensors
+        language_model.model.*, and a few vision_tower.* and multi_modal_projector.* tensors
     python3 decoder_reference.py make phi3 DIR [--sp-tokenizer TOKENIZER_MODEL] [--partial-rotary F]
             [--longrope OLD_CONTEXT]
         a tiny random Phi-3 folder (fused qkv_proj and gate_up_proj); with --sp-tokenizer a
@@ -40,7 +53,9 @@ code or the converter's.
 
 --variant computes a deliberately wrong model, to show a comparison catches it: no-norm-shift
 (Gemma's norm weights used as w, not 1 + w), no-embed-scale (Gemma's embeddings not scaled),
-no-softcap (Gemma2's soft-caps left out), no-window (Gemma2's sliding window left out).
+no-softcap (Gemma2's soft-caps left out), no-window (Gemma2's and Gemma 3's sliding window
+left out), global-rope-everywhere (Gemma 3's local layers with the global rope base and
+scaling), scaled-local (Gemma 3's local layers with the global layers' rope scaling too).
 --mutate swap-gate-up|swap-k-v computes the Phi-3 reference with the fused halves swapped;
 --mutate swap-factors computes a longrope Phi-3 with the other factor list (short for long),
 no-attn-factor without its attention factor (and a YaRN folder without its 0.1 ln(factor) + 1).
@@ -90,6 +105,20 @@ sliding_window positions only (a key at distance >= sliding_window is masked); t
 and MLP outputs are RMS-normed (post_attention_layernorm, post_feedforward_layernorm) before
 they are added, pre_feedforward_layernorm normalizes the MLP input; the logits are
 soft-capped with final_logit_softcapping.
+
+Gemma 3 (Gemma3ForCausalLM; Gemma3ForConditionalGeneration's text model, its config the
+text_config over the top level and its tensors language_model.model.*, the vision tower and
+projector not used) is Gemma 2's block without the attention soft-cap, with per-head q/k
+RMS norms (1 + w, like every Gemma norm) before the rotary; a layer is local when
+layer_types says sliding_attention, else when (i + 1) % sliding_window_pattern != 0: it
+attends to the last sliding_window positions, its rotary base rope_local_base_freq (or the
+sliding_attention rope parameters' rope_theta) and never scaled; a global layer attends to
+every earlier position, its base rope_theta, its inverse frequencies divided by a linear
+rope_scaling's factor. Scores scaled by query_pre_attn_scalar^-0.5; the logits soft-capped
+only when final_logit_softcapping is set. A key the config leaves out is Gemma3TextConfig's
+default (transformers' documentation: rope_theta 1e6, rope_local_base_freq 1e4,
+rms_norm_eps 1e-6, sliding_window_pattern 6, sliding_window 4096, head_dim 256,
+query_pre_attn_scalar 256, 8 heads, 4 key/value heads).
 
 Phi3ForCausalLM (Hugging Face's Phi3 layout): q, k, v are the rows [q | k | v] of the fused
 qkv_proj (H*d, KV*d, KV*d rows), gate and up the rows [gate | up] of the fused gate_up_proj;
@@ -234,6 +263,78 @@ def make_gemma(arch, out, sp, seed):
         t[p + "mlp.up_proj.weight"] = w(inter, hidden)
         t[p + "mlp.down_proj.weight"] = w(hidden, inter)
     t["model.norm.weight"] = w(hidden, s=0.3)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if sp:
+        with open(sp, "rb") as src, open(os.path.join(out, "tokenizer.model"), "wb") as dst:
+            dst.write(src.read())
+
+
+GEMMA3_TEXT_DEFAULTS = {"rope_theta": 1_000_000.0, "rope_local_base_freq": 10_000.0, "rms_norm_eps": 1e-6,
+                        "sliding_window_pattern": 6, "sliding_window": 4096, "head_dim": 256,
+                        "query_pre_attn_scalar": 256, "num_attention_heads": 8, "num_key_value_heads": 4,
+                        "final_logit_softcapping": None, "attn_logit_softcapping": None, "rope_scaling": None}
+
+
+def make_gemma3(out, sp, seed, linear=None, multimodal=False, final_softcap=None, local_theta=10000.0):
+    rng = np.random.default_rng(seed)
+    vocab = sentencepiece_size(sp) if sp else 512
+    hidden, inter, layers, heads, kv, head_dim = 64, 160, 6, 4, 2, 32
+    text = {
+        "architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text", "vocab_size": vocab,
+        "hidden_size": hidden, "intermediate_size": inter, "num_hidden_layers": layers,
+        "num_attention_heads": heads, "num_key_value_heads": kv, "head_dim": head_dim,
+        "max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+        "rope_local_base_freq": local_theta, "rope_scaling": None, "sliding_window": 4, "sliding_window_pattern": 6,
+        "query_pre_attn_scalar": head_dim, "hidden_activation": "gelu_pytorch_tanh", "attn_logit_softcapping": None,
+        "final_logit_softcapping": final_softcap, "attention_bias": False, "attention_dropout": 0.0,
+        "cache_implementation": "hybrid", "bos_token_id": 2, "eos_token_id": [1, 106], "pad_token_id": 0,
+        "torch_dtype": "bfloat16", "use_cache": True,
+    }
+    if linear is not None:
+        text["rope_scaling"] = {"factor": linear, "rope_type": "linear"}
+    if multimodal:
+        # as gemma-3-4b-it's config.json: the text_config names little, Gemma3TextConfig's defaults do the rest
+        keep = ["hidden_size", "intermediate_size", "num_hidden_layers", "rope_scaling", "sliding_window",
+                "num_attention_heads", "num_key_value_heads", "head_dim", "query_pre_attn_scalar", "vocab_size"]
+        if local_theta != 10000.0:
+            keep.append("rope_local_base_freq")
+        config = {"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+                  "boi_token_index": 255999, "eoi_token_index": 256000, "image_token_index": 262144,
+                  "mm_tokens_per_image": 256, "eos_token_id": [1, 106], "initializer_range": 0.02,
+                  "text_config": dict({k: text[k] for k in keep if text[k] is not None}, model_type="gemma3_text"),
+                  "vision_config": {"hidden_size": 16, "image_size": 32, "intermediate_size": 32, "model_type": "siglip_vision_model",
+                                    "num_attention_heads": 2, "num_hidden_layers": 1, "patch_size": 16},
+                  "torch_dtype": "bfloat16"}
+    else:
+        config = text
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=0.3)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        for n in ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm"):
+            t[p + n + ".weight"] = w(hidden, s=0.3)
+        t[p + "self_attn.q_proj.weight"] = w(heads * head_dim, hidden)
+        t[p + "self_attn.k_proj.weight"] = w(kv * head_dim, hidden)
+        t[p + "self_attn.v_proj.weight"] = w(kv * head_dim, hidden)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * head_dim)
+        t[p + "self_attn.q_norm.weight"] = w(head_dim, s=0.3)
+        t[p + "self_attn.k_norm.weight"] = w(head_dim, s=0.3)
+        t[p + "mlp.gate_proj.weight"] = w(inter, hidden)
+        t[p + "mlp.up_proj.weight"] = w(inter, hidden)
+        t[p + "mlp.down_proj.weight"] = w(hidden, inter)
+    t["model.norm.weight"] = w(hidden, s=0.3)
+    if multimodal:
+        t = {"language_model." + k: v for k, v in t.items()}
+        t["vision_tower.vision_model.embeddings.patch_embedding.weight"] = w(16, 3, 16, 16)
+        t["vision_tower.vision_model.post_layernorm.weight"] = w(16)
+        t["multi_modal_projector.mm_input_projection_weight"] = w(16, hidden)
+        t["multi_modal_projector.mm_soft_emb_norm.weight"] = w(16)
     os.makedirs(out, exist_ok=True)
     write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
     with open(os.path.join(out, "config.json"), "w") as f:
@@ -493,6 +594,12 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
     W = {}
     for f in files:
         W.update(read_safetensors(os.path.join(folder, f)))
+    gemma3 = arch in ("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
+    if gemma3:
+        # the text model: text_config over the top level, Gemma3TextConfig's defaults under both
+        cfg = {**GEMMA3_TEXT_DEFAULTS, **cfg, **cfg.get("text_config", {})}
+        if arch == "Gemma3ForConditionalGeneration":
+            W = {k[len("language_model."):]: v for k, v in W.items() if k.startswith("language_model.")}
     if weights == "f16":
         # a router (mlp.gate) stays F32 in the GGUF, as every ffn_gate_inp
         W = {k: (v.astype(np.float16).astype(np.float64) if v.ndim == 2 and not k.endswith(("mlp.gate.weight",
@@ -512,16 +619,17 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         if mutate == "no-attn-factor":
             mscale = 1.0
     else:
-        inv = inv_freq(theta, r, None if phi3 or not rope_scaling else cfg.get("rope_scaling"))
-    gemma = arch in ("GemmaForCausalLM", "Gemma2ForCausalLM")
+        inv = inv_freq(theta, r, None if phi3 or gemma3 or not rope_scaling else cfg.get("rope_scaling"))
+    gemma = arch in ("GemmaForCausalLM", "Gemma2ForCausalLM") or gemma3
     gemma2 = arch == "Gemma2ForCausalLM"
+    post_norms = gemma2 or gemma3
     shift = 1.0 if gemma and variant != "no-norm-shift" else 0.0
 
     def norm(x, name):
         return rmsnorm(x, shift + W[name], eps)
 
     scale = 1 / np.sqrt(d)
-    if gemma2:
+    if gemma2 or gemma3:
         scale = cfg["query_pre_attn_scalar"] ** -0.5
     cap = cfg.get("attn_logit_softcapping") if gemma2 and variant != "no-softcap" else None
     toks = np.array(tokens)
@@ -532,11 +640,28 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
     T = len(toks)
     mask = np.triu(np.full((T, T), -np.inf), 1)
     window = mask.copy()
-    if gemma2 and variant != "no-window":
+    if (gemma2 or gemma3) and variant != "no-window":
         dist = np.arange(T)[:, None] - np.arange(T)[None, :]
         window[dist >= cfg["sliding_window"]] = -np.inf
+    local = [gemma2 and i % 2 == 0 for i in range(cfg["num_hidden_layers"])]
+    if gemma3:
+        local = [t == "sliding_attention" for t in cfg["layer_types"]] if cfg.get("layer_types") else \
+            [(i + 1) % cfg["sliding_window_pattern"] != 0 for i in range(cfg["num_hidden_layers"])]
+        g3_scaling = cfg.get("rope_scaling") if rope_scaling else None
+        g3_factor = g3_scaling["factor"] if g3_scaling and g3_scaling.get("rope_type", g3_scaling.get("type")) == "linear" else 1.0
+        if g3_scaling and g3_factor == 1.0 and g3_scaling.get("rope_type", g3_scaling.get("type")) != "default":
+            raise SystemExit(f"gemma3 rope scaling {g3_scaling} not modelled")
+        inv_global = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d) / g3_factor
+        local_theta = cfg["rope_local_base_freq"]
+        inv_local = local_theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+        if variant == "global-rope-everywhere":
+            inv_local = inv_global
+        elif variant == "scaled-local":
+            inv_local = inv_local / g3_factor
     for i in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{i}."
+        if gemma3:
+            inv = inv_local if local[i] else inv_global
         h = norm(x, p + "input_layernorm.weight")
         proj = {}
         if phi3:
@@ -571,14 +696,14 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
             s = q[:, hh, :] @ k[:, g, :].T * qk_scale
             if cap:
                 s = np.tanh(s / cap) * cap
-            s = s + (window if gemma2 and i % 2 == 0 else mask)
+            s = s + (window if local[i] else mask)
             s = np.exp(s - s.max(-1, keepdims=True))
             s /= s.sum(-1, keepdims=True)
             if kv_cache == "f16":
                 s = f16(s)  # and an F16 V by the probabilities converted to F16
             out[:, hh, :] = s @ v[:, g, :]
         a = out.reshape(T, H * d) @ W[p + "self_attn.o_proj.weight"].T
-        if gemma2:
+        if post_norms:
             a = norm(a, p + "post_attention_layernorm.weight")
             h = norm(x + a, p + "pre_feedforward_layernorm.weight")
         else:
@@ -600,13 +725,13 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         else:
             act = gelu_tanh(g) if gemma else g / (1 + np.exp(-g))
         m = (act * u) @ W[p + "mlp.down_proj.weight"].T
-        if gemma2:
+        if post_norms:
             m = norm(m, p + "post_feedforward_layernorm.weight")
         x = x + m
     last = norm(x[-1], "model.norm.weight")
     head = W["model.embed_tokens.weight"] if gemma else W.get("lm_head.weight", W["model.embed_tokens.weight"])
     logits = head @ last
-    if gemma2 and variant != "no-softcap":
+    if (gemma2 or (gemma3 and cfg.get("final_logit_softcapping"))) and variant != "no-softcap":
         logits = np.tanh(logits / cfg["final_logit_softcapping"]) * cfg["final_logit_softcapping"]
     return arch, logits
 
@@ -642,7 +767,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
-    m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "phi3"])
+    m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--sp")
@@ -655,6 +780,10 @@ def main():
     m.add_argument("--longrope", type=int, metavar="OLD_CONTEXT")
     m.add_argument("--yarn", type=int, metavar="OLD_CONTEXT")
     m.add_argument("--yarn-factor", type=float, default=4.0)
+    m.add_argument("--linear", type=float, metavar="F")
+    m.add_argument("--multimodal", action="store_true")
+    m.add_argument("--final-softcap", type=float, metavar="C")
+    m.add_argument("--local-theta", type=float, default=10000.0, metavar="THETA")
     f = sub.add_parser("forward")
     f.add_argument("dir")
     c = sub.add_parser("compare")
@@ -664,13 +793,16 @@ def main():
     for p in (f, c):
         p.add_argument("--tokens", default="1,7,42,100,3,250,17,64")
         p.add_argument("--weights", choices=["f32", "f16"], default="f32")
-        p.add_argument("--variant", choices=["no-norm-shift", "no-embed-scale", "no-softcap", "no-window"])
+        p.add_argument("--variant", choices=["no-norm-shift", "no-embed-scale", "no-softcap", "no-window",
+                                             "global-rope-everywhere", "scaled-local"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
     c.add_argument("--no-rope-scaling", action="store_true")
     c.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor", "reverse-experts"])
     a = ap.parse_args()
     if a.cmd == "make":
-        if a.arch == "phi3":
+        if a.arch == "gemma3":
+            make_gemma3(a.dir, a.sp, a.seed, a.linear, a.multimodal, a.final_softcap, a.local_theta)
+        elif a.arch == "phi3":
             make_phi3(a.dir, a.sp_tokenizer, a.seed, 10000.0 if a.theta is None else a.theta, a.partial_rotary, a.longrope)
         else:
             make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 1000000.0 if a.theta is None else a.theta, a.sp,

@@ -818,7 +818,7 @@ public final class Anamnesis {
                 throw KnownModules.missingLibrary(e, writer);
             }
             return new ModelExport(output, writer.format(), type, model.outputType(), tensors.size(),
-                    recovered.recoveries().size(), plan.dataBytes(), recovered.schemeDescriptions());
+                    recovered.recoveries().size(), plan.dataBytes(), recovered.schemeDescriptions(), model.notes());
         }
     }
 

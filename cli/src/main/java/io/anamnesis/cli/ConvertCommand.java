@@ -33,7 +33,8 @@ import java.util.concurrent.Callable;
                         + "byte-level BPE tokenizer.json) with "
                         + "--to gguf becomes the GGUF llama.cpp's convert_hf_to_gguf.py writes (architectures: "
                         + "LlamaForCausalLM and MistralForCausalLM, with Llama 3.1's rope scaling and YaRN; Qwen2ForCausalLM, "
-                        + "Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, Phi3ForCausalLM, with the 128k models' longrope; "
+                        + "Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM and the text model of "
+                        + "Gemma3ForConditionalGeneration (its vision tower left out), Phi3ForCausalLM, with the 128k models' longrope; "
                         + "mixtures of experts Qwen3MoeForCausalLM and MixtralForCausalLM): GGUF names, rope "
                         + "row order, hyper-parameters, vocabulary; --dtype f32|f16|bf16|q8_0|auto as its --outtype (default auto), or a "
                         + "llama-quantize type (q4_k_m) applied to that file in the same pass. A quantized folder "
@@ -196,6 +197,7 @@ final class ConvertCommand implements Callable<Integer> {
             where.println("wrote " + (Outputs.isStandardOutput(out) ? "standard output" : out.toString()) + ": " + e.tensors()
                     + " tensors as " + as + recovered + ", " + Text.size(e.bytes()) + " in "
                     + Text.decimals((System.nanoTime() - start) / 1e9, 2) + " s");
+            for (String note : e.notes()) where.println("  " + note);
             where.flush();
         }
     }

@@ -11,10 +11,20 @@ import java.util.Map;
  * @param tensors    the output tensors, in output order, with their output names
  * @param keyValues  the typed key/values, in output order
  * @param outputType the output type it was made at ({@code auto} resolved: {@code bf16}, ...)
+ * @param notes      what the layout left out or changed that a user should hear of (a
+ *                   multimodal model's vision tensors left out of a text model, say), one
+ *                   sentence each
  */
-public record ExportedModel(List<PlannedTensor> tensors, Map<String, MetaValue> keyValues, String outputType) {
+public record ExportedModel(List<PlannedTensor> tensors, Map<String, MetaValue> keyValues, String outputType,
+                            List<String> notes) {
     public ExportedModel {
         tensors = List.copyOf(tensors);
         keyValues = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(keyValues));
+        notes = List.copyOf(notes);
+    }
+
+    /** A model laid out with nothing to note. */
+    public ExportedModel(List<PlannedTensor> tensors, Map<String, MetaValue> keyValues, String outputType) {
+        this(tensors, keyValues, outputType, List.of());
     }
 }

@@ -1,6 +1,7 @@
 package io.anamnesis.format.gguf.hf;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -34,11 +35,23 @@ import java.util.regex.Pattern;
  * @param shifts         values the family's {@code modify_tensors} adds to tensors
  * @param experts        the per-expert tensors the family's {@code modify_tensors} stacks into
  *                       one tensor per projection and block, when it is a mixture of experts
+ * @param extras         what the family adds beyond a plain decoder: its config class's defaults,
+ *                       the text model of a multimodal checkpoint, the embedding rows cut to the
+ *                       vocabulary, local and global attention layers ({@link Extras#NONE} for none)
  */
 record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors, List<RopeRows> ropeRows,
                     List<FamilyKey> extraKeys, VocabularyRule vocabulary, List<String> requiredConfig,
                     List<Variant> refused, boolean llama3Rope, boolean textModelKeys, List<String> skipped,
-                    List<Shift> shifts, Optional<Experts> experts) {
+                    List<Shift> shifts, Optional<Experts> experts, Extras extras) {
+
+    /** A family without extras. */
+    Architecture(String gguf, List<String> hfNames, List<TensorName> tensors, List<RopeRows> ropeRows,
+                 List<FamilyKey> extraKeys, VocabularyRule vocabulary, List<String> requiredConfig,
+                 List<Variant> refused, boolean llama3Rope, boolean textModelKeys, List<String> skipped,
+                 List<Shift> shifts, Optional<Experts> experts) {
+        this(gguf, hfNames, tensors, ropeRows, extraKeys, vocabulary, requiredConfig, refused, llama3Rope, textModelKeys,
+                skipped, shifts, experts, Extras.NONE);
+    }
 
     /** A family without experts. */
     Architecture(String gguf, List<String> hfNames, List<TensorName> tensors, List<RopeRows> ropeRows,
@@ -82,7 +95,17 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          */
         PARTIAL_ROPE_DIMENSION_COUNT,
         /** {@code <arch>.attention.sliding_window}: config.json {@code sliding_window}, 0 when absent or null. */
-        SLIDING_WINDOW
+        SLIDING_WINDOW,
+        /**
+         * {@code <arch>.final_logit_softcapping}: config.json {@code final_logit_softcapping},
+         * written only when it is set and not 0 (gemma3's {@code if (final_logit_softcap := ...)}).
+         */
+        FINAL_LOGIT_SOFTCAPPING,
+        /**
+         * {@code <arch>.attention.sliding_window}: config.json {@code sliding_window}, required,
+         * unless {@code sliding_window_pattern} is 1 (every layer global): then nothing (gemma3).
+         */
+        SLIDING_WINDOW_UNLESS_ALL_GLOBAL
     }
 
     /**
@@ -102,6 +125,11 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
 
     /** The family's {@code set_vocab}. */
     enum VocabularyRule {
+        /**
+         * {@code Gemma3Model.set_vocab}: tokenizer.model, then {@code add_space_prefix = false};
+         * else a byte-level BPE tokenizer.json ({@code _set_vocab_gpt2}).
+         */
+        SENTENCEPIECE_NO_SPACE_PREFIX_ELSE_GPT2,
         /**
          * {@code LlamaModel.set_vocab}: tokenizer.model, else a transformers-saved SentencePiece
          * tokenizer.json (refused), else byte-level BPE; then {@code add_space_prefix} from
@@ -253,5 +281,56 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      * otherwise (its default differs from what llama.cpp computes).
      */
     record ConfigValue(String key, Object value, boolean required, String why) {
+    }
+
+    /**
+     * What a family adds beyond a plain decoder, each part empty or off for the families that
+     * have none of it.
+     *
+     * @param configDefaults the family's config class's default of each key config.json may leave
+     *                       out: the converter reads the config through transformers'
+     *                       {@code AutoConfig}, which fills them in (taken over the text config
+     *                       before it is merged into the top level, as the sub-config is filled)
+     * @param multimodal     the text model of a multimodal checkpoint, when the family's class
+     *                       takes one
+     * @param trimEmbeddings whether {@code embed_tokens.weight} is cut to the rows of the
+     *                       vocabulary the converter reads (gemma3's "remove OOV rows")
+     * @param slidingWindow  the local (sliding-window) and global layers llama.cpp's graph
+     *                       lays out, when the family has them
+     */
+    record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
+                  Optional<SlidingWindow> slidingWindow) {
+        static final Extras NONE = new Extras(Map.of(), Optional.empty(), false, Optional.empty());
+    }
+
+    /**
+     * The text model of a multimodal checkpoint, as the family's {@code modify_tensors} takes
+     * it: {@code infix} is removed from a name that holds it ({@code language_model.model.layers.0...}
+     * is {@code model.layers.0...}); a tensor whose name starts with one of {@code leftOut} (the
+     * vision tower, the projector) is left out of the text GGUF.
+     *
+     * @param what what the left-out tensors are, for the summary
+     */
+    record MultimodalText(String infix, List<String> leftOut, String what) {
+        /** The name the family maps, or empty for a tensor it leaves out. */
+        Optional<String> textName(String hfName) {
+            if (hfName.contains(infix)) return Optional.of(hfName.replace(infix, ""));
+            return leftOut.stream().anyMatch(hfName::startsWith) ? Optional.empty() : Optional.of(hfName);
+        }
+    }
+
+    /**
+     * Local and global attention layers as llama.cpp's graph for the family lays them out
+     * without a pattern key (which the converter does not write): every {@code period}-th layer
+     * global ({@code il % period == period - 1}), the others attending to the last
+     * {@code sliding_window} positions with the local rope base
+     * ({@code <arch>.rope.freq_base_swa}) and no rope scaling. A config.json that lays the
+     * layers out otherwise ({@code sliding_window_pattern}, {@code layer_types}) is refused.
+     *
+     * @param period     llama.cpp's default pattern period for the family
+     * @param localTheta the config.json keys of the local rope base, first present wins
+     *                   ({@code TextModel.__init__}'s list)
+     */
+    record SlidingWindow(int period, List<String> localTheta) {
     }
 }

@@ -1,6 +1,7 @@
 package io.anamnesis.format.gguf.hf;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -26,6 +27,15 @@ import java.util.Optional;
  * soft-caps and the sliding window), drop lm_head (tied embeddings), add 1 to every norm
  * weight, and read only a SentencePiece tokenizer.model; gemma2's four norms per block;
  * verified by llama.cpp computing the logits of an independent forward pass.
+ *
+ * <p>gemma3: {@code Gemma3Model} ({@code Gemma3ForCausalLM}, and the text model of
+ * {@code Gemma3ForConditionalGeneration}: {@code text_config} merged into the top level,
+ * {@code language_model.} removed from the names, the vision tower and projector left out):
+ * TextModel's keys with the local rope base ({@code rope.freq_base_swa}) and a linear rope
+ * scaling, then its own over them; gemma2's norms with per-head q/k norms, all shifted by 1;
+ * transformers' Gemma3TextConfig defaults for what its config files leave out; verified by
+ * llama.cpp computing the logits of an independent forward pass with local (sliding-window)
+ * and global layers.
  *
  * <p>qwen3moe: {@code Qwen3MoeModel}: qwen3's attention, a router and the experts stacked
  * into one 3-D tensor per projection and block; verified by llama.cpp computing the logits of
@@ -257,6 +267,62 @@ final class Architectures {
             List.of(), false, false, GEMMA_SKIPPED, GEMMA_SHIFTS);
 
     /**
+     * Gemma 3's text model ({@code Gemma3Model}, for {@code Gemma3ForCausalLM} and the text part of
+     * {@code Gemma3ForConditionalGeneration}): gemma2's four norms per block with per-head q/k
+     * RMS norms (MODEL_ARCH.GEMMA3 has no FFN_NORM: pre_feedforward_layernorm is ffn_norm), an
+     * output head when the checkpoint has one (the converter does not drop lm_head for gemma3),
+     * 1 added to every {@code *norm.weight} (q/k norms too: Gemma3RMSNorm scales by 1 + w).
+     */
+    private static final List<Architecture.TensorName> GEMMA3_TENSORS = parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM),
+            ATTENTION, QK_NORMS, List.of(
+                    Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.post_attention_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.pre_feedforward_layernorm", "blk.{bid}.ffn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.post_feedforward_layernorm", "blk.{bid}.post_ffw_norm")), MLP);
+
+    /**
+     * Gemma3TextConfig's defaults (transformers 4.50 to 5.x) of the keys the converter reads
+     * and Gemma 3's own config files leave out (gemma-3-4b-it's text_config names only the
+     * sizes, the layer count, the rope scaling and the sliding window). The sizes and the layer
+     * count take no default: a folder without them is not taken for gemma-2-2b's, whose
+     * sizes Gemma3TextConfig's defaults are.
+     */
+    private static final Map<String, Object> GEMMA3_DEFAULTS = Map.ofEntries(
+            Map.entry("vocab_size", 262208L), Map.entry("max_position_embeddings", 131072L),
+            Map.entry("num_attention_heads", 8L), Map.entry("num_key_value_heads", 4L), Map.entry("head_dim", 256L),
+            Map.entry("rms_norm_eps", 1e-6), Map.entry("rope_theta", 1_000_000.0), Map.entry("rope_local_base_freq", 10_000.0),
+            Map.entry("sliding_window", 4096L), Map.entry("sliding_window_pattern", 6L), Map.entry("query_pre_attn_scalar", 256L));
+
+    /**
+     * Gemma3Model.set_gguf_parameters: TextModel's keys (with {@code rope.freq_base_swa} from
+     * the local rope base and a linear rope scaling), then these over them in its order; a key
+     * TextModel wrote keeps its place, as gguf-py's writer keeps it. No attention soft-cap (the
+     * converter asserts there is none).
+     */
+    static final Architecture GEMMA3 = new Architecture("gemma3", List.of("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"),
+            GEMMA3_TENSORS, List.of(),
+            List.of(HyperParameter.u32("{arch}.context_length", "max_position_embeddings").asRequired(),
+                    HyperParameter.u32("{arch}.attention.head_count", "num_attention_heads").asRequired(),
+                    HyperParameter.f32("{arch}.attention.layer_norm_rms_epsilon", "rms_norm_eps").asRequired(),
+                    HyperParameter.u32("{arch}.attention.key_length", "head_dim").asRequired(),
+                    HyperParameter.u32("{arch}.attention.value_length", "head_dim").asRequired(),
+                    Architecture.OwnKey.ROPE_FREQ_BASE,
+                    Architecture.OwnKey.FINAL_LOGIT_SOFTCAPPING,
+                    Architecture.OwnKey.SLIDING_WINDOW_UNLESS_ALL_GLOBAL,
+                    HyperParameter.u32("{arch}.attention.head_count_kv", "num_key_value_heads").asRequired()),
+            Architecture.VocabularyRule.SENTENCEPIECE_NO_SPACE_PREFIX_ELSE_GPT2,
+            List.of("hidden_size", "intermediate_size"),
+            List.of(), false, true, List.of(), GEMMA_SHIFTS, Optional.empty(),
+            new Architecture.Extras(GEMMA3_DEFAULTS,
+                    // Gemma3Model.modify_tensors: language_model. removed; the vision tower and projector skipped
+                    Optional.of(new Architecture.MultimodalText("language_model.", List.of("multi_modal_projector.",
+                            "vision_tower.", "multimodal_projector.", "vision_model."),
+                            "vision tower and multimodal projector")),
+                    true,
+                    // llama.cpp's gemma3: swa_period 6 unless the file says otherwise
+                    Optional.of(new Architecture.SlidingWindow(6, List.of("local_rope_theta", "rope_local_theta",
+                            "rope_theta_local", "swa_rope_theta", "rope_local_base_freq")))));
+
+    /**
      * Phi-3 ({@code Phi3MiniModel}): fused q/k/v ({@code qkv_proj}, rows q then k then v) and
      * fused gate/up ({@code gate_up_proj}, rows gate then up) kept fused, as llama.cpp loads
      * them; no row permutation (phi3's rope is NEOX, Hugging Face's rotate-half); its own
@@ -290,7 +356,7 @@ final class Architectures {
                     "intermediate_size", "num_attention_heads", "num_key_value_heads", "rms_norm_eps", "rope_theta"),
             List.of(), false, false, List.of(), List.of());
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, PHI3, QWEN3MOE, MIXTRAL);
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

@@ -162,6 +162,25 @@ final class ConvertedTensor {
     }
 
     /**
+     * The first {@code rows} rows of {@code d} (rows along the first dimension), as
+     * {@code d[:rows]}: the same values, read from the start, under a shorter shape.
+     */
+    static DenseTensor firstRows(DenseTensor d, long rows) {
+        long[] dims = d.shape().toArray();
+        if (dims.length == 0 || rows < 0 || rows > dims[0]) throw new IllegalArgumentException(rows + " rows of " + d.shape());
+        dims[0] = rows;
+        io.anamnesis.api.Shape shape = io.anamnesis.api.Shape.of(dims);
+        return new DenseTensor(d.name(), shape, d.storedDType(), d.recoveredFrom(), cut(d.asStored(), shape),
+                d.values().map(v -> cut(v, shape)), d.keep());
+    }
+
+    private static PlannedTensor cut(PlannedTensor t, io.anamnesis.api.Shape shape) {
+        long n = shape.elementCount();
+        long granule = n == 0 || n % t.granule() != 0 ? Math.max(1, n) : t.granule();
+        return new PlannedTensor(t.name(), t.dtype(), shape, granule, t.producer());
+    }
+
+    /**
      * Copies {@code n} stored BF16 values of {@code part} into {@code halves}, setting the
      * quiet bit of every NaN as gguf-py's rounding does; says whether any was set.
      */

@@ -79,9 +79,10 @@ public final class HfGgufExporter implements ModelExporter {
     @Override
     public ExportedModel export(ExportRequest request) {
         ModelFiles files = new ModelFiles(request.source(), request.limits());
-        Map<?, ?> config = files.json("config.json").orElseThrow(() ->
+        Map<?, ?> stored = files.json("config.json").orElseThrow(() ->
                 new MalformedFileException("no config.json beside the model: it is not a Hugging Face model folder"));
-        Architecture arch = architecture(config);
+        Architecture arch = architecture(stored);
+        Map<?, ?> config = textModelConfig(arch, stored);
         String folder = files.folder().map(p -> p.getFileName() == null ? "" : p.getFileName().toString()).orElse("");
         requireConfig(arch, config);
         arch.experts().ifPresent(e -> expectConfig(arch, e, config));
@@ -89,6 +90,7 @@ public final class HfGgufExporter implements ModelExporter {
         refuseVariants(arch, files, config, folder);
         long blockCount = required(config, Architectures.BLOCK_COUNT);
         if (blockCount < 0 || blockCount > Integer.MAX_VALUE) throw badKey("num_hidden_layers", blockCount + " is out of range");
+        arch.extras().slidingWindow().ifPresent(w -> expectLayers(arch, w, config, blockCount));
 
         List<String> order = converterOrder(request.source());
         String outtype = request.outputType().equals("auto") ? auto(request.source(), order) : request.outputType();
@@ -105,16 +107,34 @@ public final class HfGgufExporter implements ModelExporter {
         List<PlannedTensor> out = new ArrayList<>();
         Optional<Stacks> stacks = arch.experts().map(e -> new Stacks(arch, e, config, blockCount, outtype, request.encoder()));
         // generate_extra_tensors comes first in prepare_tensors' chain
-        Map<?, ?> rope = ropeParameters(config);
+        Map<?, ?> rope = ropeParameters(arch, config);
         if (arch.llama3Rope()) RopeFreqs.llama3(config, rope, ropeTheta(config, rope).flatMap(HfConfig::number)).ifPresent(out::add);
         Optional<LongRope> longRope = arch == Architectures.PHI3 ? LongRope.phi3(config) : Optional.empty();
         longRope.ifPresent(l -> out.addAll(l.tensors()));
-        for (DenseTensor d : inputs) {
-            if (DROPPED.stream().anyMatch(d.name()::endsWith) || arch.skipped().contains(d.name())) continue;
-            if (stacks.isPresent() && stacks.get().take(d, out)) continue;
-            String name = arch.map(d.name(), (int) blockCount).orElseThrow(() -> unmapped(d.name(), blockCount, arch));
-            requireFloats(d);
-            shapes.check(d);
+        List<String> notes = new ArrayList<>();
+        java.util.SortedMap<String, Integer> leftOut = new java.util.TreeMap<>();
+        // Gemma3Model.modify_tensors cuts embed_tokens to the vocabulary it reads (none: --no-vocab without a tokenizer)
+        Optional<Long> vocabularyRows = arch.extras().trimEmbeddings() ? Vocabulary.size(files, config) : Optional.empty();
+        for (DenseTensor input : inputs) {
+            if (DROPPED.stream().anyMatch(input.name()::endsWith)) continue;
+            Optional<String> textName = arch.extras().multimodal().map(m -> m.textName(input.name())).orElse(Optional.of(input.name()));
+            if (textName.isEmpty()) {
+                leftOut.merge(input.name().substring(0, input.name().indexOf('.') + 1) + "*", 1, Integer::sum);
+                continue;
+            }
+            DenseTensor mapped = textName.get().equals(input.name()) ? input : renamed(input, textName.get());
+            if (arch.skipped().contains(mapped.name())) continue;
+            if (stacks.isPresent() && stacks.get().take(mapped, out)) continue;
+            String name = arch.map(mapped.name(), (int) blockCount).orElseThrow(() -> unmapped(mapped.name(), blockCount, arch));
+            requireFloats(mapped);
+            shapes.check(mapped);
+            DenseTensor d = mapped;
+            if (vocabularyRows.isPresent() && d.name().contains("embed_tokens.weight") && d.shape().rank() >= 1
+                    && d.shape().dim(0) > vocabularyRows.get()) {
+                notes.add(name + ": " + d.shape().dim(0) + " rows cut to the vocabulary's " + vocabularyRows.get()
+                        + " (as the converter removes a Gemma 3 model's rows past its vocabulary)");
+                d = ConvertedTensor.firstRows(d, vocabularyRows.get());
+            }
             Optional<Long> heads = Optional.empty();
             for (Architecture.RopeRows r : arch.ropeRows()) {
                 if (d.name().endsWith(r.suffix())) heads = Optional.of(shapes.ropeHeads(d, r.keyValueHeads()));
@@ -122,6 +142,13 @@ public final class HfGgufExporter implements ModelExporter {
             out.add(typed(d, name, heads, arch.shift(d.name()), outtype, request.encoder()));
         }
         stacks.ifPresent(Stacks::requireAll);
+        if (!leftOut.isEmpty()) {
+            int n = leftOut.values().stream().mapToInt(Integer::intValue).sum();
+            notes.add("left out " + n + " tensor" + (n == 1 ? "" : "s") + " of the " + arch.extras().multimodal().orElseThrow().what()
+                    + " (" + String.join(", ", leftOut.entrySet().stream().map(e -> e.getKey() + " " + e.getValue()).toList())
+                    + "): the GGUF holds the text model, as llama.cpp's converter writes it (the converter writes the "
+                    + "vision part apart, as an mmproj file, which amn does not)");
+        }
 
         long params = 0;
         for (PlannedTensor t : out) params += t.elementCount();
@@ -148,12 +175,106 @@ public final class HfGgufExporter implements ModelExporter {
                 case GPT2 -> Vocabulary.gpt2(files, config, kv);
                 case GEMMA -> Vocabulary.gemma(files, config, kv);
                 case SENTENCEPIECE_NO_SPACE_PREFIX -> Vocabulary.sentencePieceNoSpacePrefix(files, config, kv);
+                case SENTENCEPIECE_NO_SPACE_PREFIX_ELSE_GPT2 -> Vocabulary.sentencePieceNoSpacePrefixElseGpt2(files, config, kv);
                 case PHI3 -> Vocabulary.phi3(files, config, kv);
             }
         } else {
             Vocabulary.none(kv);
         }
-        return new ExportedModel(out, kv, outtype);
+        return new ExportedModel(out, kv, outtype, notes);
+    }
+
+    /** {@code d} under the name {@code name} (a multimodal checkpoint's text tensor, its prefix removed). */
+    private static DenseTensor renamed(DenseTensor d, String name) {
+        return new DenseTensor(name, d.shape(), d.storedDType(), d.recoveredFrom(), d.asStored(), d.values(), d.keep());
+    }
+
+    /**
+     * The config the converter reads for a text model: a {@code text_config} merged over the top
+     * level ({@code TextModel.__init__}: {@code {**hparams, **text_config}}), the family's
+     * config class's defaults filled into the text config first (as AutoConfig fills the
+     * sub-config), or into the whole config when it has no text_config.
+     */
+    static Map<?, ?> textModelConfig(Architecture arch, Map<?, ?> config) {
+        Map<?, ?> text = config.get("text_config") instanceof Map<?, ?> t ? t : null;
+        if (text == null && arch.extras().configDefaults().isEmpty()) return config;
+        Map<Object, Object> merged = new LinkedHashMap<>();
+        if (text != null) merged.putAll(config);
+        Map<?, ?> own = text == null ? config : text;
+        arch.extras().configDefaults().forEach((k, v) -> {
+            if (!own.containsKey(k)) merged.put(k, v);
+        });
+        merged.putAll(own);
+        return merged;
+    }
+
+    /**
+     * A family's local and global layers as llama.cpp lays them out without a pattern key
+     * (which the converter does not write): config.json's {@code sliding_window_pattern} must
+     * be that period, or 1 (every layer global: then no sliding window is written), and
+     * {@code layer_types}, when given, must be that layout; the local layers' rope must be
+     * unscaled (llama.cpp scales only the global layers'), the global layers' linear or none;
+     * the queries scaled as llama.cpp scales them; causal attention; no attention soft-cap (the
+     * converter stops at one).
+     */
+    private static void expectLayers(Architecture arch, Architecture.SlidingWindow w, Map<?, ?> config, long blockCount) {
+        String name = arch.hfNames().getFirst();
+        Object p = config.get("sliding_window_pattern");
+        long pattern = HfConfig.asInteger(p).orElseThrow(() -> badKey("sliding_window_pattern", "is not an integer: " + p));
+        boolean allGlobal = pattern == 1;
+        if (!allGlobal && pattern != w.period()) {
+            throw new UnsupportedFeatureException("config.json sliding_window_pattern is " + pattern + ": llama.cpp's " + arch.gguf()
+                    + " makes every " + w.period() + "th layer global (the converter writes no pattern), so " + name
+                    + " is converted with a pattern of " + w.period() + " (or 1, every layer global) only");
+        }
+        Object types = config.get("layer_types");
+        if (types != null && types != io.anamnesis.api.json.Json.NULL) {
+            if (!(types instanceof List<?> list) || list.size() != blockCount) {
+                throw badKey("layer_types", "is not a list of num_hidden_layers (" + blockCount + ") layer types");
+            }
+            for (int i = 0; i < list.size(); i++) {
+                String want = allGlobal || i % w.period() == w.period() - 1 ? "full_attention" : "sliding_attention";
+                if (!want.equals(list.get(i))) {
+                    throw new UnsupportedFeatureException("config.json layer_types makes layer " + i + " " + list.get(i)
+                            + ": llama.cpp's " + arch.gguf() + " makes it " + want + " (every " + (allGlobal ? "" : w.period() + "th ")
+                            + "layer global); not converted");
+                }
+            }
+        }
+        if (!allGlobal) {
+            Object window = config.get("sliding_window");
+            HfConfig.asInteger(window).filter(v -> v > 0 && v <= 0xFFFF_FFFFL)
+                    .orElseThrow(() -> badKey("sliding_window", "is not a positive GGUF uint32: " + window));
+        }
+        if (Boolean.TRUE.equals(config.get("use_bidirectional_attention"))) {
+            throw new UnsupportedFeatureException("config.json use_bidirectional_attention is true: llama.cpp's " + arch.gguf()
+                    + " attends causally (EmbeddingGemma's bidirectional attention is not converted)");
+        }
+        Object softcap = config.get("attn_logit_softcapping");
+        if (softcap != null && softcap != io.anamnesis.api.json.Json.NULL) {
+            throw new UnsupportedFeatureException("config.json attn_logit_softcapping is " + softcap + ": " + name
+                    + " has no attention soft-cap (the converter stops at one)");
+        }
+        Map<?, ?> rope = ropeParameters(arch, config);
+        Object type = rope.get("rope_type") != null ? rope.get("rope_type") : rope.get("type");
+        if (type != null && type != io.anamnesis.api.json.Json.NULL && !type.equals("default") && !type.equals("linear")) {
+            throw new UnsupportedFeatureException("config.json rope scaling type " + type + " on " + arch.gguf() + " is not "
+                    + "converted (linear and none are: llama.cpp scales only the global layers' rope)");
+        }
+        // llama.cpp's gemma3: queries scaled by 1/sqrt(head_dim), by 1/sqrt(hidden / heads) for its 62-layer 27B
+        long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
+        long heads = HfConfig.integer(config, "num_attention_heads").filter(h -> h > 0)
+                .orElseThrow(() -> badKey("num_attention_heads", "is missing or not positive"));
+        long headDim = HfConfig.integer(config, "head_dim").orElseThrow(() -> badKey("head_dim", "is missing"));
+        long llamaCpp = blockCount == 62 ? hidden / heads : headDim;
+        Object q = config.get("query_pre_attn_scalar");
+        double scalar = HfConfig.number(q).orElseThrow(() -> badKey("query_pre_attn_scalar", "is not a number: " + q));
+        if (scalar != llamaCpp) {
+            throw new UnsupportedFeatureException("config.json query_pre_attn_scalar is "
+                    + HfConfig.asInteger(q).map(String::valueOf).orElse(String.valueOf(q)) + ": llama.cpp's " + arch.gguf()
+                    + " scales the queries by 1/sqrt(" + llamaCpp + ") (" + (blockCount == 62 ? "hidden_size / num_attention_heads"
+                    + " for 62 layers" : "head_dim") + "); not converted");
+        }
     }
 
     /** Tensor {@code d} under its GGUF {@code name}, in the type the converter gives it for {@code outtype}. */
@@ -216,7 +337,9 @@ public final class HfGgufExporter implements ModelExporter {
     }
 
     private static Architecture architecture(Map<?, ?> config) {
-        Object list = config.get("architectures");
+        // get_model_architecture: a text_config's own architectures, when it names them, win
+        Object list = config.get("text_config") instanceof Map<?, ?> text && text.get("architectures") instanceof List<?> l
+                && !l.isEmpty() ? l : config.get("architectures");
         if (!(list instanceof List<?> l) || l.isEmpty() || !(l.getFirst() instanceof String name)) {
             throw new MalformedFileException("config.json has no architectures (the model class, e.g. LlamaForCausalLM)");
         }
@@ -307,7 +430,7 @@ public final class HfGgufExporter implements ModelExporter {
     private static void requireConfig(Architecture arch, Map<?, ?> config) {
         for (String key : arch.requiredConfig()) {
             boolean present = HfConfig.find(config, List.of(key)).filter(v -> v != io.anamnesis.api.json.Json.NULL).isPresent()
-                    || ropeParameters(config).get(key) != null;
+                    || ropeParameters(arch, config).get(key) != null;
             if (!present) {
                 throw badKey(key, "is missing; " + arch.hfNames().getFirst() + " needs it (the converter would take "
                         + "transformers' default for the model class, which amn does not guess)");
@@ -345,7 +468,7 @@ public final class HfGgufExporter implements ModelExporter {
         kv.put(Architectures.BLOCK_COUNT.key(a), MetaValue.u32(blockCount));
         for (HyperParameter h : Architectures.COMMON) put(a, config, h, kv);
         if (Boolean.FALSE.equals(config.get("is_causal"))) kv.put(a + ".attention.causal", new MetaValue.Bool(false));
-        Map<?, ?> rope = ropeParameters(config);
+        Map<?, ?> rope = ropeParameters(arch, config);
         Object type = rope.get("rope_type") != null ? rope.get("rope_type") : rope.get("type");
         if (type != null) {
             if (type.equals("linear") && HfConfig.number(rope.get("factor")).isPresent()) {
@@ -368,6 +491,11 @@ public final class HfGgufExporter implements ModelExporter {
             throw new UnsupportedFeatureException("config.json mrope_section is not converted yet");
         }
         ropeTheta(config, rope).flatMap(HfConfig::number).ifPresent(t -> kv.put(a + ".rope.freq_base", MetaValue.Real.f32(t.floatValue())));
+        if (arch.extras().slidingWindow().isPresent()) {
+            localRopeTheta(arch.extras().slidingWindow().get(), config).ifPresent(t -> kv.put(a + ".rope.freq_base_swa",
+                    MetaValue.Real.f32(HfConfig.number(t).orElseThrow(() -> badKey("rope_local_base_freq", "is not a number: " + t))
+                            .floatValue())));
+        }
         put(a, config, Architectures.RMS_EPS, kv);
         put(a, config, Architectures.NORM_EPS, kv);
         expertKeys(arch, config, kv);
@@ -377,7 +505,20 @@ public final class HfGgufExporter implements ModelExporter {
             kv.put(a + ".attention.value_length", MetaValue.u32(h));
         });
         kv.put("general.file_type", MetaValue.u32(fileType));
-        familyKeys(arch, files, config, headDim, kv);
+        familyKeys(arch, files, config, headDim, blockCount, fileType, kv);
+    }
+
+    /**
+     * The local layers' rope base: the rope parameters' {@code sliding_attention} part's
+     * {@code rope_theta}, else the first of the family's local rope keys
+     * ({@code TextModel.__init__} puts the latter into the former).
+     */
+    private static Optional<Object> localRopeTheta(Architecture.SlidingWindow w, Map<?, ?> config) {
+        Object r = config.containsKey("rope_parameters") ? config.get("rope_parameters") : config.get("rope_scaling");
+        if (r instanceof Map<?, ?> m && m.get("sliding_attention") instanceof Map<?, ?> local && local.get("rope_theta") != null) {
+            return Optional.of(local.get("rope_theta"));
+        }
+        return HfConfig.find(config, w.localTheta()).filter(v -> v != io.anamnesis.api.json.Json.NULL);
     }
 
     /**
@@ -441,7 +582,7 @@ public final class HfGgufExporter implements ModelExporter {
 
     /** The family's {@link Architecture#extraKeys}, in its order. */
     private static void familyKeys(Architecture arch, ModelFiles files, Map<?, ?> config, Optional<Long> headDim,
-                                   Map<String, MetaValue> kv) {
+                                   long blockCount, int fileType, Map<String, MetaValue> kv) {
         String a = arch.gguf();
         for (Architecture.FamilyKey k : arch.extraKeys()) {
             switch (k) {
@@ -457,7 +598,7 @@ public final class HfGgufExporter implements ModelExporter {
                     kv.put(a + ".rope.dimension_count", MetaValue.u32(ropeDim));
                 }
                 case Architecture.PoolingType p -> poolingType(files).ifPresent(t -> kv.put(a + ".pooling_type", MetaValue.u32(t)));
-                case Architecture.OwnKey o -> throw new IllegalStateException(o + " in a family with TextModel's keys");
+                case Architecture.OwnKey o -> ownKey(arch, o, config, blockCount, fileType, kv);
             }
         }
     }
@@ -471,7 +612,7 @@ public final class HfGgufExporter implements ModelExporter {
     private static void ownParameters(Architecture arch, Map<?, ?> config, long blockCount, int fileType,
                                       Map<String, MetaValue> kv) {
         String a = arch.gguf();
-        Map<?, ?> rope = ropeParameters(config);
+        Map<?, ?> rope = ropeParameters(arch, config);
         Object scaling = config.get("rope_scaling");
         Object type = rope.get("rope_type") != null ? rope.get("rope_type") : rope.get("type");
         boolean longRope = arch == Architectures.PHI3 && LongRope.declared(config);
@@ -488,25 +629,42 @@ public final class HfGgufExporter implements ModelExporter {
         for (Architecture.FamilyKey k : arch.extraKeys()) {
             switch (k) {
                 case HyperParameter h -> put(a, config, h, kv);
-                case Architecture.OwnKey o -> {
-                    switch (o) {
-                        case BLOCK_COUNT -> kv.put(Architectures.BLOCK_COUNT.key(a), MetaValue.u32(blockCount));
-                        case ROPE_FREQ_BASE -> kv.put(a + ".rope.freq_base", MetaValue.Real.f32(ropeTheta(config, rope)
-                                .flatMap(HfConfig::number).orElseThrow(() -> badKey("rope_theta", "is missing or not a number"))
-                                .floatValue()));
-                        case FILE_TYPE -> kv.put("general.file_type", MetaValue.u32(fileType));
-                        case PARTIAL_ROPE_DIMENSION_COUNT -> kv.put(a + ".rope.dimension_count", MetaValue.u32(partialRopeDims(config)));
-                        case SLIDING_WINDOW -> {
-                            Object w = config.get("sliding_window");
-                            long window = w == null || w == io.anamnesis.api.json.Json.NULL ? 0 : HfConfig.asInteger(w)
-                                    .filter(v -> v >= 0 && v <= 0xFFFF_FFFFL)
-                                    .orElseThrow(() -> badKey("sliding_window", "is not a GGUF uint32: " + w));
-                            kv.put(a + ".attention.sliding_window", MetaValue.u32(window));
-                        }
-                    }
-                }
+                case Architecture.OwnKey o -> ownKey(arch, o, config, blockCount, fileType, kv);
                 case Architecture.RopeDimensionCount r -> throw new IllegalStateException("rope dimension count of " + a);
                 case Architecture.PoolingType p -> throw new IllegalStateException("pooling type of " + a);
+            }
+        }
+    }
+
+    /** One of the keys a family writes itself ({@link Architecture.OwnKey}). */
+    private static void ownKey(Architecture arch, Architecture.OwnKey o, Map<?, ?> config, long blockCount, int fileType,
+                               Map<String, MetaValue> kv) {
+        String a = arch.gguf();
+        switch (o) {
+            case BLOCK_COUNT -> kv.put(Architectures.BLOCK_COUNT.key(a), MetaValue.u32(blockCount));
+            case ROPE_FREQ_BASE -> kv.put(a + ".rope.freq_base", MetaValue.Real.f32(ropeTheta(config, ropeParameters(arch, config))
+                    .flatMap(HfConfig::number).orElseThrow(() -> badKey("rope_theta", "is missing or not a number"))
+                    .floatValue()));
+            case FILE_TYPE -> kv.put("general.file_type", MetaValue.u32(fileType));
+            case PARTIAL_ROPE_DIMENSION_COUNT -> kv.put(a + ".rope.dimension_count", MetaValue.u32(partialRopeDims(config)));
+            case SLIDING_WINDOW -> {
+                Object w = config.get("sliding_window");
+                long window = w == null || w == io.anamnesis.api.json.Json.NULL ? 0 : HfConfig.asInteger(w)
+                        .filter(v -> v >= 0 && v <= 0xFFFF_FFFFL)
+                        .orElseThrow(() -> badKey("sliding_window", "is not a GGUF uint32: " + w));
+                kv.put(a + ".attention.sliding_window", MetaValue.u32(window));
+            }
+            case FINAL_LOGIT_SOFTCAPPING -> {
+                Object cap = config.get("final_logit_softcapping");
+                if (cap == null || cap == io.anamnesis.api.json.Json.NULL) return;
+                double v = HfConfig.number(cap).orElseThrow(() -> badKey("final_logit_softcapping", "is not a number: " + cap));
+                if (v != 0) kv.put(a + ".final_logit_softcapping", MetaValue.Real.f32((float) v));
+            }
+            case SLIDING_WINDOW_UNLESS_ALL_GLOBAL -> {
+                if (HfConfig.integer(config, "sliding_window_pattern").filter(p -> p == 1).isPresent()) return;
+                Object w = config.get("sliding_window");
+                kv.put(a + ".attention.sliding_window", MetaValue.u32(HfConfig.asInteger(w).filter(v -> v >= 0 && v <= 0xFFFF_FFFFL)
+                        .orElseThrow(() -> badKey("sliding_window", "is missing or not a GGUF uint32: " + w))));
             }
         }
     }
@@ -579,11 +737,27 @@ public final class HfGgufExporter implements ModelExporter {
                         "rope_theta", "rotary_emb_base")));
     }
 
-    /** {@code rope_parameters} (or {@code rope_scaling}), its {@code full_attention} part when it has one. */
-    private static Map<?, ?> ropeParameters(Map<?, ?> config) {
+    /**
+     * {@code rope_parameters} (or {@code rope_scaling}), its {@code full_attention} part when it
+     * has one. A {@code sliding_attention} part is taken by a family with local layers
+     * ({@link Architecture.Extras#slidingWindow}), its rope unscaled (llama.cpp scales no
+     * local layer's rope); refused for the others.
+     */
+    private static Map<?, ?> ropeParameters(Architecture arch, Map<?, ?> config) {
         Object r = config.containsKey("rope_parameters") ? config.get("rope_parameters") : config.get("rope_scaling");
         if (!(r instanceof Map<?, ?> m)) return Map.of();
-        if (m.containsKey("sliding_attention")) throw new UnsupportedFeatureException("sliding-window rope parameters are not converted yet");
+        if (m.containsKey("sliding_attention")) {
+            if (arch.extras().slidingWindow().isEmpty()) {
+                throw new UnsupportedFeatureException("sliding-window rope parameters are not converted yet for " + arch.gguf());
+            }
+            if (m.get("sliding_attention") instanceof Map<?, ?> local) {
+                Object type = local.get("rope_type") != null ? local.get("rope_type") : local.get("type");
+                if ((type != null && !type.equals("default")) || local.get("factor") != null) {
+                    throw new UnsupportedFeatureException("config.json sliding_attention rope scaling " + (type == null ? "" : type + " ")
+                            + "on " + arch.gguf() + " is not converted: llama.cpp scales no local layer's rope");
+                }
+            }
+        }
         return m.get("full_attention") instanceof Map<?, ?> full ? full : m;
     }
 

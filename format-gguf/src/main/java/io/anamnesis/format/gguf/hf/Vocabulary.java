@@ -168,6 +168,49 @@ final class Vocabulary {
         kv.put("tokenizer.ggml.add_space_prefix", new MetaValue.Bool(false));
     }
 
+    /**
+     * Adds the vocabulary's keys as {@code Gemma3Model.set_vocab} writes them: the
+     * SentencePiece {@code tokenizer.model} then {@code add_space_prefix = false}, else a
+     * byte-level BPE tokenizer.json ({@code _set_vocab_gpt2}).
+     *
+     * @throws MalformedFileException naming tokenizer.model and tokenizer.json when there is neither
+     */
+    static void sentencePieceNoSpacePrefixElseGpt2(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
+        if (files.has(SentencePieceModel.FILE)) {
+            sentencePieceNoSpacePrefix(files, config, kv);
+        } else if (files.has(ByteLevelBpe.FILE)) {
+            gpt2(files, config, files.json(ByteLevelBpe.FILE).orElseThrow(), kv, BpePreTokenizers::require);
+        } else {
+            throw noTokenizer(files);
+        }
+    }
+
+    /**
+     * The number of tokens of the vocabulary the converter reads, as {@code Gemma3Model}
+     * counts it to cut the embeddings: a SentencePiece vocabulary's size (config.json's
+     * {@code vocab_size}, else the model's piece count, as {@link #sentencePieceNoSpacePrefix}
+     * lays it out), else tokenizer.json's vocabulary and added tokens; empty without either.
+     *
+     * @throws MalformedFileException for a tokenizer.json without a vocabulary or added tokens
+     */
+    static Optional<Long> size(ModelFiles files, Map<?, ?> config) {
+        Optional<byte[]> model = files.bytes(SentencePieceModel.FILE);
+        if (model.isPresent()) {
+            Optional<Long> declared = HfConfig.integer(config, "vocab_size_per_layer_input")
+                    .or(() -> HfConfig.integer(config, "vocab_size")).filter(v -> v != 0);
+            if (declared.isPresent()) return declared;
+            return Optional.of((long) SentencePieceModel.parse(model.get(), files.limits().maxArrayLength()).pieces().size());
+        }
+        if (!files.has(ByteLevelBpe.FILE)) return Optional.empty();
+        Map<?, ?> tokenizer = files.json(ByteLevelBpe.FILE).orElseThrow();
+        if (!(tokenizer.get("model") instanceof Map<?, ?> m && m.get("vocab") instanceof Map<?, ?> vocab)
+                || !(tokenizer.get("added_tokens") instanceof List<?> added)) {
+            throw new MalformedFileException(ByteLevelBpe.FILE + " has no model.vocab or no added_tokens, which the converter "
+                    + "counts to cut the embeddings to the vocabulary");
+        }
+        return Optional.of((long) vocab.size() + added.size());
+    }
+
     private static MalformedFileException noSentencePiece(ModelFiles files, String family) {
         return new MalformedFileException("no " + SentencePieceModel.FILE + " in "
                 + files.folder().map(Object::toString).orElse("the model folder") + ": the converter reads a " + family
@@ -626,9 +669,11 @@ final class Vocabulary {
                 }
             }
         }
-        Map<?, ?> textConfig = config.get("text_config") instanceof Map<?, ?> m ? m : Map.of();
+        // SpecialVocab reads config.json itself: its top level first, then its text_config (not the merged config)
+        Map<?, ?> root = files.json("config.json").orElse(config);
+        Map<?, ?> textConfig = root.get("text_config") instanceof Map<?, ?> m ? m : Map.of();
         for (String kind : kinds) {
-            Object id = config.get(kind + "_token_id");
+            Object id = root.get(kind + "_token_id");
             if (id == null || id == Json.NULL) id = textConfig.get(kind + "_token_id");
             HfConfig.asInteger(id).ifPresent(v -> setSpecial(ids, kind, v, bound));
         }
