@@ -1,6 +1,10 @@
 package io.anamnesis.quant.gguf;
 
+import io.anamnesis.api.numeric.KernelRace;
+
+import java.util.EnumSet;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The encoder of each ggml type this module can write: the one place the forget path and
@@ -30,9 +34,10 @@ final class GgufEncoders {
     }
 
     /**
-     * Whether the Vector API encoders run: when the decoders' do (the incubating module is
+     * Whether the Vector API encoders may run: when the decoders' do (the incubating module is
      * present, 256-bit vectors, {@code anamnesis.gguf.scalar} not set). They give the same
-     * bytes as the scalar ones; the tests compare both.
+     * bytes as the scalar ones; the tests compare both. With {@code anamnesis.kernels=auto},
+     * the {@link #LIGHT} types start on the scalar encoders and switch when the race says.
      */
     static final boolean VECTOR = GgufKernel.VECTOR;
 
@@ -42,7 +47,51 @@ final class GgufEncoders {
      * types), with their {@code quantize_row_*_ref}.
      */
     static Optional<RowEncoder> forType(GgufBlockType type) {
-        return forType(type, VECTOR);
+        if (!VECTOR) return forType(type, false);
+        Optional<RowEncoder> vector = forType(type, true);
+        if (!LIGHT.contains(type)) return vector;
+        RowEncoder scalar = forType(type, false).orElseThrow();
+        RowEncoder fast = vector.orElseThrow();
+        // an importance row makes even these types a scale search per block: vector from the start
+        return Optional.of((src, s, dst, o, rows, perRow, importance) ->
+                (importance != null || RACE.getAsBoolean() ? fast : scalar).encode(src, s, dst, o, rows, perRow, importance));
+    }
+
+    /**
+     * The types whose reference encoder is a few operations per value (one scale from the
+     * extreme, then a rounding): their scalar encoders finish a short run before the vector
+     * ones are compiled (1 GiB BF16 to q8_0: 4.8-5.0 s CPU and 108 MiB scalar, 6.6-8.7 s and
+     * 278 MiB with the vector encoders from the first call), so they race (KernelRace). The
+     * K-quants and i-quants search scales, tens of operations per value, and their vector
+     * encoders win from the start.
+     */
+    private static final Set<GgufBlockType> LIGHT = EnumSet.of(GgufBlockType.Q4_0, GgufBlockType.Q4_1,
+            GgufBlockType.Q5_0, GgufBlockType.Q5_1, GgufBlockType.Q8_0, GgufBlockType.TQ1_0, GgufBlockType.TQ2_0,
+            GgufBlockType.MXFP4, GgufBlockType.NVFP4, GgufBlockType.Q2_0);
+
+    private static final KernelRace RACE = new KernelRace("gguf-encode",
+            () -> Probe.run(false), () -> Probe.run(true));
+
+    /** The race's private work: 16 Ki weight-like values to Q8_0 and Q4_0. */
+    private static final class Probe {
+        static final int COLS = 4096;
+        static final float[] X = new float[4 * COLS];
+        static final byte[] OUT = new byte[X.length / 32 * 34];
+
+        static {
+            java.util.SplittableRandom r = new java.util.SplittableRandom(1);
+            for (int i = 0; i < X.length; i++) X[i] = (float) (r.nextGaussian() * 0.02);
+        }
+
+        static void run(boolean vector) {
+            if (vector) {
+                LegacyVectorEncoders.q8_0(X, 0, OUT, 0, 4, COLS, null);
+                LegacyVectorEncoders.q4_0(X, 0, OUT, 0, 4, COLS, null);
+            } else {
+                LegacyEncoders.q8_0(X, 0, OUT, 0, 4, COLS, null);
+                LegacyEncoders.q4_0(X, 0, OUT, 0, 4, COLS, null);
+            }
+        }
     }
 
     /** The same, with the Vector API encoders ({@code vector}, where a type has one) or the scalar ones only. */
