@@ -56,6 +56,32 @@ class EncodeVectorsTest {
     }
 
     @Test
+    void nf4CodesAroundEveryThresholdAreTheCountOfThresholdsExceeded() {
+        Assumptions.assumeTrue(FourBitEncoder.VECTOR, "jdk.incubator.vector with 512-bit vectors is not available");
+        // with absmax 1 the normalized value is x itself: each threshold, its neighbours, the ends
+        float[] t = FourBitEncoder.NF4_THRESHOLDS;
+        float[] x = new float[64];
+        int n = 0;
+        for (float v : t) {
+            x[n++] = Math.nextDown(v);
+            x[n++] = v;
+            x[n++] = Math.nextUp(v);
+        }
+        float[] ends = {-1f, 1f, -0f, 0f, Float.NaN, -2f, 2f, Float.NEGATIVE_INFINITY, Float.POSITIVE_INFINITY, 0.5f, -0.5f, 0.99f, -0.99f, 1e-30f, -1e-30f, 0.25f, -0.25f, 0.75f, -0.75f};
+        for (float v : ends) x[n++] = v;
+        float[] absmax = {1f};
+        byte[] packed = new byte[32];
+        EncodeVectors.encode(false, x, 0, 64, 64, absmax, 0, packed, 0);
+        for (int i = 0; i < 64; i++) {
+            // the definition: how many thresholds the value is strictly above (NaN none)
+            int expected = 0;
+            for (float th : t) expected += x[i] > th ? 1 : 0;
+            int code = (packed[i / 2] >> (i % 2 == 0 ? 4 : 0)) & 15;
+            assertThat(code).as("nf4 code of %s", x[i]).isEqualTo(expected);
+        }
+    }
+
+    @Test
     void int8RowsMatchTheScalarPath() {
         Assumptions.assumeTrue(FourBitEncoder.VECTOR, "jdk.incubator.vector with 512-bit vectors is not available");
         Random r = new Random(3);
