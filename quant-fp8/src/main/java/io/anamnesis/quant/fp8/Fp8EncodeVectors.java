@@ -57,28 +57,34 @@ final class Fp8EncodeVectors {
             FloatVector v = FloatVector.fromArray(F, x, off + i).div(scale);
             IntVector sign = v.reinterpretAsInts().and(0x8000_0000);
             FloatVector a = v.abs();
-            VectorMask<Integer> nan = a.test(VectorOperators.IS_NAN).cast(I);
             // the clamp on the bits (an integer min is one instruction, Java's float min several);
             // a NaN lane becomes max here and takes its NaN code below
             a = a.reinterpretAsInts().min(maxBits).reinterpretAsFloats();
-            // subnormals: multiples of the smallest subnormal, rounded by the 1.5 x 2^23 trick
-            FloatVector subCount = a.mul(stepsPerUnit).add(RNE_MAGIC).sub(RNE_MAGIC);
-            IntVector subCode = (IntVector) subCount.convertShape(VectorOperators.F2I, I, 0);
             // normals: keep the top mantissa bits, round to nearest even, rebias the exponent
             IntVector b = a.reinterpretAsInts();
             IntVector rounded = b.add(b.lanewise(VectorOperators.LSHR, drop).and(1)).add(half);
-            IntVector normalCode = rounded.lanewise(VectorOperators.LSHR, drop).sub(rebias);
+            IntVector magnitude = rounded.lanewise(VectorOperators.LSHR, drop).sub(rebias);
+            // subnormals (rare in a scaled block: values under max / 2^(exponent range)), and
+            // NaN (rarer) are blended in only where a step has some
             VectorMask<Integer> sub = a.compare(VectorOperators.LT, smallestNormal).cast(I);
-            IntVector magnitude = normalCode.blend(subCode, sub);
+            FloatVector subCount = null;
+            if (sub.anyTrue()) {
+                // multiples of the smallest subnormal, rounded by the 1.5 x 2^23 trick
+                subCount = a.mul(stepsPerUnit).add(RNE_MAGIC).sub(RNE_MAGIC);
+                magnitude = magnitude.blend((IntVector) subCount.convertShape(VectorOperators.F2I, I, 0), sub);
+            }
             // FNUZ: a zero of either sign is 0x00 (0x80 is the NaN), and every NaN is 0x80
             if (fnuz) sign = sign.blend(0, magnitude.compare(VectorOperators.EQ, 0));
             IntVector signBits = sign.lanewise(VectorOperators.LSHR, 24);
-            IntVector code = magnitude.or(signBits).blend(fnuz ? IntVector.broadcast(I, 0x80) : signBits.or(0x7F), nan);
+            IntVector code = magnitude.or(signBits);
+            VectorMask<Integer> nan = v.test(VectorOperators.IS_NAN).cast(I);
+            boolean anyNan = nan.anyTrue();
+            if (anyNan) code = code.blend(fnuz ? IntVector.broadcast(I, 0x80) : signBits.or(0x7F), nan);
             code.convertShape(VectorOperators.I2B, B128, 0).reinterpretAsBytes().intoArray(out, outOff + i);
             if (decoded != null) {
-                FloatVector value = rounded.and(-(1 << drop)).reinterpretAsFloats()
-                        .blend(subCount.mul(step), sub.cast(F))
-                        .blend(Float.NaN, nan.cast(F));
+                FloatVector value = rounded.and(-(1 << drop)).reinterpretAsFloats();
+                if (subCount != null) value = value.blend(subCount.mul(step), sub.cast(F));
+                if (anyNan) value = value.blend(Float.NaN, nan.cast(F));
                 value.reinterpretAsInts().or(sign).reinterpretAsFloats().mul(scale).intoArray(decoded, outOff + i);
             }
         }
