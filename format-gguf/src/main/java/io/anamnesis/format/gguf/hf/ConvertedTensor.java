@@ -20,7 +20,15 @@ import java.util.Optional;
  *
  * <p>A weight stored as BF16 and written as BF16 is the common case (most checkpoints are
  * BF16): widening is exact and rounding a widened value changes nothing, so its stored bytes
- * are copied and only a NaN gets the quiet bit gguf-py's rounding sets.
+ * are copied and only a NaN gets the quiet bit gguf-py's rounding sets. A tensor stored as F16
+ * and written as F16 is copied as it is: the converter keeps it float16 and numpy's
+ * {@code astype(float16)} leaves it alone.
+ *
+ * <p>NaNs as the converter's numpy (1.26, the converter's pin, and the 1.24 it was compared
+ * with) converts them, in software ({@code npy_floatbits_to_halfbits},
+ * {@code npy_halfbits_to_floatbits}): a signalling NaN stays signalling both ways, unlike
+ * x86's {@code vcvtps2ph}/{@code vcvtph2ps} and the JDK's {@link Float#floatToFloat16} and
+ * {@link Float#float16ToFloat}, which make it quiet; see {@link #numpyF16} and {@link #numpyF32}.
  */
 final class ConvertedTensor {
     /** Elements converted per step of a run of consecutive source elements. */
@@ -66,10 +74,12 @@ final class ConvertedTensor {
         boolean permuted = heads.isPresent();
         long headDim = permuted ? rows / heads.get() : 0;
         long granule = permuted ? Math.max(1, cols) : 1;
-        boolean copyStored = to.equals(DType.BF16) && source.storedDType().equals(DType.BF16)
-                && source.recoveredFrom().isEmpty() && shift.isEmpty();
         // the converter keeps a float16 tensor as float16 (and widens every other type) before modify_tensors
         boolean halfSum = source.storedDType().equals(DType.F16) && source.recoveredFrom().isEmpty();
+        // its stored bits, widened here as numpy widens them (DenseReader widens as the JDK does)
+        boolean halfStored = halfSum && source.asStored().shape().equals(source.shape()) && source.asStored().granule() == 1;
+        boolean copyStored = source.recoveredFrom().isEmpty() && shift.isEmpty() && source.storedDType().equals(to)
+                && (to.equals(DType.BF16) || (to.equals(DType.F16) && halfStored));
         float amount = shift.map(Architecture.Shift::amount).orElse(0f);
         return new PlannedTensor(name, to, source.shape(), granule, arena -> {
             Run run;
@@ -81,17 +91,26 @@ final class ConvertedTensor {
                         int m = Math.min(STEP, n - done);
                         MemorySegment part = dest.asSlice(2 * (at + done), 2L * m);
                         stored.fill(from + done, m, part);
-                        if (quietNaNs(part, halves, m)) MemorySegment.copy(halves, 0, part, LittleEndian.I16, 0, m);
+                        if (!f16 && quietNaNs(part, halves, m)) MemorySegment.copy(halves, 0, part, LittleEndian.I16, 0, m);
                     }
                 };
             } else {
-                DenseReader reader = DenseReader.open(source, arena);
+                DenseReader reader = halfStored ? null : DenseReader.open(source, arena);
+                ChunkFiller stored = halfStored ? source.asStored().producer().open(arena) : null;
+                MemorySegment storedHalves = halfStored ? arena.allocate(2L * STEP) : null;
+                short[] read = halfStored ? new short[STEP] : null;
                 float[] values = new float[STEP];
                 short[] halves = to.equals(DType.F32) ? null : new short[STEP];
                 run = (from, n, dest, at) -> {
                     for (int done = 0; done < n; done += STEP) {
                         int m = Math.min(STEP, n - done);
-                        reader.read(from + done, m, values, 0);
+                        if (halfStored) {
+                            stored.fill(from + done, m, storedHalves.asSlice(0, 2L * m));
+                            MemorySegment.copy(storedHalves, LittleEndian.I16, 0, read, 0, m);
+                            for (int i = 0; i < m; i++) values[i] = numpyF32(read[i]);
+                        } else {
+                            reader.read(from + done, m, values, 0);
+                        }
                         if (shift.isPresent()) {
                             for (int i = 0; i < m; i++) {
                                 float sum = values[i] + amount;
@@ -103,7 +122,7 @@ final class ConvertedTensor {
                             continue;
                         }
                         if (f16) {
-                            for (int i = 0; i < m; i++) halves[i] = Floats.f32BitsToF16(Float.floatToRawIntBits(values[i]));
+                            for (int i = 0; i < m; i++) halves[i] = numpyF16(Float.floatToRawIntBits(values[i]));
                         } else {
                             for (int i = 0; i < m; i++) halves[i] = Floats.f32ToBf16(Float.floatToRawIntBits(values[i]));
                         }
@@ -195,6 +214,28 @@ final class ConvertedTensor {
             }
         }
         return changed;
+    }
+
+    /**
+     * numpy's {@code astype(float16)} of F32 bits: round to nearest even (as
+     * {@link Float#floatToFloat16}); a NaN keeps its sign and the top ten bits of its payload,
+     * so a signalling NaN stays signalling, and becomes {@code 0x7C01} (with its sign) when those
+     * ten bits are zero, so that it stays a NaN.
+     */
+    static short numpyF16(int bits) {
+        if ((bits & 0x7FFF_FFFF) > 0x7F80_0000) {
+            int h = 0x7C00 + ((bits & 0x007F_FFFF) >>> 13);
+            return (short) (((bits >>> 16) & 0x8000) | (h == 0x7C00 ? 0x7C01 : h));
+        }
+        return Float.floatToFloat16(Float.intBitsToFloat(bits));
+    }
+
+    /** numpy's {@code astype(float32)} of F16 bits: exact; a NaN keeps its sign and payload, signalling or quiet. */
+    static float numpyF32(short h) {
+        if ((h & 0x7C00) == 0x7C00 && (h & 0x03FF) != 0) {
+            return Float.intBitsToFloat(((h & 0x8000) << 16) | 0x7F80_0000 | ((h & 0x03FF) << 13));
+        }
+        return Float.float16ToFloat(h);
     }
 
     /** Converts {@code n} consecutive source elements from {@code from} into {@code dest} at element {@code at}. */
