@@ -18,13 +18,13 @@ exported from a llama.cpp checkout with `git show COMMIT:convert_hf_to_gguf.py` 
 
 What is stubbed, and why it does not touch what is compared:
 
-- `transformers` is not installed. The converter imports `AutoConfig` and, in
-  `ModelBase.load_hparams`, falls back to reading config.json as it is when
-  `AutoConfig.from_pretrained` raises: the stub's `from_pretrained` raises, so the
-  converter's hyper-parameters are config.json's keys, without the defaults a transformers
-  config class would add. The folders compared must therefore spell out every key the
-  converter reads (amn requires most of them anyway). `AutoTokenizer` is only used by the
-  vocabulary code, which does not run.
+- `transformers` (not installed here; stubbed even when it is, unless
+  CONVERTER_REFERENCE_TRANSFORMERS=1, so that the result does not depend on its version).
+  The converter imports `AutoConfig` and, in `ModelBase.load_hparams`, falls back to
+  reading config.json as it is when `AutoConfig.from_pretrained` raises: the stub's
+  `from_pretrained` raises, so the converter's hyper-parameters are config.json's keys,
+  without the defaults a transformers config class would add (docs/hf-to-gguf.md says
+  which matter). `AutoTokenizer` is only used by the vocabulary code, which does not run.
 - The vocabulary: the model class's `set_vocab` (called last in
   `TextModel.prepare_metadata`, after every hyper-parameter and
   `general.quantization_version`) is replaced by one that writes
@@ -41,15 +41,19 @@ What is stubbed, and why it does not touch what is compared:
 - Logging is silenced below errors.
 """
 import logging
+import os
 import sys
 import types
 from pathlib import Path
 
 
 def _stub_modules():
+    real = os.environ.get("CONVERTER_REFERENCE_TRANSFORMERS") == "1"
     if "transformers" not in sys.modules:
         try:
-            import transformers  # noqa: F401  (a real one is used if present, but see below)
+            if not real:
+                raise ImportError("config.json as it is")
+            import transformers  # noqa: F401
         except ImportError:
             t = types.ModuleType("transformers")
 
