@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -27,7 +28,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * {@code amn convert --to gguf --no-vocab} against llama.cpp's own {@code convert_hf_to_gguf.py}
  * on tiny random folders of every family beyond plain llama (qwen2, qwen3, qwen3moe, mixtral,
- * gemma, gemma2, phi3 with and without longrope, llama with llama3/yarn/linear rope scaling),
+ * gemma, gemma2, gemma3 (and a multimodal one's text model), phi3 with and without longrope,
+ * llama with llama3/yarn/linear rope scaling),
  * stored F32, BF16 or F16, for each output type the converter has (f32, f16, bf16, q8_0, and
  * auto on some): every key in order with its type and value, every tensor in order with its
  * name, ggml type, shape and bytes, and then the whole file byte for byte. The expected file
@@ -256,6 +258,18 @@ class ConverterParityTest {
                     withAuto));
         }
 
+        // gemma3: the embeddings cut to tokenizer.json's vocabulary and added tokens (60 of 64 rows), local rope base,
+        // four norms and q/k norms + 1; and a multimodal checkpoint's text model (text_config complete, a linear scaling)
+        Map<String, String> tokenizer = Map.of("tokenizer.json", gemma3Tokenizer(56, 4));
+        String gemma3 = json(Gemma3ToGgufTest.config());
+        f.add(new Folder("gemma-3-1b-tiny", gemma3, DecoderReference.randomF32(Gemma3ToGgufTest.shapes(false), new Random(40)),
+                tokenizer, ALL));
+        f.add(new Folder("gemma-3-1b-tiny-bf16", gemma3, as("BF16", DecoderReference.randomF32(Gemma3ToGgufTest.shapes(true),
+                new Random(41))), tokenizer, withAuto));
+        f.add(new Folder("gemma-3-1b-tiny-f16", gemma3, as("F16", DecoderReference.randomF32(Gemma3ToGgufTest.shapes(false),
+                new Random(42))), tokenizer, withAuto));
+        f.add(new Folder("gemma-3-4b-it-tiny", gemma3Multimodal(), gemma3MultimodalTensors(43), tokenizer, List.of("f16", "q8_0")));
+
         int qkv = (Phi3ToGgufTest.HEADS + 2 * Phi3ToGgufTest.KV_HEADS) * Phi3ToGgufTest.HEAD, gateUp = 2 * Phi3ToGgufTest.FF;
         f.add(new Folder("Phi-3-mini-tiny", Phi3ToGgufTest.config(""), Phi3ToGgufTest.tensors(16, qkv, gateUp), ALL));
         f.add(new Folder("Phi-3-mini-tiny-bf16", Phi3ToGgufTest.config(""), as("BF16", Phi3ToGgufTest.tensors(17, qkv, gateUp)), withAuto));
@@ -289,6 +303,52 @@ class ConverterParityTest {
         f.add(new Folder("Qwen2-specials-f16", qwen2, halfSpecials(as("F16", QwenToGgufTest.tensors("qwen2", false, 29))),
                 List.of("f32", "f16", "bf16")));
         return f;
+    }
+
+    static String json(Object o) {
+        try {
+            return LlamaRunOracleTest.JSON.writeValueAsString(o);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** A tokenizer.json with {@code vocab} tokens and {@code added} added tokens: all Gemma3Model reads of it (their count). */
+    static String gemma3Tokenizer(int vocab, int added) {
+        Map<String, Object> v = new LinkedHashMap<>();
+        for (int i = 0; i < vocab; i++) v.put("t" + i, i);
+        List<Object> a = new ArrayList<>();
+        for (int i = 0; i < added; i++) {
+            a.add(Map.of("id", vocab + i, "content", "<extra_" + i + ">", "special", true, "single_word", false, "lstrip", false,
+                    "rstrip", false, "normalized", false));
+        }
+        return json(Map.of("model", Map.of("type", "BPE", "vocab", v, "merges", List.of()), "added_tokens", a));
+    }
+
+    /** A Gemma3ForConditionalGeneration config.json whose text_config names every key (so the converter's fallback needs no default). */
+    static String gemma3Multimodal() {
+        Map<String, Object> text = new LinkedHashMap<>(Gemma3ToGgufTest.config());
+        text.remove("architectures");
+        text.put("rope_scaling", Map.of("factor", 8.0, "rope_type", "linear"));
+        text.put("sliding_window", 1024);
+        Map<String, Object> c = new LinkedHashMap<>();
+        c.put("architectures", List.of("Gemma3ForConditionalGeneration"));
+        c.put("model_type", "gemma3");
+        c.put("text_config", text);
+        c.put("vision_config", Map.of("hidden_size", 16, "model_type", "siglip_vision_model", "num_hidden_layers", 1));
+        c.put("torch_dtype", "float32");
+        return json(c);
+    }
+
+    /** Its tensors: the text model under {@code language_model.}, and a vision tower and projector the converter leaves out. */
+    static Map<String, ReferenceSafetensors.Tensor> gemma3MultimodalTensors(long seed) {
+        Map<String, long[]> shapes = new TreeMap<>();
+        Gemma3ToGgufTest.shapes(false).forEach((k, v) -> shapes.put("language_model." + k, v));
+        shapes.put("vision_tower.vision_model.embeddings.patch_embedding.weight", new long[]{16, 3, 4, 4});
+        shapes.put("vision_tower.vision_model.post_layernorm.weight", new long[]{16});
+        shapes.put("multi_modal_projector.mm_input_projection_weight", new long[]{16, Gemma3ToGgufTest.HIDDEN});
+        shapes.put("multi_modal_projector.mm_soft_emb_norm.weight", new long[]{16});
+        return DecoderReference.randomF32(shapes, new Random(seed));
     }
 
     /** Llama 3.1's original context at the top level too, where the converter reads it (see docs/hf-to-gguf.md, "llama3"). */
