@@ -126,7 +126,11 @@ final class LaneSearch {
      * where that is guaranteed.
      */
     private static FloatVector roundClamped(FloatVector v, float lo, float hi) {
-        return v.max(lo).min(hi).add(MAGIC).sub(MAGIC);
+        // the clamp by compare and blend: v is never NaN here, and a -0 kept where Java's max
+        // would give +0 rounds to the same +0 (-0 + 1.5 * 2^23 - 1.5 * 2^23); Java's float
+        // min/max (NaN and signed-zero rules) cost several instructions each, in the innermost loop
+        FloatVector c = v.blend(lo, v.lt(lo));
+        return c.blend(hi, c.compare(VectorOperators.GT, hi)).add(MAGIC).sub(MAGIC);
     }
 
     // ---------------------------------------------------------------- affine (make_qkx2/3_quants)
