@@ -39,16 +39,10 @@ final class Fp4VectorEncoders {
         return (IntVector) code.convert(VectorOperators.F2I, 0);
     }
 
-    private static float absMax(float[] src, int s, int n) {
-        FloatVector m = FloatVector.fromArray(F, src, s).abs();
-        for (int k = L; k < n; k += L) m = m.max(FloatVector.fromArray(F, src, s + k).abs());
-        return m.reduceLanes(VectorOperators.MAX);
-    }
-
     static void mxfp4(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
         int blocks = rows * (perRow / 32);
         for (int b = 0; b < blocks; b++, s += 32, o += 17) {
-            float amax = absMax(src, s, 32);
+            float amax = GgufVectorKernels.absMax(src, s, 32);
             if (amax != amax) {
                 Fp4Encoders.mxfp4(src, s, dst, o, 1, 32, null);
                 continue;
@@ -70,7 +64,7 @@ final class Fp4VectorEncoders {
         int blocks = rows * (perRow / 64);
         for (int b = 0; b < blocks; b++, o += 36) {
             for (int sub = 0; sub < 4; sub++, s += 16) {
-                float amax = absMax(src, s, 16);
+                float amax = GgufVectorKernels.absMax(src, s, 16);
                 if (amax != amax) {
                     Fp4Encoders.nvfp4Sub(src, s, dst, o, sub);
                     continue;

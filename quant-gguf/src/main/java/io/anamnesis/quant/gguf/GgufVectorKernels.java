@@ -34,6 +34,18 @@ final class GgufVectorKernels {
     static final int L = F.length();
     static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
+    /**
+     * max |x| over {@code src[s, s + n)} ({@code n} a multiple of {@link #L}); NaN when they
+     * hold one. Taken on the bits: the magnitudes' bit patterns order as the floats do, with
+     * every NaN above infinity, and an integer max is one instruction where Java's float max
+     * (NaN and signed-zero rules) is several. The encoders' block scales start here.
+     */
+    static float absMax(float[] src, int s, int n) {
+        IntVector m = FloatVector.fromArray(F, src, s).reinterpretAsInts().and(0x7FFF_FFFF);
+        for (int k = L; k < n; k += L) m = m.max(FloatVector.fromArray(F, src, s + k).reinterpretAsInts().and(0x7FFF_FFFF));
+        return Float.intBitsToFloat(m.reduceLanes(VectorOperators.MAX));
+    }
+
     /** True when this JVM runs 256-bit float vectors in hardware. */
     static boolean usable() {
         return FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 256;

@@ -40,17 +40,6 @@ final class LegacyVectorEncoders {
     }
 
     /**
-     * max |x| over the block; NaN when the block holds one. Taken on the bits: the magnitudes'
-     * bit patterns order as the floats do, with every NaN above infinity, and an integer max is
-     * one instruction where Java's float max (NaN and signed-zero rules) is several.
-     */
-    private static float absMax(float[] src, int s) {
-        IntVector m = FloatVector.fromArray(F, src, s).reinterpretAsInts().and(MAGNITUDE);
-        for (int k = L; k < QK; k += L) m = m.max(FloatVector.fromArray(F, src, s + k).reinterpretAsInts().and(MAGNITUDE));
-        return Float.intBitsToFloat(m.reduceLanes(VectorOperators.MAX));
-    }
-
-    /**
      * The value of largest magnitude, the first of them on a tie (what ggml's strict
      * {@code amax < |v|} scan keeps); NaN when the block holds a NaN. From the block's maximum
      * and minimum, scanning only when they tie in magnitude. The extremes are taken on the
@@ -104,7 +93,7 @@ final class LegacyVectorEncoders {
     static void q8_0(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
         int blocks = rows * (perRow / QK);
         for (int b = 0; b < blocks; b++, s += QK, o += 34) {
-            float amax = absMax(src, s);
+            float amax = GgufVectorKernels.absMax(src, s, QK);
             float d = amax / 127;
             float id = d != 0 ? 1.0f / d : 0.0f;
             if (!finite(amax) || !finite(id)) {

@@ -23,12 +23,6 @@ final class TritVectorEncoders {
     private static final VectorSpecies<Float> F = GgufVectorKernels.F;
     private static final int L = F.length();
 
-    private static float absMax(float[] src, int s, int n) {
-        FloatVector m = FloatVector.fromArray(F, src, s).abs();
-        for (int k = L; k < n; k += L) m = m.max(FloatVector.fromArray(F, src, s + k).abs());
-        return m.reduceLanes(VectorOperators.MAX);
-    }
-
     /** Whether the two-comparison rounding is ggml's for this block: d finite (not NaN) and 1/d finite. */
     private static boolean plain(float d, float id) {
         return d < Float.POSITIVE_INFINITY && id < Float.POSITIVE_INFINITY;
@@ -49,7 +43,7 @@ final class TritVectorEncoders {
         int[] c = new int[256];
         int blocks = rows * (perRow / 256);
         for (int b = 0; b < blocks; b++, s += 256, o += 54) {
-            float d = absMax(src, s, 256);
+            float d = GgufVectorKernels.absMax(src, s, 256);
             float id = d != 0 ? 1.0f / d : 0.0f;
             if (!plain(d, id)) {
                 TernaryEncoders.tq1_0(src, s, dst, o, 1, 256, null);
@@ -76,7 +70,7 @@ final class TritVectorEncoders {
         int[] c = new int[256];
         int blocks = rows * (perRow / 256);
         for (int b = 0; b < blocks; b++, s += 256, o += 66) {
-            float d = absMax(src, s, 256);
+            float d = GgufVectorKernels.absMax(src, s, 256);
             float id = d != 0 ? 1.0f / d : 0.0f;
             if (!plain(d, id)) {
                 TernaryEncoders.tq2_0(src, s, dst, o, 1, 256, null);
@@ -97,7 +91,7 @@ final class TritVectorEncoders {
         int[] c = new int[64];
         int blocks = rows * (perRow / 64);
         for (int b = 0; b < blocks; b++, s += 64, o += 18) {
-            float amax = absMax(src, s, 64);
+            float amax = GgufVectorKernels.absMax(src, s, 64);
             float id = amax > 0.0f ? 1.0f / amax : 0.0f;
             if (!plain(amax, id)) {
                 BitEncoders.q2_0(src, s, dst, o, 1, 64, null);
