@@ -28,6 +28,29 @@ final class LegacyEncoders {
     }
 
     static void q8_0Block(float[] src, int s, byte[] dst, int o) {
+        // max |x| on the bits, which the JIT vectorizes (ggml's MAX(amax, |x|) scan, with its
+        // NaN rule, does not vectorize): the same value for a block of finite floats; a block
+        // holding an infinity or a NaN (bits at or above 0x7F800000) takes the scan
+        int bits = 0;
+        for (int j = 0; j < QK; j++) bits = Math.max(bits, Float.floatToRawIntBits(src[s + j]) & 0x7FFF_FFFF);
+        if (bits >= 0x7F80_0000) {
+            q8_0Reference(src, s, dst, o);
+            return;
+        }
+        float amax = Float.intBitsToFloat(bits);
+        float d = amax / 127;
+        float id = d != 0 ? 1.0f / d : 0.0f;
+        if (!(Math.abs(id) < Float.POSITIVE_INFINITY)) {
+            q8_0Reference(src, s, dst, o);
+            return;
+        }
+        putFp16(dst, o, d);
+        // every |x * id| is at most 127 and a rounding
+        for (int j = 0; j < QK; j++) dst[o + 2 + j] = (byte) GgmlMath.roundHalfAwaySmall(src[s + j] * id);
+    }
+
+    /** quantize_row_q8_0_ref for one block as ggml writes it: NaN never wins MAX(amax, |x|) unless last. */
+    private static void q8_0Reference(float[] src, int s, byte[] dst, int o) {
         float amax = 0.0f;
         for (int j = 0; j < QK; j++) {
             float a = Math.abs(src[s + j]);
