@@ -3,7 +3,6 @@ package io.anamnesis.quant.mxfp4;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
-import jdk.incubator.vector.Vector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
@@ -384,9 +383,18 @@ final class Mxfp4VectorKernels {
         }
     }
 
-    /** Stores output row {@code k}'s piece if the chunk has that row; {@code lanes} null: all of it. */
-    private static <E> void put(Vector<E> v, int k, MemorySegment dest, long base, long rowBytes, int k0, int k1,
-                                VectorMask<E> lanes) {
+    // Stores output row k's piece if the chunk has that row; lanes null: all of it. One method per
+    // vector class, so that each store's call site sees a single class.
+
+    private static void put(ShortVector v, int k, MemorySegment dest, long base, long rowBytes, int k0, int k1,
+                            VectorMask<Short> lanes) {
+        if (k < k0 || k >= k1) return;
+        if (lanes == null) v.intoMemorySegment(dest, base + k * rowBytes, LE);
+        else v.intoMemorySegment(dest, base + k * rowBytes, LE, lanes);
+    }
+
+    private static void put(IntVector v, int k, MemorySegment dest, long base, long rowBytes, int k0, int k1,
+                            VectorMask<Integer> lanes) {
         if (k < k0 || k >= k1) return;
         if (lanes == null) v.intoMemorySegment(dest, base + k * rowBytes, LE);
         else v.intoMemorySegment(dest, base + k * rowBytes, LE, lanes);
