@@ -126,8 +126,10 @@ final class Mxfp4VectorKernels {
         int span = ((rows + passes - 1) / passes + tileRows - 1) / tileRows * tileRows;
         // a chunk of output rows reaches ceil((rowCount - 1) / 32) + 1 block columns at most
         int band = (int) Math.min(BAND, (rowCount + 2 * Mxfp4Kernels.BLOCK - 2) / Mxfp4Kernels.BLOCK);
-        byte[] bandBlocks = new byte[span * band * Mxfp4Kernels.BLOCK_BYTES];
-        byte[] bandScales = new byte[span * band];
+        // BAND blocks a row whatever the band's width: a constant stride lets C2 drop the decoding
+        // loop's bounds checks
+        byte[] bandBlocks = new byte[span * BAND * Mxfp4Kernels.BLOCK_BYTES];
+        byte[] bandScales = new byte[span * BAND];
         // a chunk's decoded values, 16-bit ones as pairs in ints (see lowStages16)
         int[] tile = new int[chunk * (wide ? 32 : 16)];
         long end = firstRow + rowCount;
@@ -161,11 +163,11 @@ final class Mxfp4VectorKernels {
                         int m = (rn + tileRows - 1) / tileRows * tileRows;
                         long out = at + (long) r0 * width;
                         if (wide) {
-                            decode32(bandBlocks, bandScales, nb, r0 * nb + b, m, (int[]) table, tile);
+                            decode32(bandBlocks, bandScales, r0 * BAND + b, m, (int[]) table, tile);
                             lowStages32(tile, m);
                             highStages32(tile, m, rn, dest, out, rowBytes, k0, k1);
                         } else {
-                            decode16(bandBlocks, bandScales, nb, r0 * nb + b, m, (short[]) table, tile);
+                            decode16(bandBlocks, bandScales, r0 * BAND + b, m, (short[]) table, tile);
                             lowStages16(tile, m);
                             highStages16(tile, m, rn, dest, out, rowBytes, k0, k1);
                         }
@@ -178,7 +180,7 @@ final class Mxfp4VectorKernels {
 
     /**
      * Blocks {@code first + r groups + b} ({@code r < n, b < nb}) and their scales to
-     * {@code (row0 + r) nb + b} of the band buffers: 64- and 16-byte vectors (a bulk copy per
+     * {@code (row0 + r) BAND + b} of the band buffers: 64- and 16-byte vectors (a bulk copy per
      * row cost more than all the decoding).
      */
     private static void gather(MemorySegment blocks, MemorySegment scales, long first, int groups, int n, int nb,
@@ -186,7 +188,7 @@ final class Mxfp4VectorKernels {
         int whole = nb & ~3;
         for (int r = 0; r < n; r++) {
             long block = first + (long) r * groups;
-            int to = (row0 + r) * nb;
+            int to = (row0 + r) * BAND;
             int b = 0;
             for (; b < whole; b += 4) {
                 ByteVector.fromMemorySegment(B512, blocks, (block + b) * Mxfp4Kernels.BLOCK_BYTES, LE)
@@ -211,12 +213,12 @@ final class Mxfp4VectorKernels {
     // segments re-checked each segment's kind and bounds at every block.
 
     /**
-     * The 32 values of each of the blocks {@code first + t stride} ({@code t < m}) into
+     * The 32 values of each of the band buffers' blocks {@code first + t BAND} ({@code t < m}) into
      * {@code tile[16 t ..]}, two to an int (value 2j in the low half of int j).
      */
-    private static void decode16(byte[] blocks, byte[] scales, int stride, int first, int m, short[] table, int[] tile) {
+    private static void decode16(byte[] blocks, byte[] scales, int first, int m, short[] table, int[] tile) {
         for (int t = 0; t < m; t++) {
-            int block = first + t * stride;
+            int block = first + t * BAND;
             ShortVector values = ShortVector.fromArray(S, table, (scales[block] & 0xFF) << 4);
             IntVector x = (IntVector) ByteVector.fromArray(B, blocks, block * Mxfp4Kernels.BLOCK_BYTES)
                     .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
@@ -229,9 +231,9 @@ final class Mxfp4VectorKernels {
     }
 
     /** {@link #decode16} for F32: values 0..15 and 16..31 of a block as two int vectors, {@code tile[32 t ..]}. */
-    private static void decode32(byte[] blocks, byte[] scales, int stride, int first, int m, int[] table, int[] tile) {
+    private static void decode32(byte[] blocks, byte[] scales, int first, int m, int[] table, int[] tile) {
         for (int t = 0; t < m; t++) {
-            int block = first + t * stride;
+            int block = first + t * BAND;
             IntVector values = IntVector.fromArray(I, table, (scales[block] & 0xFF) << 4);
             IntVector x = (IntVector) ByteVector.fromArray(B, blocks, block * Mxfp4Kernels.BLOCK_BYTES)
                     .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
