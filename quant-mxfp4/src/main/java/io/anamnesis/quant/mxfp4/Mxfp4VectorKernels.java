@@ -22,7 +22,7 @@ import java.nio.ByteOrder;
  * or {@link #ROWS32} (F32): each row's block is decoded into its 32 values by one lookup (its
  * scale's 16 entries in a vector, the nibbles as lane indices: {@code selectFrom}, a
  * {@code vpermw} or {@code vpermd}), the tile is transposed in registers (see
- * {@link #lowStages16}) and each output row's piece is stored as a whole vector. So the 32
+ * {@link #decodeLowStages16}) and each output row's piece is stored as a whole vector. So the 32
  * output rows of a block column are each written front to back.
  *
  * <p>Where the time went on the 45 M-value benchmark, measured: the decoding and the
@@ -130,7 +130,7 @@ final class Mxfp4VectorKernels {
         // loop's bounds checks
         byte[] bandBlocks = new byte[span * BAND * Mxfp4Kernels.BLOCK_BYTES];
         byte[] bandScales = new byte[span * BAND];
-        // a chunk's decoded values, 16-bit ones as pairs in ints (see lowStages16)
+        // a chunk's decoded values, 16-bit ones as pairs in ints (see decodeLowStages16)
         int[] tile = new int[chunk * (wide ? 32 : 16)];
         long end = firstRow + rowCount;
         long i = firstRow;
@@ -167,8 +167,7 @@ final class Mxfp4VectorKernels {
                             lowStages32(tile, m);
                             highStages32(tile, m, rn, dest, out, rowBytes, k0, k1);
                         } else {
-                            decode16(bandBlocks, bandScales, r0 * BAND + b, m, (short[]) table, tile);
-                            lowStages16(tile, m);
+                            decodeLowStages16(bandBlocks, bandScales, r0 * BAND + b, m, (short[]) table, tile);
                             highStages16(tile, m, rn, dest, out, rowBytes, k0, k1);
                         }
                     }
@@ -213,24 +212,9 @@ final class Mxfp4VectorKernels {
     // segments re-checked each segment's kind and bounds at every block.
 
     /**
-     * The 32 values of each of the band buffers' blocks {@code first + t BAND} ({@code t < m}) into
-     * {@code tile[16 t ..]}, two to an int (value 2j in the low half of int j).
+     * F32: the 32 values of each of the band buffers' blocks {@code first + t BAND} ({@code t < m})
+     * as two int vectors (values 0..15 and 16..31) into {@code tile[32 t ..]}.
      */
-    private static void decode16(byte[] blocks, byte[] scales, int first, int m, short[] table, int[] tile) {
-        for (int t = 0; t < m; t++) {
-            int block = first + t * BAND;
-            ShortVector values = ShortVector.fromArray(S, table, (scales[block] & 0xFF) << 4);
-            IntVector x = (IntVector) ByteVector.fromArray(B, blocks, block * Mxfp4Kernels.BLOCK_BYTES)
-                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
-            // int lane j holds byte j (values 2j, low nibble, and 2j + 1); as shorts, lane 2j keeps
-            // the byte with its low nibble copied to bits 12..15 and lane 2j + 1 gets the high
-            // nibble: masked to 4 bits, each lane's code, in storage order
-            ShortVector codes = x.or(x.lanewise(VectorOperators.LSHL, 12)).reinterpretAsShorts().and((short) 15);
-            codes.selectFrom(values).reinterpretAsInts().intoArray(tile, t * 16);
-        }
-    }
-
-    /** {@link #decode16} for F32: values 0..15 and 16..31 of a block as two int vectors, {@code tile[32 t ..]}. */
     private static void decode32(byte[] blocks, byte[] scales, int first, int m, int[] table, int[] tile) {
         for (int t = 0; t < m; t++) {
             int block = first + t * BAND;
@@ -256,17 +240,59 @@ final class Mxfp4VectorKernels {
     // stage but b = 1): a two-source select of ints is one micro-op, one of shorts several, and
     // took twice as long. Stage 1 is shifts and masks on the int pairs.
 
-    /** Stages 4, 2 and 1 on each 8 rows of the {@code m} tile rows (16 ints each), in place. */
-    private static void lowStages16(int[] tile, int m) {
+    /**
+     * The 32 values of each of the band buffers' blocks {@code first + t BAND} ({@code t < m}),
+     * 8 rows at a time, through stages 4, 2 and 1, into {@code tile[16 t ..]}, two values to an
+     * int (a row's value 2j in the low half of its int j). Decoding straight into the stages
+     * saves a store and a load of each row through the tile: a little faster in the in-cache
+     * runs and in most benchmark pairs, though within this machine's noise.
+     */
+    private static void decodeLowStages16(byte[] blocks, byte[] scales, int first, int m, short[] table, int[] tile) {
         for (int at = 0; at < m * 16; at += 8 * 16) {
-            IntVector v0 = IntVector.fromArray(I, tile, at);
-            IntVector v1 = IntVector.fromArray(I, tile, at + 16);
-            IntVector v2 = IntVector.fromArray(I, tile, at + 32);
-            IntVector v3 = IntVector.fromArray(I, tile, at + 48);
-            IntVector v4 = IntVector.fromArray(I, tile, at + 64);
-            IntVector v5 = IntVector.fromArray(I, tile, at + 80);
-            IntVector v6 = IntVector.fromArray(I, tile, at + 96);
-            IntVector v7 = IntVector.fromArray(I, tile, at + 112);
+            int block = first + (at >> 4) * BAND;
+            // per row: the scale's table row; int lane j holds byte j (values 2j, low nibble, and
+            // 2j + 1); as shorts, lane 2j keeps the byte with its low nibble copied to bits 12..15
+            // and lane 2j + 1 gets the high nibble: masked to 4 bits, each lane's code in storage order
+            ShortVector s0 = ShortVector.fromArray(S, table, (scales[block] & 0xFF) << 4);
+            IntVector x0 = (IntVector) ByteVector.fromArray(B, blocks, block * Mxfp4Kernels.BLOCK_BYTES)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector v0 = x0.or(x0.lanewise(VectorOperators.LSHL, 12)).reinterpretAsShorts().and((short) 15)
+                    .selectFrom(s0).reinterpretAsInts();
+            ShortVector s1 = ShortVector.fromArray(S, table, (scales[block + 1 * BAND] & 0xFF) << 4);
+            IntVector x1 = (IntVector) ByteVector.fromArray(B, blocks, (block + 1 * BAND) * Mxfp4Kernels.BLOCK_BYTES)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector v1 = x1.or(x1.lanewise(VectorOperators.LSHL, 12)).reinterpretAsShorts().and((short) 15)
+                    .selectFrom(s1).reinterpretAsInts();
+            ShortVector s2 = ShortVector.fromArray(S, table, (scales[block + 2 * BAND] & 0xFF) << 4);
+            IntVector x2 = (IntVector) ByteVector.fromArray(B, blocks, (block + 2 * BAND) * Mxfp4Kernels.BLOCK_BYTES)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector v2 = x2.or(x2.lanewise(VectorOperators.LSHL, 12)).reinterpretAsShorts().and((short) 15)
+                    .selectFrom(s2).reinterpretAsInts();
+            ShortVector s3 = ShortVector.fromArray(S, table, (scales[block + 3 * BAND] & 0xFF) << 4);
+            IntVector x3 = (IntVector) ByteVector.fromArray(B, blocks, (block + 3 * BAND) * Mxfp4Kernels.BLOCK_BYTES)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector v3 = x3.or(x3.lanewise(VectorOperators.LSHL, 12)).reinterpretAsShorts().and((short) 15)
+                    .selectFrom(s3).reinterpretAsInts();
+            ShortVector s4 = ShortVector.fromArray(S, table, (scales[block + 4 * BAND] & 0xFF) << 4);
+            IntVector x4 = (IntVector) ByteVector.fromArray(B, blocks, (block + 4 * BAND) * Mxfp4Kernels.BLOCK_BYTES)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector v4 = x4.or(x4.lanewise(VectorOperators.LSHL, 12)).reinterpretAsShorts().and((short) 15)
+                    .selectFrom(s4).reinterpretAsInts();
+            ShortVector s5 = ShortVector.fromArray(S, table, (scales[block + 5 * BAND] & 0xFF) << 4);
+            IntVector x5 = (IntVector) ByteVector.fromArray(B, blocks, (block + 5 * BAND) * Mxfp4Kernels.BLOCK_BYTES)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector v5 = x5.or(x5.lanewise(VectorOperators.LSHL, 12)).reinterpretAsShorts().and((short) 15)
+                    .selectFrom(s5).reinterpretAsInts();
+            ShortVector s6 = ShortVector.fromArray(S, table, (scales[block + 6 * BAND] & 0xFF) << 4);
+            IntVector x6 = (IntVector) ByteVector.fromArray(B, blocks, (block + 6 * BAND) * Mxfp4Kernels.BLOCK_BYTES)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector v6 = x6.or(x6.lanewise(VectorOperators.LSHL, 12)).reinterpretAsShorts().and((short) 15)
+                    .selectFrom(s6).reinterpretAsInts();
+            ShortVector s7 = ShortVector.fromArray(S, table, (scales[block + 7 * BAND] & 0xFF) << 4);
+            IntVector x7 = (IntVector) ByteVector.fromArray(B, blocks, (block + 7 * BAND) * Mxfp4Kernels.BLOCK_BYTES)
+                    .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector v7 = x7.or(x7.lanewise(VectorOperators.LSHL, 12)).reinterpretAsShorts().and((short) 15)
+                    .selectFrom(s7).reinterpretAsInts();
             IntVector t;
             // stage 4: 2 int lanes
             t = ILO2.selectFrom(v0, v4); v4 = IHI2.selectFrom(v0, v4); v0 = t;
