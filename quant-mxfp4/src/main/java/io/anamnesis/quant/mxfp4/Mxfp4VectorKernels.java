@@ -197,7 +197,7 @@ final class Mxfp4VectorKernels {
                 ByteVector.fromMemorySegment(B, blocks, (block + b) * Mxfp4Kernels.BLOCK_BYTES, LE)
                         .intoArray(bandBlocks, (to + b) * Mxfp4Kernels.BLOCK_BYTES);
             }
-            if (nb == 16) {
+            if (nb == BAND) {
                 ByteVector.fromMemorySegment(B, scales, block, LE).intoArray(bandScales, to);
             } else {
                 for (b = 0; b < nb; b++) bandScales[to + b] = scales.get(ValueLayout.JAVA_BYTE, block + b);
@@ -205,11 +205,12 @@ final class Mxfp4VectorKernels {
         }
     }
 
-    // Decoding, the low transpose stages and the high ones are three loops over a chunk of rows,
-    // each with its whole body inline: as one loop over tiles calling a method per step, C2 kept
-    // the loop's values on the stack around the calls and the decoding took twice the
-    // instructions. The band buffers are plain arrays for the same reason: decoding from memory
-    // segments re-checked each segment's kind and bounds at every block.
+    // Decoding with the low transpose stages (F32: decoding, then those stages) and the high
+    // stages are loops over a chunk of rows, each with its whole body inline: as one loop over
+    // tiles calling a method per step, C2 kept the loop's values on the stack around the calls
+    // and the decoding took twice the instructions. The band buffers are plain arrays for the
+    // same reason: decoding from memory segments re-checked each segment's kind and bounds at
+    // every block.
 
     /**
      * F32: the 32 values of each of the band buffers' blocks {@code first + t BAND} ({@code t < m})
