@@ -8,6 +8,8 @@
  */
 module io.anamnesis.quant.mxfp4 {
     requires io.anamnesis.api;
+    // Optional: the vector kernel runs only when the platform resolves this module.
+    requires static jdk.incubator.vector;
 
     exports io.anamnesis.quant.mxfp4;
 

@@ -26,6 +26,9 @@ import java.util.concurrent.TimeUnit;
  * elements, the [4096, 11008] size of the other benchmarks) through
  * {@link Mxfp4Kernels#transposed} (transformers' [E, in, out] layout, the one amn writes) and
  * {@link Mxfp4Kernels#blocks} (the stored layout), the tables made in the measured call.
+ * The {@code Vector} methods run the Vector API kernel of the transposed layout (they need
+ * {@code --add-modules jdk.incubator.vector} and 512-bit vectors); the {@code F32} ones
+ * write twice the bytes.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -52,7 +55,7 @@ public class Mxfp4Bench {
         for (long i = 0; i < blocks.byteSize(); i += 8) blocks.set(ValueLayout.JAVA_LONG_UNALIGNED, i, r.nextLong());
         scales = arena.allocate(BLOCKS, 64);
         for (long i = 0; i < BLOCKS; i++) scales.set(ValueLayout.JAVA_BYTE, i, (byte) (115 + r.nextInt(12)));
-        dest = arena.allocate(BLOCKS * 32 * 2, 64);
+        dest = arena.allocate(BLOCKS * 32 * 4, 64);
     }
 
     @TearDown(Level.Trial)
@@ -64,6 +67,27 @@ public class Mxfp4Bench {
     public MemorySegment transposedToBf16() {
         int[] table = Mxfp4Kernels.table(DType.BF16);
         Mxfp4Kernels.transposed(blocks, scales, ROWS, GROUPS, table, Mxfp4Kernels.pairs(table), false,
+                0, (long) EXPERTS * GROUPS * 32, dest);
+        return dest;
+    }
+
+    @Benchmark
+    public MemorySegment transposedToBf16Vector() {
+        return transposedWith(Mxfp4Kernels.Impl.VECTOR, DType.BF16);
+    }
+
+    @Benchmark
+    public MemorySegment transposedToF32() {
+        return transposedWith(Mxfp4Kernels.Impl.SCALAR, DType.F32);
+    }
+
+    @Benchmark
+    public MemorySegment transposedToF32Vector() {
+        return transposedWith(Mxfp4Kernels.Impl.VECTOR, DType.F32);
+    }
+
+    private MemorySegment transposedWith(Mxfp4Kernels.Impl impl, DType target) {
+        Mxfp4Kernels.transposed(impl, blocks, scales, ROWS, GROUPS, Mxfp4Kernels.Tables.of(target),
                 0, (long) EXPERTS * GROUPS * 32, dest);
         return dest;
     }

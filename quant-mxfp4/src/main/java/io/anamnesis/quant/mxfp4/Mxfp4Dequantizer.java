@@ -146,16 +146,15 @@ public final class Mxfp4Dequantizer implements Dequantizer {
             }
             MemorySegment b = mapped(archive, blocks, arena);
             MemorySegment s = mapped(archive, scales, arena);
-            int[] table = Mxfp4Kernels.table(target);
-            boolean wide = target.equals(DType.F32);
-            int[] pairs = wide ? null : Mxfp4Kernels.pairs(table);
+            Mxfp4Kernels.Tables tables = Mxfp4Kernels.Tables.of(target);
             if (transposed) {
                 if (rows == 0) return (first, count, dest) -> { };
-                return (first, count, dest) -> Mxfp4Kernels.transposed(b, s, rows, groups, table, pairs, wide,
+                // the implementation is asked per chunk: auto switches to the vector kernel once it has won its race
+                return (first, count, dest) -> Mxfp4Kernels.transposed(Mxfp4Kernels.best(), b, s, rows, groups, tables,
                         first / rows, count / rows, dest);
             }
-            return (first, count, dest) -> Mxfp4Kernels.blocks(b, s, table, pairs, wide, first / Mxfp4Kernels.BLOCK,
-                    count / Mxfp4Kernels.BLOCK, dest);
+            return (first, count, dest) -> Mxfp4Kernels.blocks(b, s, tables.table(), tables.pairs(), tables.wide(),
+                    first / Mxfp4Kernels.BLOCK, count / Mxfp4Kernels.BLOCK, dest);
         }
 
         private static MemorySegment mapped(TensorArchive archive, TensorEntry e, Arena arena) {

@@ -4,7 +4,10 @@ import io.anamnesis.api.DType;
 import io.anamnesis.api.numeric.E8M0;
 import io.anamnesis.api.numeric.Float4E2M1;
 import io.anamnesis.api.numeric.FloatTarget;
+import io.anamnesis.api.numeric.KernelRace;
+import io.anamnesis.api.numeric.Kernels;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -16,9 +19,107 @@ import java.nio.ByteOrder;
  * {@code ldexp}), exact in F32 and BF16. With 256 scales and 16 codes there are 4096
  * possible values: {@link #table} works them out once per tensor and target, and the
  * kernels only look codes up.
+ *
+ * <p>The transposed layout has two implementations giving the same bytes: the scalar tiles
+ * of {@link #transposed(MemorySegment, MemorySegment, int, int, int[], int[], boolean, long, long, MemorySegment)}
+ * and a Vector API one ({@code Mxfp4VectorKernels}), which exists only when
+ * {@code jdk.incubator.vector} is resolved and the hardware has 512-bit vectors.
  */
 public final class Mxfp4Kernels {
     private Mxfp4Kernels() {
+    }
+
+    /** Which implementation runs the transposed kernel. */
+    public enum Impl { SCALAR, VECTOR }
+
+    private static final boolean VECTOR_AVAILABLE = detectVector();
+
+    private static boolean detectVector() {
+        if (!Kernels.vectorAllowed()) return false;
+        try {
+            return Mxfp4VectorKernels.supported();
+        } catch (LinkageError e) {
+            return false;
+        }
+    }
+
+    /** True when {@link Kernels#vectorAllowed()} and the hardware has 512-bit vectors. */
+    public static boolean vectorAvailable() {
+        return VECTOR_AVAILABLE;
+    }
+
+    /**
+     * The vector kernel once it has beaten the scalar one ({@link KernelRace}: until C2 has
+     * compiled it, it is far slower), else the scalar one.
+     */
+    public static Impl best() {
+        return VECTOR_AVAILABLE && RACE.getAsBoolean() ? Impl.VECTOR : Impl.SCALAR;
+    }
+
+    /** Races the two on 256 source rows x 8 blocks (64 K values) to BF16. */
+    private static final KernelRace RACE = new KernelRace("mxfp4", () -> Probe.INSTANCE.run(Impl.SCALAR),
+            () -> Probe.INSTANCE.run(Impl.VECTOR));
+
+    /** The race's private input and output, made when the race starts. */
+    private static final class Probe {
+        static final Probe INSTANCE = new Probe();
+        static final int ROWS = 256;
+        static final int GROUPS = 8;
+        final MemorySegment blocks = Arena.global().allocate((long) ROWS * GROUPS * BLOCK_BYTES);
+        final MemorySegment scales = Arena.global().allocate((long) ROWS * GROUPS);
+        final MemorySegment dest = Arena.global().allocate(2L * ROWS * GROUPS * BLOCK);
+        final Tables tables = Tables.of(DType.BF16);
+
+        Probe() {
+            for (long i = 0; i < blocks.byteSize(); i++) blocks.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 73));
+            for (long i = 0; i < scales.byteSize(); i++) scales.set(ValueLayout.JAVA_BYTE, i, (byte) (118 + i % 9));
+        }
+
+        void run(Impl impl) {
+            transposed(impl, blocks, scales, ROWS, GROUPS, tables, 0, (long) GROUPS * BLOCK, dest);
+        }
+    }
+
+    /**
+     * What the kernels of one target read, made once per tensor (a few hundred KB: not per chunk).
+     *
+     * @param wide   whether the target is F32
+     * @param table  {@link #table} of the target
+     * @param pairs  {@link #pairs} of it for 16-bit targets; null for F32
+     * @param narrow for 16-bit targets where the vector kernel may run, the table as shorts; else null
+     */
+    public record Tables(boolean wide, int[] table, int[] pairs, short[] narrow) {
+        /** The tables of {@code target}: BF16, F16 or F32. */
+        public static Tables of(DType target) {
+            int[] table = Mxfp4Kernels.table(target);
+            boolean wide = FloatTarget.of(target).bytes() == 4;
+            int[] pairs = wide ? null : Mxfp4Kernels.pairs(table);
+            short[] narrow = wide || !VECTOR_AVAILABLE ? null : Mxfp4VectorKernels.narrow(table);
+            return new Tables(wide, table, pairs, narrow);
+        }
+    }
+
+    /**
+     * {@link #transposed(MemorySegment, MemorySegment, int, int, int[], int[], boolean, long, long, MemorySegment)}
+     * through {@code impl}; {@link Impl#VECTOR} needs {@link #vectorAvailable()}. Segments
+     * on the Java heap other than {@code byte[]} ones, which vectors cannot access, take the
+     * scalar kernel.
+     */
+    public static void transposed(Impl impl, MemorySegment blocks, MemorySegment scales, int rows, int groups,
+                                  Tables tables, long firstRow, long rowCount, MemorySegment dest) {
+        if (impl == Impl.VECTOR) {
+            if (!VECTOR_AVAILABLE) throw new IllegalStateException("the MXFP4 vector kernel is not available here");
+            if (vectorAccessible(blocks) && vectorAccessible(scales) && vectorAccessible(dest)) {
+                Mxfp4VectorKernels.transposed(blocks, scales, rows, groups,
+                        tables.wide() ? tables.table() : tables.narrow(), tables.wide(), firstRow, rowCount, dest);
+                return;
+            }
+        }
+        transposed(blocks, scales, rows, groups, tables.table(), tables.pairs(), tables.wide(), firstRow, rowCount, dest);
+    }
+
+    private static boolean vectorAccessible(MemorySegment s) {
+        return s.heapBase().map(base -> base instanceof byte[]).orElse(true);
     }
 
     private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
