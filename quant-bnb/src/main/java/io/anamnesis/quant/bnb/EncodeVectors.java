@@ -79,19 +79,10 @@ final class EncodeVectors {
      * lanes so that no mask changes element type inside the loop.
      */
     private static IntVector nf4(FloatVector v) {
-        // the thresholds are sorted, so the count is found by halving: is v past the 8th, then
-        // the 4th after that, ... four compares against thresholds picked per lane
-        IntVector c = IntVector.zero(I);
-        for (int half = 8; half > 0; half >>= 1) {
-            FloatVector t = NF4_THRESHOLDS.rearrange(c.add(half - 1).toShuffle().cast(F));
-            c = c.add(half, v.compare(VectorOperators.GT, t).cast(I));
-        }
-        return c;
+        FloatVector c = FloatVector.zero(F);
+        for (float t : FourBitEncoder.NF4_THRESHOLDS) c = c.add(1f, v.compare(VectorOperators.GT, t));
+        return (IntVector) c.convertShape(VectorOperators.F2I, I, 0);
     }
-
-    /** The 15 NF4 thresholds in lanes 0..14 (lane 15, never picked, +inf). */
-    private static final FloatVector NF4_THRESHOLDS = FloatVector.fromArray(F, java.util.Arrays.copyOf(
-            FourBitEncoder.NF4_THRESHOLDS, 16), 0).withLane(15, Float.POSITIVE_INFINITY);
 
     /** FP4: the magnitude's rank among the thresholds, its code, and the sign bit (not for NaN). */
     private static IntVector fp4(FloatVector v) {
