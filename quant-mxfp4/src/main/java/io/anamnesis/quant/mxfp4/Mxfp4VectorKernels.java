@@ -253,7 +253,9 @@ final class Mxfp4VectorKernels {
             int block = first + (at >> 4) * BAND;
             // per row: the scale's table row; int lane j holds byte j (values 2j, low nibble, and
             // 2j + 1); as shorts, lane 2j keeps the byte with its low nibble copied to bits 12..15
-            // and lane 2j + 1 gets the high nibble: masked to 4 bits, each lane's code in storage order
+            // and lane 2j + 1 gets the high nibble: masked to 4 bits, each lane's code in storage order.
+            // Written out eight times on purpose: the same lines in a small helper method measured
+            // 24-33 ms against 18-22 for this benchmark (Mxfp4Bench, alternating jars).
             ShortVector s0 = ShortVector.fromArray(S, table, (scales[block] & 0xFF) << 4);
             IntVector x0 = (IntVector) ByteVector.fromArray(B, blocks, block * Mxfp4Kernels.BLOCK_BYTES)
                     .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
