@@ -3,8 +3,10 @@ package io.anamnesis.api;
 import io.anamnesis.api.numeric.KernelRace;
 import io.anamnesis.api.numeric.Kernels;
 
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.SequencedMap;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -81,7 +83,7 @@ public final class LossMeter {
         }
 
         static void run(boolean vector) {
-            java.util.Arrays.fill(LANES_OUT, 0);
+            Arrays.fill(LANES_OUT, 0);
             if (vector) LossVectors.sums(X, 0, Y, 0, X.length, LANES_OUT);
             else scalarSums(X, 0, Y, 0, X.length, LANES_OUT);
         }
@@ -95,8 +97,8 @@ public final class LossMeter {
      * lane, so the figures are bit-identical either way).
      */
     public static Loss measure(float[] original, int originalOffset, float[] decoded, int decodedOffset, int count) {
-        java.util.Objects.checkFromIndexSize(originalOffset, count, original.length);
-        java.util.Objects.checkFromIndexSize(decodedOffset, count, decoded.length);
+        Objects.checkFromIndexSize(originalOffset, count, original.length);
+        Objects.checkFromIndexSize(decodedOffset, count, decoded.length);
         // per lane: sum |e|, sum e^2, sum x^2, max |e|
         double[] lanes = new double[4 * LANES];
         int i = VECTOR && RACE.getAsBoolean()
