@@ -1,10 +1,9 @@
 package io.anamnesis.corpus;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -47,17 +46,8 @@ class Gemma3ToGgufTest {
     /** Seven layers with a pattern of 6: layers 0-4 and 6 local, layer 5 global; head_dim not hidden/heads. */
     static final int VOCAB = 64, HIDDEN = 32, FF = 48, LAYERS = 7, HEADS = 4, KV_HEADS = 2, HEAD_DIM = 16;
     static final String TOKENS = "2,45,100,7,250,31,12,300,88,5,19,64";
-    private Path tmp;
-
-    @BeforeEach
-    void setUp() throws IOException {
-        tmp = Files.createTempDirectory("amn-gemma3-gguf-test-");
-    }
-
-    @AfterEach
-    void tearDown() throws IOException {
-        if (tmp != null) HfToGgufCases.delete(tmp);
-    }
+    @TempDir
+    Path tmp;
 
     /** A complete gemma-3-1b-it-style config.json of the tiny model (every key the converter reads). */
     static Map<String, Object> config() {

@@ -1,10 +1,9 @@
 package io.anamnesis.corpus;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -39,17 +38,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class GemmaToGgufTest {
     static final int VOCAB = 64, HIDDEN = 32, FF = 48, LAYERS = 2, HEADS = 4, KV_HEADS = 2, HEAD_DIM = 16;
-    private Path tmp;
-
-    @BeforeEach
-    void setUp() throws IOException {
-        tmp = Files.createTempDirectory("amn-gemma-gguf-test-");
-    }
-
-    @AfterEach
-    void tearDown() throws IOException {
-        if (tmp != null) HfToGgufCases.delete(tmp);
-    }
+    @TempDir
+    Path tmp;
 
     /** head_dim is explicit and not hidden/heads (8), as in Gemma 7B's config (256 x 16 heads for a hidden 3072). */
     static String config(String arch) {

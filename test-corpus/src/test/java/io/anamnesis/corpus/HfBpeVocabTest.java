@@ -1,10 +1,10 @@
 package io.anamnesis.corpus;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -29,7 +29,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * ({@code ORACLE_CACHE}). Each part is skipped, saying so, without what it needs.
  */
 class HfBpeVocabTest {
-    private Path tmp;
+    @TempDir
+    Path tmp;
     private Path base;
 
     @BeforeEach
@@ -37,12 +38,6 @@ class HfBpeVocabTest {
         Path hf = CorpusCase.hfRoot().orElse(null);
         Assumptions.assumeTrue(hf != null, "shared corpus-hf not found: the model folder these tests start from is missing");
         base = hf.resolve("hf-to-gguf/gen-bf16-to-bf16");
-        tmp = Files.createTempDirectory("amn-hf-bpe-test-");
-    }
-
-    @AfterEach
-    void tearDown() throws IOException {
-        if (tmp != null) HfToGgufCases.delete(tmp);
     }
 
     /** The case's input with tokenizer.json/tokenizer_config.json for tokenizer.model, {@code vocab} rows of embeddings. */

@@ -4,10 +4,10 @@ import io.anamnesis.api.DType;
 import io.anamnesis.api.ForgetOptions;
 import io.anamnesis.api.LossMeter;
 import io.anamnesis.api.spi.WriteOptions;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -36,7 +36,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * model folder is the corpus' {@code gen-bf16-to-bf16/input} (skipped, saying so, without it).
  */
 class HfToGgufTest {
-    private Path tmp;
+    @TempDir
+    Path tmp;
     private Path base;
 
     @BeforeEach
@@ -44,12 +45,6 @@ class HfToGgufTest {
         Path hf = CorpusCase.hfRoot().orElse(null);
         Assumptions.assumeTrue(hf != null, "shared corpus-hf not found: the model folder these tests start from is missing");
         base = hf.resolve("hf-to-gguf/gen-bf16-to-bf16");
-        tmp = Files.createTempDirectory("amn-hf-gguf-test-");
-    }
-
-    @AfterEach
-    void tearDown() throws IOException {
-        if (tmp != null) HfToGgufCases.delete(tmp);
     }
 
     /** A copy of the case's input folder as {@code <parent>/model}. */

@@ -1,10 +1,9 @@
 package io.anamnesis.corpus;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -43,17 +42,8 @@ class Llama3RopeToGgufTest {
             0x41000000, 0x41000000};
     static final String LLAMA3 = "{\"factor\": 8.0, \"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0, "
             + "\"original_max_position_embeddings\": 64, \"rope_type\": \"llama3\"}";
-    private Path tmp;
-
-    @BeforeEach
-    void setUp() throws IOException {
-        tmp = Files.createTempDirectory("amn-llama3-rope-test-");
-    }
-
-    @AfterEach
-    void tearDown() throws IOException {
-        if (tmp != null) HfToGgufCases.delete(tmp);
-    }
+    @TempDir
+    Path tmp;
 
     /** A Llama 3.1-style config.json; {@code rope} the rope_scaling JSON, {@code extra} more top-level entries. */
     static String config(String rope, String extra) {

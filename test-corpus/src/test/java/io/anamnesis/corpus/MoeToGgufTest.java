@@ -1,10 +1,9 @@
 package io.anamnesis.corpus;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -42,17 +41,8 @@ class MoeToGgufTest {
     static final int VOCAB = 64, HIDDEN = 32, LAYERS = 2, HEADS = 4, KV_HEADS = 2, HEAD_DIM = 16, EXPERTS = 4, USED = 2,
             EXPERT_FF = 32;
     static final List<String> PROJECTIONS = List.of("down_proj", "gate_proj", "up_proj");
-    private Path tmp;
-
-    @BeforeEach
-    void setUp() throws IOException {
-        tmp = Files.createTempDirectory("amn-moe-gguf-test-");
-    }
-
-    @AfterEach
-    void tearDown() throws IOException {
-        if (tmp != null) HfToGgufCases.delete(tmp);
-    }
+    @TempDir
+    Path tmp;
 
     static String config() {
         return "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"model_type\": \"qwen3_moe\", \"vocab_size\": " + VOCAB + ", "

@@ -1,10 +1,9 @@
 package io.anamnesis.corpus;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -38,17 +37,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class Phi3LongRopeToGgufTest {
     private static final int PAIRS = HEAD / 2;
-    private Path tmp;
-
-    @BeforeEach
-    void setUp() throws IOException {
-        tmp = Files.createTempDirectory("amn-phi3-longrope-test-");
-    }
-
-    @AfterEach
-    void tearDown() throws IOException {
-        if (tmp != null) HfToGgufCases.delete(tmp);
-    }
+    @TempDir
+    Path tmp;
 
     /** Factors that are not float32 numbers, so that the float32 rounding shows. */
     static double[] factors(long seed, int n, double top) {

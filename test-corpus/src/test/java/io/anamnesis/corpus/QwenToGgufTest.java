@@ -1,10 +1,9 @@
 package io.anamnesis.corpus;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -38,17 +37,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class QwenToGgufTest {
     static final int VOCAB = 64, HIDDEN = 32, FF = 48, LAYERS = 2, HEADS = 4, KV_HEADS = 2;
-    private Path tmp;
-
-    @BeforeEach
-    void setUp() throws IOException {
-        tmp = Files.createTempDirectory("amn-qwen-gguf-test-");
-    }
-
-    @AfterEach
-    void tearDown() throws IOException {
-        if (tmp != null) HfToGgufCases.delete(tmp);
-    }
+    @TempDir
+    Path tmp;
 
     /** head dimension of the tiny models: qwen3's is explicit and not hidden/heads, as in Qwen3's real configs. */
     static int headDim(String arch) {

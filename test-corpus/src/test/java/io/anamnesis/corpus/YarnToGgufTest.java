@@ -1,10 +1,9 @@
 package io.anamnesis.corpus;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -40,17 +39,8 @@ class YarnToGgufTest {
     static final String YARN = "{\"rope_type\": \"yarn\", \"factor\": 4.0, \"original_max_position_embeddings\": 64}";
     /** GGUF value type ids. */
     static final int U32 = 4, F32 = 6, STRING = 8;
-    private Path tmp;
-
-    @BeforeEach
-    void setUp() throws IOException {
-        tmp = Files.createTempDirectory("amn-yarn-test-");
-    }
-
-    @AfterEach
-    void tearDown() throws IOException {
-        if (tmp != null) HfToGgufCases.delete(tmp);
-    }
+    @TempDir
+    Path tmp;
 
     /** A tiny folder of {@code arch} with {@code rope} as its rope_scaling JSON ("null" for none). */
     private Path folder(String arch, String name, String rope) throws IOException {
