@@ -115,6 +115,21 @@ public record DType(String name, Kind kind, int blockElements, int blockBytes) {
         return Math.multiplyExact(elements / blockElements, (long) blockBytes);
     }
 
+    // equals and hashCode are written out, with the meaning a record gives them: the record's
+    // own are linked at their first call through an invokedynamic bootstrap that the AOT cache
+    // does not keep, which spun method handles for a few ms at every start of amn.
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof DType d && blockElements == d.blockElements && blockBytes == d.blockBytes
+                && kind == d.kind && name.equals(d.name);
+    }
+
+    @Override
+    public int hashCode() {
+        return ((name.hashCode() * 31 + kind.hashCode()) * 31 + blockElements) * 31 + blockBytes;
+    }
+
     @Override
     public String toString() {
         return name;

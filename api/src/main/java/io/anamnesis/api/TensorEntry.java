@@ -24,4 +24,17 @@ public record TensorEntry(String name, DType dtype, Shape shape, long byteSize) 
     public long elementCount() {
         return shape.elementCount();
     }
+
+    // written out as a record would make them, without the invokedynamic link (see DType.equals)
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof TensorEntry e && byteSize == e.byteSize && name.equals(e.name) && dtype.equals(e.dtype)
+                && shape.equals(e.shape);
+    }
+
+    @Override
+    public int hashCode() {
+        return ((name.hashCode() * 31 + dtype.hashCode()) * 31 + shape.hashCode()) * 31 + Long.hashCode(byteSize);
+    }
 }
