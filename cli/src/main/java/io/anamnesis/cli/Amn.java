@@ -48,6 +48,7 @@ import java.util.function.Supplier;
                 CompletionCommand.class,
                 ManCommand.class,
                 AotTrainCommand.class,
+                AotTrainCommand.Recover.class,
                 CommandLine.HelpCommand.class},
         footerHeading = "%nExit codes:%n",
         footer = {

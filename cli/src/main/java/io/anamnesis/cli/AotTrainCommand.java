@@ -4,31 +4,75 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.io.Writer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.stream.Stream;
 
 /**
- * Hidden: the build's AOT training run ({@code AMN_AOT_TRAIN=... amn aot-train <sample>}).
- * Runs the fast-path commands once each in one JVM, output discarded. Deliberately not
- * help or usage errors (picocli): with AOT class linking every cached class is loaded at VM
- * start, so caching picocli's JDK dependencies (reflection, proxies) would slow
- * {@code inspect} down to speed up rarer commands (measured: a 13 MB cache instead of
- * 21 MB, ~7 ms less CPU per inspect).
+ * Hidden: the build's AOT training runs ({@code AMN_AOT_TRAIN=... amn aot-train <samples>} and
+ * {@code amn aot-train-recover <samples>}), where {@code <samples>} is a file or a folder of
+ * sample files (the build's holds the bundled safetensors sample and a GGUF file made from
+ * it). Each sample goes through the quick commands, or through {@code remember}, in one JVM,
+ * output discarded, so that the AOT cache holds the classes and linked call sites of every
+ * format the samples cover, not only the first one's (measured: a GGUF {@code inspect}
+ * spent ~40 ms loading the GGUF classes and spinning their lambdas when the cache knew only
+ * safetensors).
+ *
+ * <p>Deliberately not help or usage errors (picocli): with AOT class linking every cached
+ * class is loaded at VM start, so caching picocli's JDK dependencies (reflection, proxies)
+ * would slow {@code inspect} down to speed up rarer commands (measured: a 13 MB cache
+ * instead of 21 MB, ~7 ms less CPU per inspect).
  */
 @Command(name = "aot-train", hidden = true)
-final class AotTrainCommand implements Callable<Integer> {
+class AotTrainCommand implements Callable<Integer> {
     @ParentCommand
     Amn parent;
 
-    @Parameters(index = "0", paramLabel = "<sample>")
+    @Parameters(index = "0", paramLabel = "<samples>")
     String sample;
 
+    /** Recovery instead of the quick commands: the training run of {@code amn-recover.aot}. */
+    boolean recover;
+
+    /** {@code amn aot-train-recover <samples>}: {@code remember} of each sample. */
+    @Command(name = "aot-train-recover", hidden = true)
+    static final class Recover extends AotTrainCommand {
+        Recover() {
+            recover = true;
+        }
+    }
+
     @Override
-    public Integer call() {
+    public Integer call() throws IOException {
         PrintWriter sink = new PrintWriter(Writer.nullWriter());
-        List<String[]> runs = List.of(
+        Amn.Context ctx = parent.context();
+        Path out = recover ? Files.createTempDirectory("amn-aot-train") : null;
+        int failures = 0;
+        try {
+            int n = 0;
+            for (String file : samples(Path.of(sample))) {
+                for (String[] args : recover ? recoverRuns(file, out.resolve("recovered-" + n++ + ".safetensors"))
+                        : quickRuns(file)) {
+                    int code = Amn.execute(ctx.providers(), sink, sink, ctx.env(), ctx.home(), args);
+                    ctx.out().println(String.join(" ", args) + " -> " + code);
+                    if (code == Amn.INTERNAL) failures++;
+                }
+            }
+        } finally {
+            if (out != null) deleteTree(out);
+        }
+        return failures == 0 ? Amn.OK : Amn.INTERNAL;
+    }
+
+    private static List<String[]> quickRuns(String sample) {
+        return List.of(
                 new String[]{"inspect", sample},
                 new String[]{"inspect", "--to", "f32", sample},
                 new String[]{"parse", sample},
@@ -36,13 +80,27 @@ final class AotTrainCommand implements Callable<Integer> {
                 new String[]{"inspect", "--json", sample},
                 new String[]{"formats"},
                 new String[]{"inspect", sample + ".missing"});
-        Amn.Context ctx = parent.context();
-        int failures = 0;
-        for (String[] args : runs) {
-            int code = Amn.execute(ctx.providers(), sink, sink, ctx.env(), ctx.home(), args);
-            ctx.out().println(String.join(" ", args) + " -> " + code);
-            if (code == Amn.INTERNAL) failures++;
+    }
+
+    private static List<String[]> recoverRuns(String sample, Path output) {
+        return List.<String[]>of(new String[]{"remember", "--quiet", "--to", "bf16", "-o", output.toString(), sample});
+    }
+
+    /** The sample, or the regular files of a folder of samples in name order. */
+    private static List<String> samples(Path path) throws IOException {
+        if (!Files.isDirectory(path)) return List.of(path.toString());
+        List<String> files = new ArrayList<>();
+        try (Stream<Path> s = Files.list(path)) {
+            s.filter(Files::isRegularFile).map(Path::toString).sorted().forEach(files::add);
         }
-        return failures == 0 ? Amn.OK : Amn.INTERNAL;
+        return files;
+    }
+
+    private static void deleteTree(Path dir) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }

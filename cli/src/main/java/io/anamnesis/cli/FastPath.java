@@ -44,7 +44,8 @@ final class FastPath {
             "convert", union(Set.of("--debug", "--to", "--dtype", "--as-stored", "--no-vocab", "--gguf-kv",
                     "--gguf-metadata", "--split-max-size"), OUTPUT),
             "formats", Set.of("--debug", "--json"),
-            "aot-train", Set.of("--debug"));
+            "aot-train", Set.of("--debug"),
+            "aot-train-recover", Set.of("--debug"));
 
     /**
      * Commands that always go through picocli: forget and diff run long enough that its
@@ -172,11 +173,11 @@ final class FastPath {
         Amn parent = new Amn(context);
         Callable<Integer> call;
         switch (command) {
-            case "aot-train" -> {
-                // the training run must not go through picocli, or its classes' JDK
+            case "aot-train", "aot-train-recover" -> {
+                // the training runs must not go through picocli, or its classes' JDK
                 // dependencies land in the cache that every inspect loads at VM start
                 if (input == null || json || full) return OptionalInt.empty();
-                AotTrainCommand c = new AotTrainCommand();
+                AotTrainCommand c = command.equals("aot-train") ? new AotTrainCommand() : new AotTrainCommand.Recover();
                 c.parent = parent;
                 c.sample = input;
                 call = c;

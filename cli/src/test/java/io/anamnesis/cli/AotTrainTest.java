@@ -1,0 +1,48 @@
+package io.anamnesis.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+
+import static io.anamnesis.cli.Runs.amn;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The build's hidden training runs: every sample of a folder, and nothing left behind. */
+class AotTrainTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void trainsTheQuickCommandsOnEveryFileOfAFolderInNameOrder() throws IOException {
+        Path samples = Files.createDirectory(dir.resolve("samples"));
+        Path b = Fakes.write(samples, "b.fake", "ok");
+        Path a = Fakes.write(samples, "a.fake", "ok");
+        Files.createDirectory(samples.resolve("sub"));
+        Runs.Run r = amn(Fakes.amn(), "aot-train", samples.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out().lines().filter(l -> l.startsWith("inspect " + a + " ->") || l.startsWith("inspect " + b + " ->")))
+                .containsExactly("inspect " + a + " -> 0", "inspect " + b + " -> 0");
+        assertThat(r.out()).contains("parse --json " + b + " -> 0", "inspect " + a + ".missing -> 7")
+                .doesNotContain("sub");
+    }
+
+    @Test
+    void recoverTrainingRemembersEachSampleAndDeletesWhatItWrote() throws IOException {
+        Path samples = Files.createDirectory(dir.resolve("samples"));
+        Path f = Fakes.write(samples, "model.fake", "ok");
+        Runs.Run r = amn(Fakes.amn(), "aot-train-recover", samples.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        String line = r.out().lines().filter(l -> l.startsWith("remember ")).findFirst().orElseThrow();
+        assertThat(line).startsWith("remember --quiet --to bf16 -o ").endsWith(" " + f + " -> 0");
+        Path written = Path.of(line.split(" ")[5]);
+        assertThat(written).doesNotExist();
+        assertThat(written.getParent()).doesNotExist();
+        try (Stream<Path> s = Files.list(samples)) {
+            assertThat(s).containsExactly(f);
+        }
+    }
+}
