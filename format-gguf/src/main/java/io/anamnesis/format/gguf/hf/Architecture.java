@@ -12,7 +12,7 @@ import java.util.regex.Pattern;
  * permuted for ggml's rope, the family's own hyper-parameter keys, how it chooses its
  * vocabulary, the config.json keys it cannot do without, and the variants of it the
  * converter writes differently (not converted here). Adding a family is a new table in
- * {@link Architectures} and a test, not a new code path.
+ * {@link Architectures} (declared with {@link #of}) and a test, not a new code path.
  *
  * @param gguf           {@code general.architecture} and the prefix of its keys ({@code llama})
  * @param hfNames        the {@code config.json} {@code architectures[0]} values it takes
@@ -44,29 +44,116 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
                     List<Variant> refused, boolean llama3Rope, boolean textModelKeys, List<String> skipped,
                     List<Shift> shifts, Optional<Experts> experts, Extras extras) {
 
-    /** A family without extras. */
-    Architecture(String gguf, List<String> hfNames, List<TensorName> tensors, List<RopeRows> ropeRows,
-                 List<FamilyKey> extraKeys, VocabularyRule vocabulary, List<String> requiredConfig,
-                 List<Variant> refused, boolean llama3Rope, boolean textModelKeys, List<String> skipped,
-                 List<Shift> shifts, Optional<Experts> experts) {
-        this(gguf, hfNames, tensors, ropeRows, extraKeys, vocabulary, requiredConfig, refused, llama3Rope, textModelKeys,
-                skipped, shifts, experts, Extras.NONE);
+    /**
+     * Starts the declaration of a family: {@code Architecture.of("llama", "LlamaForCausalLM")
+     * .tensors(...).vocabulary(...)...build()}. What a declaration does not say is what most
+     * families do: TextModel's keys first, no rows permuted, no keys of its own, no config.json
+     * key required, no variant refused, no llama3 rope tensor, every tensor kept, no value
+     * changed, no experts, no extras.
+     */
+    static Builder of(String gguf, String... hfNames) {
+        return new Builder(gguf, List.of(hfNames));
     }
 
-    /** A family without experts. */
-    Architecture(String gguf, List<String> hfNames, List<TensorName> tensors, List<RopeRows> ropeRows,
-                 List<FamilyKey> extraKeys, VocabularyRule vocabulary, List<String> requiredConfig, List<Variant> refused,
-                 boolean llama3Rope, boolean textModelKeys, List<String> skipped, List<Shift> shifts) {
-        this(gguf, hfNames, tensors, ropeRows, extraKeys, vocabulary, requiredConfig, refused, llama3Rope, textModelKeys,
-                skipped, shifts, Optional.empty());
-    }
+    /** A family's declaration, one named property at a time (see {@link #of}). */
+    static final class Builder {
+        private final String gguf;
+        private final List<String> hfNames;
+        private List<TensorName> tensors;
+        private List<RopeRows> ropeRows = List.of();
+        private List<FamilyKey> extraKeys = List.of();
+        private VocabularyRule vocabulary;
+        private List<String> requiredConfig = List.of();
+        private List<Variant> refused = List.of();
+        private boolean llama3Rope;
+        private boolean textModelKeys = true;
+        private List<String> skipped = List.of();
+        private List<Shift> shifts = List.of();
+        private Optional<Experts> experts = Optional.empty();
+        private Extras extras = Extras.NONE;
 
-    /** A family that writes {@code TextModel}'s keys, keeps every tensor and changes no value. */
-    Architecture(String gguf, List<String> hfNames, List<TensorName> tensors, List<RopeRows> ropeRows,
-                 List<FamilyKey> extraKeys, VocabularyRule vocabulary, List<String> requiredConfig, List<Variant> refused,
-                 boolean llama3Rope) {
-        this(gguf, hfNames, tensors, ropeRows, extraKeys, vocabulary, requiredConfig, refused, llama3Rope, true, List.of(),
-                List.of());
+        private Builder(String gguf, List<String> hfNames) {
+            this.gguf = gguf;
+            this.hfNames = hfNames;
+        }
+
+        /** Hugging Face base names to GGUF base names. */
+        Builder tensors(List<TensorName> tensors) {
+            this.tensors = tensors;
+            return this;
+        }
+
+        /** The tensors whose rows are reordered for ggml's rope. */
+        Builder ropeRows(List<RopeRows> ropeRows) {
+            this.ropeRows = ropeRows;
+            return this;
+        }
+
+        /** The family's keys: after TextModel's, or all of them with {@link #ownKeysOnly}. */
+        Builder keys(List<FamilyKey> keys) {
+            this.extraKeys = keys;
+            return this;
+        }
+
+        /** The family's {@code set_gguf_parameters} writes only its own keys, not TextModel's. */
+        Builder ownKeysOnly() {
+            this.textModelKeys = false;
+            return this;
+        }
+
+        Builder vocabulary(VocabularyRule vocabulary) {
+            this.vocabulary = vocabulary;
+            return this;
+        }
+
+        /** config.json keys refused when absent. */
+        Builder requires(List<String> keys) {
+            this.requiredConfig = keys;
+            return this;
+        }
+
+        /** Variants the converter writes differently, refused rather than written as the plain family. */
+        Builder refuses(List<Variant> variants) {
+            this.refused = variants;
+            return this;
+        }
+
+        /** A llama3 rope scaling is written as the {@code rope_freqs.weight} tensor. */
+        Builder llama3Rope() {
+            this.llama3Rope = true;
+            return this;
+        }
+
+        /** Hugging Face tensor names the family drops. */
+        Builder skips(List<String> names) {
+            this.skipped = names;
+            return this;
+        }
+
+        /** Values the family adds to tensors. */
+        Builder shifts(List<Shift> shifts) {
+            this.shifts = shifts;
+            return this;
+        }
+
+        /** The per-expert tensors stacked into one per projection and block. */
+        Builder experts(Experts experts) {
+            this.experts = Optional.of(experts);
+            return this;
+        }
+
+        Builder extras(Extras extras) {
+            this.extras = extras;
+            return this;
+        }
+
+        Architecture build() {
+            if (tensors == null || vocabulary == null) {
+                throw new IllegalStateException("family " + gguf + " declares no tensors or no vocabulary rule");
+            }
+            return new Architecture(gguf, hfNames, tensors, ropeRows, extraKeys, vocabulary, requiredConfig, refused,
+                    llama3Rope, textModelKeys, skipped, shifts, experts, extras);
+        }
     }
 
     /**

@@ -106,15 +106,16 @@ final class Architectures {
     private static final List<Architecture.TensorName> DECODER = parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION,
             List.of(FFN_NORM), MLP);
 
-    static final Architecture LLAMA = new Architecture("llama",
-            List.of("LlamaForCausalLM", "LLaMAForCausalLM", "MistralForCausalLM"),
-            DECODER,
+    static final Architecture LLAMA = Architecture.of("llama", "LlamaForCausalLM", "LLaMAForCausalLM", "MistralForCausalLM")
+            .tensors(DECODER)
             // LlamaModel.modify_tensors: q with num_attention_heads, k with num_key_value_heads
-            List.of(new Architecture.RopeRows("q_proj.weight", false), new Architecture.RopeRows("q_proj.bias", false),
-                    new Architecture.RopeRows("k_proj.weight", true), new Architecture.RopeRows("k_proj.bias", true)),
+            .ropeRows(List.of(new Architecture.RopeRows("q_proj.weight", false), new Architecture.RopeRows("q_proj.bias", false),
+                    new Architecture.RopeRows("k_proj.weight", true), new Architecture.RopeRows("k_proj.bias", true)))
             // LlamaModel.set_gguf_parameters: vocab_size, then rope.dimension_count
-            List.of(HyperParameter.u32("{arch}.vocab_size", "vocab_size").asRequired(), new Architecture.RopeDimensionCount()),
-            Architecture.VocabularyRule.LLAMA, List.of(), List.of(), true);
+            .keys(List.of(HyperParameter.u32("{arch}.vocab_size", "vocab_size").asRequired(), new Architecture.RopeDimensionCount()))
+            .vocabulary(Architecture.VocabularyRule.LLAMA)
+            .llama3Rope()
+            .build();
 
     /**
      * Mixtral ({@code MixtralForCausalLM}, which the converter takes as {@code LlamaModel}): llama
@@ -125,21 +126,25 @@ final class Architectures {
      * TextModel's expert keys. llama.cpp's llama graph renormalizes the chosen experts' weights,
      * as Mixtral does.
      */
-    static final Architecture MIXTRAL = new Architecture("llama", List.of("MixtralForCausalLM"),
-            parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, List.of(FFN_NORM,
+    static final Architecture MIXTRAL = Architecture.of("llama", "MixtralForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, List.of(FFN_NORM,
                     Architecture.TensorName.of("model.layers.{bid}.block_sparse_moe.gate", "blk.{bid}.ffn_gate_inp"),
                     Architecture.TensorName.of("layers.{bid}.feed_forward.experts.w1", "blk.{bid}.ffn_gate_exps"),
                     Architecture.TensorName.of("layers.{bid}.feed_forward.experts.w2", "blk.{bid}.ffn_down_exps"),
-                    Architecture.TensorName.of("layers.{bid}.feed_forward.experts.w3", "blk.{bid}.ffn_up_exps"))),
-            LLAMA.ropeRows(), LLAMA.extraKeys(), Architecture.VocabularyRule.LLAMA,
-            List.of("num_local_experts", "num_experts_per_tok", "intermediate_size"), List.of(), true, true, List.of(), List.of(),
-            Optional.of(new Architecture.Experts("model.layers.{bid}.block_sparse_moe.experts.{xid}.{proj}.weight",
+                    Architecture.TensorName.of("layers.{bid}.feed_forward.experts.w3", "blk.{bid}.ffn_up_exps"))))
+            .ropeRows(LLAMA.ropeRows())
+            .keys(LLAMA.extraKeys())
+            .vocabulary(Architecture.VocabularyRule.LLAMA)
+            .requires(List.of("num_local_experts", "num_experts_per_tok", "intermediate_size"))
+            .llama3Rope()
+            .experts(new Architecture.Experts("model.layers.{bid}.block_sparse_moe.experts.{xid}.{proj}.weight",
                     List.of(new Architecture.Experts.Projection("w1", true), new Architecture.Experts.Projection("w2", false),
                             new Architecture.Experts.Projection("w3", true)),
                     "layers.{bid}.feed_forward.experts.{proj}.weight",
                     // LlamaModel.modify_tensors reads hparams["num_local_experts"]
                     HyperParameter.u32("{arch}.expert_count", "num_local_experts").asRequired(),
-                    "intermediate_size", "block_sparse_moe.gate.weight", List.of())));
+                    "intermediate_size", "block_sparse_moe.gate.weight", List.of()))
+            .build();
 
     /** The tensors of a Qwen2 decoder ({@code MODEL_ARCH.QWEN2}'s; the biases map with their weights). */
     private static final List<Architecture.TensorName> QWEN2_TENSORS = DECODER;
@@ -152,24 +157,26 @@ final class Architectures {
     private static final List<String> QWEN2_REQUIRED = List.of("vocab_size", "max_position_embeddings", "hidden_size",
             "intermediate_size", "num_attention_heads", "num_key_value_heads", "rms_norm_eps", "rope_theta");
 
-    static final Architecture QWEN2 = new Architecture("qwen2", List.of("Qwen2ForCausalLM"), QWEN2_TENSORS, List.of(),
+    static final Architecture QWEN2 = Architecture.of("qwen2", "Qwen2ForCausalLM")
+            .tensors(QWEN2_TENSORS)
             // Qwen2Model.set_gguf_parameters: TextModel's, then _try_set_pooling_type
-            List.of(new Architecture.PoolingType()),
-            Architecture.VocabularyRule.SENTENCEPIECE_ELSE_GPT2, QWEN2_REQUIRED, List.of(), false);
+            .keys(List.of(new Architecture.PoolingType()))
+            .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE_ELSE_GPT2)
+            .requires(QWEN2_REQUIRED)
+            .build();
 
-    static final Architecture QWEN3 = new Architecture("qwen3", List.of("Qwen3ForCausalLM"),
-            concat(QWEN2_TENSORS, QK_NORMS),
-            List.of(),
+    static final Architecture QWEN3 = Architecture.of("qwen3", "Qwen3ForCausalLM")
+            .tensors(concat(QWEN2_TENSORS, QK_NORMS))
             // Qwen3Model.set_gguf_parameters: Qwen2Model's (reranker keys aside)
-            List.of(new Architecture.PoolingType()),
-            Architecture.VocabularyRule.SENTENCEPIECE_ELSE_GPT2,
+            .keys(List.of(new Architecture.PoolingType()))
+            .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE_ELSE_GPT2)
             // head_dim: key_length/value_length, and Qwen3's q/k/v widths (heads x head_dim, not hidden_size)
-            concat(QWEN2_REQUIRED, List.of("head_dim")),
+            .requires(concat(QWEN2_REQUIRED, List.of("head_dim")))
             // Qwen3Model._is_qwen3_reranker: a classifier head cut from lm_head, pooling RANK, a rerank template
-            List.of(new Architecture.Variant("qwen3-reranker", "a Qwen3 reranker (cls.output from lm_head's yes/no rows, "
+            .refuses(List.of(new Architecture.Variant("qwen3-reranker", "a Qwen3 reranker (cls.output from lm_head's yes/no rows, "
                             + "pooling type rank, a rerank chat template)"),
-                    new Architecture.Variant("qwen3-vl-reranker", "a Qwen3-VL reranker")),
-            false);
+                    new Architecture.Variant("qwen3-vl-reranker", "a Qwen3-VL reranker")))
+            .build();
 
     /**
      * Qwen3-MoE ({@code Qwen3MoeModel}, a {@code Qwen2MoeModel}): Qwen3's attention (per-head q/k
@@ -179,20 +186,18 @@ final class Architectures {
      * TextModel's keys (with {@code expert_count} and {@code expert_used_count}), then
      * {@code expert_feed_forward_length}; no pooling type; {@code TextModel.set_vocab}, byte-level BPE.
      */
-    static final Architecture QWEN3MOE = new Architecture("qwen3moe", List.of("Qwen3MoeForCausalLM"),
-            parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, QK_NORMS, List.of(FFN_NORM,
+    static final Architecture QWEN3MOE = Architecture.of("qwen3moe", "Qwen3MoeForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, QK_NORMS, List.of(FFN_NORM,
                     Architecture.TensorName.of("model.layers.{bid}.mlp.gate", "blk.{bid}.ffn_gate_inp"),
                     Architecture.TensorName.of("model.layers.{bid}.mlp.experts.gate_proj", "blk.{bid}.ffn_gate_exps"),
                     Architecture.TensorName.of("model.layers.{bid}.mlp.experts.up_proj", "blk.{bid}.ffn_up_exps"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.down_proj", "blk.{bid}.ffn_down_exps"))),
-            List.of(),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.down_proj", "blk.{bid}.ffn_down_exps"))))
             // Qwen2MoeModel.set_gguf_parameters: TextModel's, then the experts' width and the shared expert's
-            List.of(HyperParameter.u32("{arch}.expert_feed_forward_length", "moe_intermediate_size"),
-                    HyperParameter.u32("{arch}.expert_shared_feed_forward_length", "shared_expert_intermediate_size")),
-            Architecture.VocabularyRule.GPT2,
-            concat(QWEN2_REQUIRED, List.of("head_dim", "num_experts", "num_experts_per_tok", "moe_intermediate_size")),
-            List.of(), false, true, List.of(), List.of(),
-            Optional.of(new Architecture.Experts("model.layers.{bid}.mlp.experts.{xid}.{proj}.weight",
+            .keys(List.of(HyperParameter.u32("{arch}.expert_feed_forward_length", "moe_intermediate_size"),
+                    HyperParameter.u32("{arch}.expert_shared_feed_forward_length", "shared_expert_intermediate_size")))
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(concat(QWEN2_REQUIRED, List.of("head_dim", "num_experts", "num_experts_per_tok", "moe_intermediate_size")))
+            .experts(new Architecture.Experts("model.layers.{bid}.mlp.experts.{xid}.{proj}.weight",
                     List.of(new Architecture.Experts.Projection("down_proj", false),
                             new Architecture.Experts.Projection("gate_proj", true),
                             new Architecture.Experts.Projection("up_proj", true)),
@@ -205,7 +210,8 @@ final class Architectures {
                             new Architecture.ConfigValue("decoder_sparse_step", 1L, false, "llama.cpp's qwen3moe has "
                                     + "experts in every block"),
                             new Architecture.ConfigValue("mlp_only_layers", List.of(), false, "llama.cpp's qwen3moe has "
-                                    + "experts in every block, no dense one")))));
+                                    + "experts in every block, no dense one"))))
+            .build();
 
     /** The tensors of a Gemma decoder ({@code MODEL_ARCH.GEMMA}'s; it has no output.weight: the embeddings are tied). */
     private static final List<Architecture.TensorName> GEMMA_TENSORS = parts(List.of(TOKEN_EMBD, OUTPUT_NORM), ATTENTION,
@@ -243,28 +249,37 @@ final class Architectures {
     private static final List<String> GEMMA_SKIPPED = List.of("lm_head.weight");
     private static final List<Architecture.Shift> GEMMA_SHIFTS = List.of(new Architecture.Shift("norm.weight", 1.0f));
 
-    static final Architecture GEMMA = new Architecture("gemma", List.of("GemmaForCausalLM"), GEMMA_TENSORS, List.of(),
-            GEMMA_KEYS, Architecture.VocabularyRule.GEMMA, GEMMA_REQUIRED, List.of(), false, false, GEMMA_SKIPPED, GEMMA_SHIFTS);
+    static final Architecture GEMMA = Architecture.of("gemma", "GemmaForCausalLM")
+            .tensors(GEMMA_TENSORS)
+            .keys(GEMMA_KEYS)
+            .ownKeysOnly()
+            .vocabulary(Architecture.VocabularyRule.GEMMA)
+            .requires(GEMMA_REQUIRED)
+            .skips(GEMMA_SKIPPED)
+            .shifts(GEMMA_SHIFTS)
+            .build();
 
     /**
      * Gemma2: MODEL_ARCH.GEMMA2 has no FFN_NORM, so post_attention_layernorm is the
      * post-attention norm and pre_feedforward_layernorm takes the name ffn_norm; a
      * post-feedforward norm follows the FFN.
      */
-    static final Architecture GEMMA2 = new Architecture("gemma2", List.of("Gemma2ForCausalLM"),
-            parts(List.of(TOKEN_EMBD, OUTPUT_NORM), ATTENTION, List.of(
+    static final Architecture GEMMA2 = Architecture.of("gemma2", "Gemma2ForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT_NORM), ATTENTION, List.of(
                     Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.post_attention_norm"),
                     Architecture.TensorName.of("model.layers.{bid}.pre_feedforward_layernorm", "blk.{bid}.ffn_norm"),
-                    Architecture.TensorName.of("model.layers.{bid}.post_feedforward_layernorm", "blk.{bid}.post_ffw_norm")), MLP),
-            List.of(),
+                    Architecture.TensorName.of("model.layers.{bid}.post_feedforward_layernorm", "blk.{bid}.post_ffw_norm")), MLP))
             // Gemma2Model.set_gguf_parameters: Gemma's, then the two soft-caps and the sliding window
-            concat(GEMMA_KEYS, List.of(
+            .keys(concat(GEMMA_KEYS, List.of(
                     HyperParameter.f32("{arch}.attn_logit_softcapping", "attn_logit_softcapping").asRequired(),
                     HyperParameter.f32("{arch}.final_logit_softcapping", "final_logit_softcapping").asRequired(),
-                    HyperParameter.u32("{arch}.attention.sliding_window", "sliding_window").asRequired())),
-            Architecture.VocabularyRule.SENTENCEPIECE_NO_SPACE_PREFIX,
-            concat(GEMMA_REQUIRED, List.of("attn_logit_softcapping", "final_logit_softcapping", "sliding_window")),
-            List.of(), false, false, GEMMA_SKIPPED, GEMMA_SHIFTS);
+                    HyperParameter.u32("{arch}.attention.sliding_window", "sliding_window").asRequired())))
+            .ownKeysOnly()
+            .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE_NO_SPACE_PREFIX)
+            .requires(concat(GEMMA_REQUIRED, List.of("attn_logit_softcapping", "final_logit_softcapping", "sliding_window")))
+            .skips(GEMMA_SKIPPED)
+            .shifts(GEMMA_SHIFTS)
+            .build();
 
     /**
      * Gemma 3's text model ({@code Gemma3Model}, for {@code Gemma3ForCausalLM} and the text part of
@@ -298,9 +313,9 @@ final class Architectures {
      * TextModel wrote keeps its place, as gguf-py's writer keeps it. No attention soft-cap (the
      * converter asserts there is none).
      */
-    static final Architecture GEMMA3 = new Architecture("gemma3", List.of("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"),
-            GEMMA3_TENSORS, List.of(),
-            List.of(HyperParameter.u32("{arch}.context_length", "max_position_embeddings").asRequired(),
+    static final Architecture GEMMA3 = Architecture.of("gemma3", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
+            .tensors(GEMMA3_TENSORS)
+            .keys(List.of(HyperParameter.u32("{arch}.context_length", "max_position_embeddings").asRequired(),
                     HyperParameter.u32("{arch}.attention.head_count", "num_attention_heads").asRequired(),
                     HyperParameter.f32("{arch}.attention.layer_norm_rms_epsilon", "rms_norm_eps").asRequired(),
                     HyperParameter.u32("{arch}.attention.key_length", "head_dim").asRequired(),
@@ -308,11 +323,11 @@ final class Architectures {
                     Architecture.OwnKey.ROPE_FREQ_BASE,
                     Architecture.OwnKey.FINAL_LOGIT_SOFTCAPPING,
                     Architecture.OwnKey.SLIDING_WINDOW_UNLESS_ALL_GLOBAL,
-                    HyperParameter.u32("{arch}.attention.head_count_kv", "num_key_value_heads").asRequired()),
-            Architecture.VocabularyRule.SENTENCEPIECE_NO_SPACE_PREFIX_ELSE_GPT2,
-            List.of("hidden_size", "intermediate_size"),
-            List.of(), false, true, List.of(), GEMMA_SHIFTS, Optional.empty(),
-            new Architecture.Extras(GEMMA3_DEFAULTS,
+                    HyperParameter.u32("{arch}.attention.head_count_kv", "num_key_value_heads").asRequired()))
+            .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE_NO_SPACE_PREFIX_ELSE_GPT2)
+            .requires(List.of("hidden_size", "intermediate_size"))
+            .shifts(GEMMA_SHIFTS)
+            .extras(new Architecture.Extras(GEMMA3_DEFAULTS,
                     // Gemma3Model.modify_tensors: language_model. removed; the vision tower and projector skipped
                     Optional.of(new Architecture.MultimodalText("language_model.", List.of("multi_modal_projector.",
                             "vision_tower.", "multimodal_projector.", "vision_model."),
@@ -320,7 +335,8 @@ final class Architectures {
                     true,
                     // llama.cpp's gemma3: swa_period 6 unless the file says otherwise
                     Optional.of(new Architecture.SlidingWindow(6, List.of("local_rope_theta", "rope_local_theta",
-                            "rope_theta_local", "swa_rope_theta", "rope_local_base_freq")))));
+                            "rope_theta_local", "swa_rope_theta", "rope_local_base_freq")))))
+            .build();
 
     /**
      * Phi-3 ({@code Phi3MiniModel}): fused q/k/v ({@code qkv_proj}, rows q then k then v) and
@@ -328,14 +344,13 @@ final class Architectures {
      * them; no row permutation (phi3's rope is NEOX, Hugging Face's rotate-half); its own
      * {@code set_gguf_parameters}, which writes none of TextModel's keys but these, in this order.
      */
-    static final Architecture PHI3 = new Architecture("phi3", List.of("Phi3ForCausalLM"),
-            List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM, ATTN_NORM,
+    static final Architecture PHI3 = Architecture.of("phi3", "Phi3ForCausalLM")
+            .tensors(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM, ATTN_NORM,
                     Architecture.TensorName.of("model.layers.{bid}.self_attn.qkv_proj", "blk.{bid}.attn_qkv"),
                     ATTN_OUTPUT, FFN_NORM,
                     Architecture.TensorName.of("model.layers.{bid}.mlp.gate_up_proj", "blk.{bid}.ffn_up"),
-                    FFN_DOWN),
-            List.of(),
-            List.of(
+                    FFN_DOWN))
+            .keys(List.of(
                     HyperParameter.u32("{arch}.context_length", "n_positions", "max_position_embeddings").asRequired(),
                     HyperParameter.u32("{arch}.rope.scaling.original_context_length", "original_max_position_embeddings")
                             .asRequired(),
@@ -348,13 +363,14 @@ final class Architectures {
                     Architecture.OwnKey.PARTIAL_ROPE_DIMENSION_COUNT,
                     Architecture.OwnKey.ROPE_FREQ_BASE,
                     Architecture.OwnKey.FILE_TYPE,
-                    Architecture.OwnKey.SLIDING_WINDOW),
-            Architecture.VocabularyRule.PHI3,
+                    Architecture.OwnKey.SLIDING_WINDOW))
+            .ownKeysOnly()
+            .vocabulary(Architecture.VocabularyRule.PHI3)
             // transformers' Phi3Config defaults are not guessed; partial_rotary_factor (1.0) and
             // sliding_window (none, written 0) default the same in the converter and the config class
-            List.of("vocab_size", "max_position_embeddings", "original_max_position_embeddings", "hidden_size",
-                    "intermediate_size", "num_attention_heads", "num_key_value_heads", "rms_norm_eps", "rope_theta"),
-            List.of(), false, false, List.of(), List.of());
+            .requires(List.of("vocab_size", "max_position_embeddings", "original_max_position_embeddings", "hidden_size",
+                    "intermediate_size", "num_attention_heads", "num_key_value_heads", "rms_norm_eps", "rope_theta"))
+            .build();
 
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL);
 
