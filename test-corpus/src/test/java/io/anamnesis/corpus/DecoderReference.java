@@ -74,6 +74,17 @@ final class DecoderReference {
         return CorpusCliTest.amn(args.toArray(String[]::new));
     }
 
+    /**
+     * {@link #convert} into {@code outDir/<folder>-<dtype>.gguf}, which must succeed (the
+     * standard error is the message when it does not), read back.
+     */
+    static ReferenceGguf converted(Path dir, String dtype, boolean vocab, Path outDir) throws IOException {
+        Path out = outDir.resolve(dir.getFileName() + "-" + dtype + ".gguf");
+        CorpusCliTest.Run r = convert(dir, dtype, out, vocab);
+        assertThat(r.code()).as(r.err()).isZero();
+        return ReferenceGguf.read(out);
+    }
+
     /** {@code decoder_reference.py make ARGS...}: a tiny random model folder. */
     static void make(Path tmp, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of("python3", SCRIPT.toString(), "make"));

@@ -174,10 +174,7 @@ class Gemma3ToGgufTest {
     }
 
     private ReferenceGguf converted(Path dir, String dtype) throws IOException {
-        Path out = tmp.resolve(dir.getFileName() + "-" + dtype + ".gguf");
-        CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, false);
-        assertThat(r.code()).as(r.err()).isZero();
-        return ReferenceGguf.read(out);
+        return DecoderReference.converted(dir, dtype, false, tmp);
     }
 
     private static float f32(ReferenceGguf g, String key) {

@@ -102,15 +102,8 @@ class GemmaToGgufTest {
         return dir;
     }
 
-    private CorpusCliTest.Run convert(Path dir, String dtype, Path out, boolean vocab) {
-        return DecoderReference.convert(dir, dtype, out, vocab);
-    }
-
     private ReferenceGguf converted(Path dir, String dtype, boolean vocab) throws IOException {
-        Path out = tmp.resolve(dir.getFileName() + "-" + dtype + ".gguf");
-        CorpusCliTest.Run r = convert(dir, dtype, out, vocab);
-        assertThat(r.code()).as(r.err()).isZero();
-        return ReferenceGguf.read(out);
+        return DecoderReference.converted(dir, dtype, vocab, tmp);
     }
 
     private static float f32(ReferenceGguf g, String key) {
@@ -272,7 +265,7 @@ class GemmaToGgufTest {
         String without = config.replaceAll("\"" + key + "\": [^,}]+, ", "");
         assertThat(without).isNotEqualTo(config);
         Files.writeString(dir.resolve("config.json"), without);
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains("config.json " + key + " is missing");
         assertThat(Files.exists(tmp.resolve("out.gguf"))).as("no half-written output").isFalse();
@@ -282,7 +275,7 @@ class GemmaToGgufTest {
     void unknownArchitectureListsTheGemmaFamilies() throws IOException {
         Path dir = folder("other", "gemma", "F32", false);
         Files.writeString(dir.resolve("config.json"), config("gemma").replace("GemmaForCausalLM", "Gemma3nForCausalLM"));
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(6);
         assertThat(r.err()).contains("Gemma3nForCausalLM").contains("GemmaForCausalLM").contains("Gemma2ForCausalLM")
                 .contains("LlamaForCausalLM");
@@ -292,7 +285,7 @@ class GemmaToGgufTest {
     void aGemmaWithoutTokenizerModelIsRefusedNamingIt() throws IOException {
         Path dir = folder("gemma-no-sp", "gemma", "F32", false);
         Files.writeString(dir.resolve("tokenizer.json"), "{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}}");
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), true);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), true);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains("tokenizer.model").contains("GemmaForCausalLM");
     }
@@ -350,7 +343,7 @@ class GemmaToGgufTest {
         Path dir = tmp.resolve(arch + "-forward");
         run(List.of("python3", script.toString(), "make", arch, dir.toString(), "--sp", sp.get().toString(), "--seed", "7"));
         Path out = tmp.resolve(arch + "-" + dtype + ".gguf");
-        CorpusCliTest.Run r = convert(dir, dtype, out, true);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
         assertThat(r.code()).as(r.err()).isZero();
         JsonNode cmp = LlamaRunOracleTest.JSON.readTree(run(List.of("python3", script.toString(), "compare", dir.toString(),
                 out.toString(), oracles.toString(), "--weights", dtype, "--tokens", "2,45,100,7,250,31,12,300,88,5,19,64")));

@@ -96,15 +96,8 @@ class MoeToGgufTest {
         return folder(name, tensors(name.hashCode()), config());
     }
 
-    private CorpusCliTest.Run convert(Path dir, String dtype, Path out, boolean vocab) {
-        return DecoderReference.convert(dir, dtype, out, vocab);
-    }
-
     private ReferenceGguf converted(Path dir, String dtype) throws IOException {
-        Path out = tmp.resolve(dir.getFileName() + "-" + dtype + ".gguf");
-        CorpusCliTest.Run r = convert(dir, dtype, out, false);
-        assertThat(r.code()).as(r.err()).isZero();
-        return ReferenceGguf.read(out);
+        return DecoderReference.converted(dir, dtype, false, tmp);
     }
 
     /** Experts 0.. of one projection of one block, their stored F32 bytes one after another (torch.stack, dim 0). */
@@ -206,7 +199,7 @@ class MoeToGgufTest {
         Map<String, ReferenceSafetensors.Tensor> t = tensors(3);
         assertThat(t.remove(expert(layer, x, proj))).isNotNull();
         Path dir = folder("Qwen3-MoE-missing", t, config());
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains(expert(layer, x, proj)).contains("block " + layer);
         assertThat(Files.exists(tmp.resolve("out.gguf"))).as("no half-written output").isFalse();
@@ -217,7 +210,7 @@ class MoeToGgufTest {
         Map<String, ReferenceSafetensors.Tensor> t = tensors(4);
         t.put(expert(0, EXPERTS, "gate_proj"), t.get(expert(0, 0, "gate_proj")));
         Path dir = folder("Qwen3-MoE-extra", t, config());
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains(expert(0, EXPERTS, "gate_proj")).contains("num_experts is " + EXPERTS);
     }
@@ -225,7 +218,7 @@ class MoeToGgufTest {
     @Test
     void anExpertOfTheWrongWidthIsMalformedNamingIt() throws IOException {
         Path dir = folder("Qwen3-MoE-width", tensors(5), config().replace("\"moe_intermediate_size\": 32", "\"moe_intermediate_size\": 16"));
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains("config.json moe_intermediate_size is 16").contains("32");
     }
@@ -235,7 +228,7 @@ class MoeToGgufTest {
         Map<String, ReferenceSafetensors.Tensor> t = tensors(6);
         t.put("model.layers.0.mlp.gate.weight", new ReferenceSafetensors.Tensor("F32", new long[]{EXPERTS + 1, HIDDEN},
                 new byte[4 * (EXPERTS + 1) * HIDDEN]));
-        CorpusCliTest.Run r = convert(folder("Qwen3-MoE-router", t, config()), "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(folder("Qwen3-MoE-router", t, config()), "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains("model.layers.0.mlp.gate.weight").contains("5 rows");
     }
@@ -253,7 +246,7 @@ class MoeToGgufTest {
         String config = config();
         assertThat(config).contains(from);
         Path dir = folder("Qwen3-MoE-config", tensors(7), config.replace(from, to == null ? "" : to));
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(code);
         assertThat(r.err()).contains(message);
     }
@@ -264,7 +257,7 @@ class MoeToGgufTest {
         Files.writeString(dir.resolve("config.json"), QwenToGgufTest.config("qwen3", true).replace("\"head_dim\"",
                 "\"num_experts\": 4, \"head_dim\""));
         HfToGgufTest.writeSafetensors(dir.resolve("model.safetensors"), QwenToGgufTest.tensors("qwen3", true, 1));
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(6);
         assertThat(r.err()).contains("mixture-of-experts Qwen3ForCausalLM").contains("Qwen3MoeForCausalLM");
     }
@@ -287,7 +280,7 @@ class MoeToGgufTest {
         run(List.of("python3", script.toString(), "make", "qwen3moe", dir.toString(), "--tokenizer", tok.get().toString(),
                 "--seed", "7"));
         Path out = tmp.resolve("qwen3moe-" + dtype + ".gguf");
-        CorpusCliTest.Run r = convert(dir, dtype, out, true);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
         assertThat(r.code()).as(r.err()).isZero();
         List<String> cmd = new ArrayList<>(List.of("python3", script.toString(), "compare", dir.toString(), out.toString(),
                 oracles.toString(), "--weights", dtype, "--tokens", "151643,14990,1879,11,358,1079,264,13,151644,872,198,9707"));
@@ -393,7 +386,7 @@ class MoeToGgufTest {
     @Test
     void aLlamaWithExpertsIsRefused() throws IOException {
         Path dir = folder("llama-experts", mixtralTensors(4), mixtralConfig().replace("MixtralForCausalLM", "LlamaForCausalLM"));
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(6);
         assertThat(r.err()).contains("mixture-of-experts LlamaForCausalLM").contains("MixtralForCausalLM");
     }
@@ -402,7 +395,7 @@ class MoeToGgufTest {
     void aMissingMixtralExpertIsMalformedNamingIt() throws IOException {
         Map<String, ReferenceSafetensors.Tensor> t = mixtralTensors(5);
         t.remove(mixtralExpert(0, 2, "w2"));
-        CorpusCliTest.Run r = convert(folder("Mixtral-missing", t, mixtralConfig()), "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(folder("Mixtral-missing", t, mixtralConfig()), "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains(mixtralExpert(0, 2, "w2"));
     }
@@ -423,7 +416,7 @@ class MoeToGgufTest {
         Path dir = tmp.resolve("Mixtral-forward");
         run(List.of("python3", script.toString(), "make", "mixtral", dir.toString(), "--sp", sp.get().toString(), "--seed", "7"));
         Path out = tmp.resolve("mixtral-" + dtype + ".gguf");
-        CorpusCliTest.Run r = convert(dir, dtype, out, true);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
         assertThat(r.code()).as(r.err()).isZero();
         List<String> cmd = new ArrayList<>(List.of("python3", script.toString(), "compare", dir.toString(), out.toString(),
                 oracles.toString(), "--weights", dtype));

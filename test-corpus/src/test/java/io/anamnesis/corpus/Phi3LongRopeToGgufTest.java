@@ -68,15 +68,8 @@ class Phi3LongRopeToGgufTest {
         return dir;
     }
 
-    private CorpusCliTest.Run convert(Path dir, String dtype, Path out, boolean vocab) {
-        return DecoderReference.convert(dir, dtype, out, vocab);
-    }
-
     private ReferenceGguf converted(Path dir, String dtype) throws IOException {
-        Path out = tmp.resolve(dir.getFileName() + "-" + dtype + ".gguf");
-        CorpusCliTest.Run r = convert(dir, dtype, out, false);
-        assertThat(r.code()).as(r.err()).isZero();
-        return ReferenceGguf.read(out);
+        return DecoderReference.converted(dir, dtype, false, tmp);
     }
 
     private static byte[] f32(double[] v) {
@@ -148,7 +141,7 @@ class Phi3LongRopeToGgufTest {
             "text|{\"type\": \"longrope\", \"long_factor\": [1, 2, 3, 4], \"short_factor\": [1, \"x\", 1, 1]}|rope_scaling short_factor holds x"})
     void badFactorsAreMalformedNamingTheKey(String name, String scaling, String message) throws IOException {
         Path dir = folder("phi3-bad-" + name, scaling, 131072);
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains("config.json " + message);
         assertThat(Files.exists(tmp.resolve("out.gguf"))).as("no half-written output").isFalse();
@@ -167,7 +160,7 @@ class Phi3LongRopeToGgufTest {
             Files.writeString(dir.resolve("config.json"), Files.readString(dir.resolve("config.json"))
                     .replace("\"rope_scaling\": null,", "\"rope_parameters\": " + scaling + ","));
         }
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(6);
         assertThat(r.err()).contains(message);
         assertThat(Files.exists(tmp.resolve("out.gguf"))).isFalse();
@@ -200,7 +193,7 @@ class Phi3LongRopeToGgufTest {
         run(List.of("python3", script.toString(), "make", "phi3", dir.toString(), "--sp-tokenizer", sentencePiece().get().toString(),
                 "--partial-rotary", partial, "--longrope", "256", "--seed", "7"));
         Path out = tmp.resolve("phi3-longrope-" + dtype + ".gguf");
-        CorpusCliTest.Run r = convert(dir, dtype, out, true);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
         assertThat(r.code()).as(r.err()).isZero();
         Random random = new Random(length);
         List<String> tokens = new ArrayList<>();

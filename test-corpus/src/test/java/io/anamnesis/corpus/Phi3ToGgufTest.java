@@ -78,15 +78,8 @@ class Phi3ToGgufTest {
         return dir;
     }
 
-    private CorpusCliTest.Run convert(Path dir, String dtype, Path out, boolean vocab) {
-        return DecoderReference.convert(dir, dtype, out, vocab);
-    }
-
     private ReferenceGguf converted(Path dir, String dtype, boolean vocab) throws IOException {
-        Path out = tmp.resolve(dir.getFileName() + "-" + dtype + ".gguf");
-        CorpusCliTest.Run r = convert(dir, dtype, out, vocab);
-        assertThat(r.code()).as(r.err()).isZero();
-        return ReferenceGguf.read(out);
+        return DecoderReference.converted(dir, dtype, vocab, tmp);
     }
 
     private static List<String> keysAfterGeneral(ReferenceGguf g) {
@@ -176,7 +169,7 @@ class Phi3ToGgufTest {
         String without = config.replaceAll("\"" + key + "\": [^,}]+, ", "");
         assertThat(without).isNotEqualTo(config);
         Files.writeString(dir.resolve("config.json"), without);
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains("config.json " + key + " is missing");
         assertThat(Files.exists(tmp.resolve("out.gguf"))).as("no half-written output").isFalse();
@@ -189,7 +182,7 @@ class Phi3ToGgufTest {
         boolean qkv = which.equals("qkv");
         // q and k and v of equal head counts (3 x 4 heads) where the config says 4 + 2 x 2; gate only, no up
         Path dir = folder("phi3-bad-" + which, "", qkv ? 3 * HEADS * HEAD : (HEADS + 2 * KV_HEADS) * HEAD, qkv ? 2 * FF : FF);
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains(tensor).contains(qkv ? "num_key_value_heads" : "intermediate_size");
         assertThat(Files.exists(tmp.resolve("out.gguf"))).isFalse();
@@ -199,7 +192,7 @@ class Phi3ToGgufTest {
     void unknownArchitectureListsPhi3() throws IOException {
         Path dir = folder("phi3-other", "");
         Files.writeString(dir.resolve("config.json"), config("").replace("Phi3ForCausalLM", "PhiMoEForCausalLM"));
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(6);
         assertThat(r.err()).contains("PhiMoEForCausalLM").contains("Phi3ForCausalLM").contains("LlamaForCausalLM");
     }
@@ -283,15 +276,15 @@ class Phi3ToGgufTest {
     void tokenizerConfigWithoutTokenizerClassOrGpt2WithoutTokenizerJsonIsMalformed() throws IOException {
         Path dir = folder("phi3-no-class", "");
         Files.writeString(dir.resolve("tokenizer_config.json"), "{\"bos_token\": \"<s>\"}");
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), true);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), true);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains("tokenizer_class");
         Files.writeString(dir.resolve("tokenizer_config.json"), "{\"tokenizer_class\": \"GPT2Tokenizer\"}");
-        r = convert(dir, "f16", tmp.resolve("out.gguf"), true);
+        r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), true);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains("GPT2Tokenizer").contains("tokenizer.json");
         Files.delete(dir.resolve("tokenizer_config.json"));
-        r = convert(dir, "f16", tmp.resolve("out.gguf"), true);
+        r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), true);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains("tokenizer.model");
     }
@@ -314,7 +307,7 @@ class Phi3ToGgufTest {
         run(List.of("python3", script.toString(), "make", "phi3", dir.toString(), "--sp-tokenizer", sentencePiece().get().toString(),
                 "--partial-rotary", partial, "--seed", "7"));
         Path out = tmp.resolve("phi3-" + dtype + ".gguf");
-        CorpusCliTest.Run r = convert(dir, dtype, out, true);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
         assertThat(r.code()).as(r.err()).isZero();
         JsonNode cmp = LlamaRunOracleTest.JSON.readTree(run(List.of("python3", script.toString(), "compare", dir.toString(),
                 out.toString(), oracles.toString(), "--weights", dtype, "--tokens", "1,7,42,100,3,250,17,64,5,99,12,300")));

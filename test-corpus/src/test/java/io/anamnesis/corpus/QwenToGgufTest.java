@@ -93,15 +93,8 @@ class QwenToGgufTest {
         return dir;
     }
 
-    private CorpusCliTest.Run convert(Path dir, String dtype, Path out, boolean vocab) {
-        return DecoderReference.convert(dir, dtype, out, vocab);
-    }
-
     private ReferenceGguf converted(Path dir, String dtype) throws IOException {
-        Path out = tmp.resolve(dir.getFileName() + "-" + dtype + ".gguf");
-        CorpusCliTest.Run r = convert(dir, dtype, out, false);
-        assertThat(r.code()).as(r.err()).isZero();
-        return ReferenceGguf.read(out);
+        return DecoderReference.converted(dir, dtype, false, tmp);
     }
 
     /** The keys from block_count on: TextModel.set_gguf_parameters' in its order, then the family's, then the vocabulary's. */
@@ -210,7 +203,7 @@ class QwenToGgufTest {
         String without = config.replaceAll("\"" + key + "\": [^,}]+, ", "");
         assertThat(without).isNotEqualTo(config);
         Files.writeString(dir.resolve("config.json"), without);
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains("config.json " + key + " is missing");
         assertThat(Files.exists(tmp.resolve("out.gguf"))).as("no half-written output").isFalse();
@@ -220,7 +213,7 @@ class QwenToGgufTest {
     void headDimThatDisagreesWithTheTensorsIsMalformedNamingIt() throws IOException {
         Path dir = folder("qwen3-head-dim", "qwen3", true);
         Files.writeString(dir.resolve("config.json"), config("qwen3", true).replace("\"head_dim\": 16", "\"head_dim\": 8"));
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains("config.json head_dim").contains("8").contains("16");
     }
@@ -228,7 +221,7 @@ class QwenToGgufTest {
     @Test
     void aRerankerIsRefusedByName() throws IOException {
         Path dir = folder("Qwen3-Reranker-tiny", "qwen3", true);
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(6);
         assertThat(r.err()).contains("qwen3-reranker").contains("not converted");
     }
@@ -237,7 +230,7 @@ class QwenToGgufTest {
     void unknownArchitectureListsTheQwenFamilies() throws IOException {
         Path dir = folder("other", "qwen2", true);
         Files.writeString(dir.resolve("config.json"), config("qwen2", true).replace("Qwen2ForCausalLM", "Qwen2MoeForCausalLM"));
-        CorpusCliTest.Run r = convert(dir, "f16", tmp.resolve("out.gguf"), false);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(6);
         assertThat(r.err()).contains("Qwen2MoeForCausalLM").contains("LlamaForCausalLM").contains("Qwen2ForCausalLM")
                 .contains("Qwen3ForCausalLM");
@@ -255,7 +248,7 @@ class QwenToGgufTest {
         HfToGgufTest.writeSafetensors(dir.resolve("model.safetensors"), t);
         for (String n : List.of("tokenizer.json", "tokenizer_config.json")) Files.copy(tok.get().resolve(n), dir.resolve(n));
         Path out = tmp.resolve("vocab.gguf");
-        CorpusCliTest.Run r = convert(dir, "f16", out, true);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", out, true);
         assertThat(r.code()).as(r.err()).isZero();
         ReferenceGguf g = ReferenceGguf.read(out);
         assertThat(g.kv.get("tokenizer.ggml.model").asString()).isEqualTo("gpt2");
@@ -285,7 +278,7 @@ class QwenToGgufTest {
         run(List.of("python3", script.toString(), "make", arch, dir.toString(), "--tokenizer", tok.get().toString(), "--seed", "7"),
                 tied);
         Path out = tmp.resolve(arch + "-" + dtype + ".gguf");
-        CorpusCliTest.Run r = convert(dir, dtype, out, true);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
         assertThat(r.code()).as(r.err()).isZero();
         JsonNode cmp = LlamaRunOracleTest.JSON.readTree(run(List.of("python3", script.toString(), "compare", dir.toString(),
                 out.toString(), oracles.toString(), "--weights", dtype, "--tokens", "151643,14990,1879,11,358,1079,264,13,151644,872,198,9707"),
