@@ -30,4 +30,27 @@ public interface TensorProducer {
             return mapped.open(arena);
         }
     }
+
+    /**
+     * A tensor better made once {@code first}'s tensor is complete, because {@code first}
+     * leaves what it needs behind: a weight's scales, which its encoder computes anyway and
+     * which would otherwise be read and computed again from the whole weight. A writer may
+     * run it later than its place in the file ({@link io.anamnesis.api.write.TensorDataWriter}
+     * takes other work meanwhile); {@code producer} must still be right whenever it runs,
+     * computing for itself what {@code first} has not left.
+     *
+     * @param producer makes the bytes
+     * @param first    the producer of the tensor to wait for (the same object as that tensor's)
+     */
+    record After(TensorProducer producer, TensorProducer first) implements TensorProducer {
+        public After {
+            java.util.Objects.requireNonNull(producer, "producer");
+            java.util.Objects.requireNonNull(first, "first");
+        }
+
+        @Override
+        public ChunkFiller open(Arena arena) {
+            return producer.open(arena);
+        }
+    }
 }

@@ -17,14 +17,14 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Fills the data regions of a pre-laid-out output file, the shared engine of every writer.
  *
  * <p>Each tensor is cut into slabs (at most {@value #SLAB_BYTES} bytes of output, whole
- * granules), and worker threads take slabs in file order. A slab opens its tensor's
+ * granules), and worker threads take slabs in file order (a {@link TensorProducer.After}
+ * tensor's once the tensor it waits for is written, see {@link Schedule}). A slab opens its tensor's
  * producer in a confined arena (mapping the inputs it needs), fills a reusable native
  * buffer of {@value #CHUNK_BYTES} bytes at a time, and writes it with a positional write.
  * Peak memory is one buffer per thread plus the input pages of the slabs in flight,
@@ -40,7 +40,7 @@ public final class TensorDataWriter {
     public record Region(long fileOffset, PlannedTensor tensor) {
     }
 
-    private record Slab(Region region, long firstElement, long count) {
+    record Slab(Region region, long firstElement, long count) {
     }
 
     private TensorDataWriter() {
@@ -58,19 +58,19 @@ public final class TensorDataWriter {
         options.progress().started(total);
 
         int threads = Math.max(1, Math.min(options.threads(), slabs.size()));
-        AtomicInteger next = new AtomicInteger();
+        Schedule schedule = new Schedule(slabs);
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Runnable worker = () -> {
             try (Arena bufferArena = Arena.ofConfined()) {
                 MemorySegment buffer = null;
-                int i;
-                while (failure.get() == null && (i = next.getAndIncrement()) < slabs.size()) {
-                    Slab slab = slabs.get(i);
+                Slab slab;
+                while (failure.get() == null && (slab = schedule.take()) != null) {
                     long need = chunkBytes(slab.region().tensor());
                     if (buffer == null || buffer.byteSize() < need) {
                         buffer = bufferArena.allocate(Math.max(need, CHUNK_BYTES), 64);
                     }
                     fillSlab(channel, slab, buffer, options.progress());
+                    schedule.done(slab);
                 }
             } catch (Throwable t) {
                 failure.compareAndSet(null, t);
@@ -105,6 +105,58 @@ public final class TensorDataWriter {
         throw new IllegalStateException(t);
     }
 
+    /**
+     * Hands out slabs in file order, except that a slab of a {@link TensorProducer.After}
+     * tensor is passed over while its {@code first} tensor still has slabs unfinished: the
+     * workers take the slabs after it meanwhile, and it is taken as soon as {@code first} is
+     * complete. When only passed-over slabs are left, they are taken anyway (their producers
+     * compute what is missing; the bytes are the same either way).
+     */
+    static final class Schedule {
+        private final List<Slab> slabs;
+        private final boolean[] taken;
+        /** Slabs not yet finished of each producer that some After tensor waits for. */
+        private final java.util.IdentityHashMap<TensorProducer, Integer> unfinished = new java.util.IdentityHashMap<>();
+        private int cursor;
+
+        Schedule(List<Slab> slabs) {
+            this.slabs = slabs;
+            this.taken = new boolean[slabs.size()];
+            java.util.Set<TensorProducer> awaited = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+            for (Slab s : slabs) {
+                if (s.region().tensor().producer() instanceof TensorProducer.After a) awaited.add(a.first());
+            }
+            for (Slab s : slabs) {
+                TensorProducer p = s.region().tensor().producer();
+                if (awaited.contains(p)) unfinished.merge(p, 1, Integer::sum);
+            }
+        }
+
+        /** The next slab to fill, or null when every slab is taken. */
+        synchronized Slab take() {
+            while (cursor < slabs.size() && taken[cursor]) cursor++;
+            int passedOver = -1;
+            for (int i = cursor; i < slabs.size(); i++) {
+                if (taken[i]) continue;
+                if (slabs.get(i).region().tensor().producer() instanceof TensorProducer.After a
+                        && unfinished.getOrDefault(a.first(), 0) > 0) {
+                    if (passedOver < 0) passedOver = i;
+                    continue;
+                }
+                taken[i] = true;
+                return slabs.get(i);
+            }
+            if (passedOver < 0) return null;
+            taken[passedOver] = true;
+            return slabs.get(passedOver);
+        }
+
+        /** {@code slab} is written. */
+        synchronized void done(Slab slab) {
+            unfinished.computeIfPresent(slab.region().tensor().producer(), (p, n) -> n - 1);
+        }
+    }
+
     /** Elements per chunk: as many whole granules as fit {@link #CHUNK_BYTES}, at least one. */
     static long chunkElements(PlannedTensor t) {
         long n = t.elementCount();
@@ -120,7 +172,7 @@ public final class TensorDataWriter {
         return e == 0 ? 0 : t.dtype().byteSize(e);
     }
 
-    private static List<Slab> slabs(List<Region> regions) {
+    static List<Slab> slabs(List<Region> regions) {
         List<Slab> out = new ArrayList<>();
         for (Region r : regions) {
             PlannedTensor t = r.tensor();

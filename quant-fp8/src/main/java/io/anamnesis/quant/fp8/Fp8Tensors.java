@@ -8,6 +8,7 @@ import io.anamnesis.api.numeric.LittleEndian;
 import io.anamnesis.api.spi.DenseReader;
 import io.anamnesis.api.spi.DenseTensor;
 import io.anamnesis.api.spi.PlannedTensor;
+import io.anamnesis.api.spi.TensorProducer;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -18,9 +19,12 @@ import java.util.List;
  * The two stored tensors of one FP8 weight {@code <p>.weight [rows, cols]}: the codes (F8_E4M3,
  * F8_E5M2, F8_E4M3FNUZ or F8_E5M2FNUZ, same shape) and the scale ({@code <p>.weight_scale_inv} or
  * {@code <p>.weight_scale}: {@code []} per tensor, {@code [rows, 1]} per channel,
- * {@code [ceil(rows/bh), ceil(cols/bw)]} per block), each produced on its own from the dense
- * values, a few rows at a time. A per-tensor scale needs the whole tensor's amax first: one
- * streaming pass, done once by whichever producer asks first.
+ * {@code [ceil(rows/bh), ceil(cols/bw)]} per block), each produced from the dense values, a few
+ * rows at a time. A per-tensor scale needs the whole tensor's amax first: one streaming pass,
+ * done once by whichever producer asks first. Block and channel scales are computed by the
+ * weight's encoder anyway: it leaves them ({@link BandScales}) for the scale tensor, which the
+ * writer makes after the weight ({@link TensorProducer.After}); a band whose scales were not
+ * left is read and computed again.
  */
 final class Fp8Tensors {
     private Fp8Tensors() {
@@ -40,7 +44,9 @@ final class Fp8Tensors {
         DType sd = spec.scaleDtype();
         Fp8Recipe.Granularity g = spec.granularity();
 
-        PlannedTensor weight = new PlannedTensor(w, target.format().dtype(), shape, (long) tiling.band * cols, arena -> {
+        // per block or channel, the scales the weight's encoder computes, left for the scale tensor
+        BandScales left = g == Fp8Recipe.Granularity.TENSOR ? null : new BandScales(ceilDiv(rows, tiling.band));
+        TensorProducer weightProducer = arena -> {
             DenseReader reader = DenseReader.open(t, arena);
             Tile tile = tiling.tile();
             return (first, count, dest) -> {
@@ -48,10 +54,17 @@ final class Fp8Tensors {
                 long r1 = Math.min(rows, (first + count) / cols);
                 for (long r = r0; r < r1; r += tiling.tileRows) {
                     int h = (int) Math.min(tiling.tileRows, r1 - r);
+                    int bands = (int) ceilDiv(h, tiling.band);
+                    float[][] bandScales = left == null ? null : new float[bands][tiling.scaleCols];
                     for (int c0 = 0; c0 < cols; c0 += tiling.tileCols) {
                         int wd = Math.min(tiling.tileCols, cols - c0);
                         tiling.read(reader, r, h, c0, wd, tile.x);
                         tiling.scales(tile.x, h, wd, tile.scales);
+                        if (bandScales != null) {
+                            int sc = (int) ceilDiv(wd, tiling.blockCols);
+                            int j0 = (int) (c0 / tiling.blockCols);
+                            for (int k = 0; k < bands; k++) System.arraycopy(tile.scales, k * sc, bandScales[k], j0, sc);
+                        }
                         tiling.encode(tile, h, wd);
                         for (int i = 0; i < h; i++) {
                             MemorySegment.copy(tile.codes, i * wd, dest, ValueLayout.JAVA_BYTE, (r - r0 + i) * cols + c0, wd);
@@ -59,26 +72,28 @@ final class Fp8Tensors {
                         // one entry per chunk: the tiles' sums merge into it in this fixed order
                         loss.record(w, first, tile.x, 0, tile.decoded, 0, h * wd);
                     }
+                    if (bandScales != null) {
+                        for (int k = 0; k < bands; k++) left.put(r / tiling.band + k, bandScales[k]);
+                    }
                 }
             };
-        });
+        };
+        PlannedTensor weight = new PlannedTensor(w, target.format().dtype(), shape, (long) tiling.band * cols, weightProducer);
 
         Shape scaleShape = spec.scaleShape().orElse(switch (g) {
             case TENSOR -> Shape.SCALAR;
             case CHANNEL -> Shape.of(rows, 1);
             case BLOCK -> Shape.of(ceilDiv(rows, tiling.band), tiling.scaleCols);
         });
-        PlannedTensor scale = new PlannedTensor(prefix + "." + spec.scaleSuffix(), sd, scaleShape,
-                g == Fp8Recipe.Granularity.TENSOR ? scaleShape.elementCount() : tiling.scaleCols,
-                arena -> {
+        TensorProducer scaleProducer = arena -> {
                     if (g == Fp8Recipe.Granularity.TENSOR) {
                         return (first, count, dest) -> {
                             float s = target.scale(tiling.whole.get(), sd);
                             for (long i = 0; i < count; i++) store(dest, i, s, sd);
                         };
                     }
-                    DenseReader reader = DenseReader.open(t, arena);
                     Tile tile = tiling.tile();
+                    DenseReader[] reader = new DenseReader[1]; // opened only if some band's scales were not left
                     return (first, count, dest) -> {
                         // a scale row per band of rows (a band is one row per channel)
                         long b0 = first / tiling.scaleCols;
@@ -88,9 +103,11 @@ final class Fp8Tensors {
                             long r = b * tiling.band;
                             int h = (int) Math.min(Math.min(bandsPerTile, b1 - b) * tiling.band, rows - r);
                             int bands = (int) ceilDiv(h, tiling.band);
+                            if (storeLeft(left, b, bands, b - b0, tiling.scaleCols, dest, sd)) continue;
+                            if (reader[0] == null) reader[0] = DenseReader.open(t, arena);
                             for (int c0 = 0; c0 < cols; c0 += tiling.tileCols) {
                                 int wd = Math.min(tiling.tileCols, cols - c0);
-                                tiling.read(reader, r, h, c0, wd, tile.x);
+                                tiling.read(reader[0], r, h, c0, wd, tile.x);
                                 tiling.scales(tile.x, h, wd, tile.scales);
                                 int sc = (int) ceilDiv(wd, tiling.blockCols);
                                 int j0 = (int) (c0 / tiling.blockCols);
@@ -102,8 +119,49 @@ final class Fp8Tensors {
                             }
                         }
                     };
-                });
+                };
+        PlannedTensor scale = new PlannedTensor(prefix + "." + spec.scaleSuffix(), sd, scaleShape,
+                g == Fp8Recipe.Granularity.TENSOR ? scaleShape.elementCount() : tiling.scaleCols,
+                // made after the weight, the scales are the ones its encoder left: no second read of the weight
+                left == null ? scaleProducer : new TensorProducer.After(scaleProducer, weightProducer));
         return List.of(weight, scale);
+    }
+
+    /**
+     * Stores the scale rows of bands {@code [b, b + bands)} as the weight's producer left them,
+     * at output row {@code at}; false, storing nothing, when one of them was not left.
+     */
+    private static boolean storeLeft(BandScales left, long b, int bands, long at, int scaleCols, MemorySegment dest, DType sd) {
+        float[][] rows = new float[bands][];
+        for (int k = 0; k < bands; k++) {
+            rows[k] = left.take(b + k);
+            if (rows[k] == null) return false;
+        }
+        for (int k = 0; k < bands; k++) {
+            for (int j = 0; j < scaleCols; j++) store(dest, (at + k) * scaleCols + j, rows[k][j], sd);
+        }
+        return true;
+    }
+
+    /**
+     * The scale rows of a weight's bands, put by the weight's producer as it encodes them and
+     * taken (once) by the scale tensor's: the same floats the scale producer would compute,
+     * held only between the two. Thread-safe; a row not (or no longer) here is computed again.
+     */
+    static final class BandScales {
+        private final java.util.concurrent.atomic.AtomicReferenceArray<float[]> rows;
+
+        BandScales(long bands) {
+            this.rows = new java.util.concurrent.atomic.AtomicReferenceArray<>(Math.toIntExact(bands));
+        }
+
+        void put(long band, float[] row) {
+            rows.set(Math.toIntExact(band), row);
+        }
+
+        float[] take(long band) {
+            return rows.getAndSet(Math.toIntExact(band), null);
+        }
     }
 
     /** One producer's buffers for a tile. */

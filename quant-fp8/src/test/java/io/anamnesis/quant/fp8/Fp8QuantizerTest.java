@@ -60,8 +60,12 @@ class Fp8QuantizerTest {
 
     /** Every planned tensor, produced in two chunks (the second first). */
     static MemoryArchive produce(ForgetPlan plan) {
+        return produce(plan.tensors());
+    }
+
+    static MemoryArchive produce(List<PlannedTensor> tensors) {
         MemoryArchive out = new MemoryArchive();
-        for (PlannedTensor t : plan.tensors()) {
+        for (PlannedTensor t : tensors) {
             long n = t.elementCount();
             long half = Math.min(n, Math.max(t.granule(), n / 2 / t.granule() * t.granule()));
             try (Arena arena = Arena.ofConfined()) {
@@ -149,6 +153,30 @@ class Fp8QuantizerTest {
             assertThat(loss.total().count()).isEqualTo(down.length - 1);
             assertThat(loss.total().nonFinite()).isEqualTo(1);
             assertThat(loss.total().sumSq()).isCloseTo(sq, org.assertj.core.data.Offset.offset(sq * 1e-12));
+        }
+    }
+
+    @Test
+    void blockAndChannelScalesAreTheSameWhetherTheWeightLeftThemOrNot() {
+        float[] down = weights(ROWS * COLS, 9);
+        for (String granularity : List.of("block", "channel")) {
+            ForgetOptions options = settings(Map.of("granularity", granularity));
+            // the scale tensor alone, no weight made: every band read and computed
+            ForgetPlan alone = AMN.planForget(model(down), "fp8", options, new LossMeter());
+            PlannedTensor weight = alone.tensors().stream().filter(t -> t.name().equals(DOWN)).findFirst().orElseThrow();
+            PlannedTensor scale = alone.tensors().stream().filter(t -> t.name().startsWith(DOWN + "_scale")).findFirst().orElseThrow();
+            assertThat(scale.producer()).as(granularity).isInstanceOf(io.anamnesis.api.spi.TensorProducer.After.class);
+            assertThat(((io.anamnesis.api.spi.TensorProducer.After) scale.producer()).first()).isSameAs(weight.producer());
+            byte[] computed = produce(List.of(scale)).bytes(scale.name());
+            // after the weight (produce() makes the tensors in plan order): what its encoder left
+            MemoryArchive both = produce(AMN.planForget(model(down), "fp8", options, new LossMeter()));
+            assertThat(both.bytes(scale.name())).as(granularity).containsExactly(computed);
+            // and both are the published steps' scales
+            int bh = granularity.equals("block") ? 128 : 1;
+            int bw = granularity.equals("block") ? 128 : COLS;
+            float[] scales = new float[((ROWS + bh - 1) / bh) * ((COLS + bw - 1) / bw)];
+            expect(down, Fp8Format.E4M3, DType.F32, bh, bw, new byte[ROWS * COLS], scales);
+            assertThat(floats(computed, scale.dtype())).as(granularity).containsExactly(scales);
         }
     }
 
