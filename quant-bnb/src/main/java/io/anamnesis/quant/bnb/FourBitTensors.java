@@ -98,18 +98,21 @@ final class FourBitTensors {
         if (dq) {
             out.add(new PlannedTensor(w + ".absmax", DType.U8, Shape.of(blocks), Math.min(blocks, DoubleQuant.NESTED_BLOCKSIZE),
                     arena -> {
-                        DenseReader reader = DenseReader.open(t, arena);
+                        DenseReader[] reader = new DenseReader[1];
                         Work work = new Work(piece, bs);
-                        return (first, count, dest) -> eachPiece(reader, work, n, bs, piece, first, count, (nb, o) -> {
-                            DoubleQuant.encode(work.absmax, 0, nb, offset.get(), bounds, work.codes, 0, work.nested, 0);
-                            MemorySegment.copy(work.codes, 0, dest, ValueLayout.JAVA_BYTE, o, nb);
-                        });
+                        return (first, count, dest) -> {
+                            float off = offset.get(); // the pass that also keeps every block's absmax
+                            eachPiece(reader, t, arena, offset, work, n, bs, piece, first, count, (nb, o) -> {
+                                DoubleQuant.encode(work.absmax, 0, nb, off, bounds, work.codes, 0, work.nested, 0);
+                                MemorySegment.copy(work.codes, 0, dest, ValueLayout.JAVA_BYTE, o, nb);
+                            });
+                        };
                     }));
         } else {
             out.add(new PlannedTensor(w + ".absmax", DType.F32, Shape.of(blocks), 1, arena -> {
-                DenseReader reader = DenseReader.open(t, arena);
+                DenseReader[] reader = new DenseReader[1];
                 Work work = new Work(piece, bs);
-                return (first, count, dest) -> eachPiece(reader, work, n, bs, piece, first, count,
+                return (first, count, dest) -> eachPiece(reader, t, arena, null, work, n, bs, piece, first, count,
                         (nb, o) -> MemorySegment.copy(work.absmax, 0, dest, LittleEndian.F32, 4 * o, nb));
             }));
         }
@@ -117,15 +120,18 @@ final class FourBitTensors {
         if (dq) {
             long nestedBlocks = ceilDiv(blocks, DoubleQuant.NESTED_BLOCKSIZE);
             out.add(new PlannedTensor(w + ".nested_absmax", DType.F32, Shape.of(nestedBlocks), 1, arena -> {
-                DenseReader reader = DenseReader.open(t, arena);
+                DenseReader[] reader = new DenseReader[1];
                 Work work = new Work(piece, bs);
-                return (first, count, dest) -> eachPiece(reader, work, n, bs, piece, first * DoubleQuant.NESTED_BLOCKSIZE,
-                        Math.min(blocks, (first + count) * DoubleQuant.NESTED_BLOCKSIZE) - first * DoubleQuant.NESTED_BLOCKSIZE,
-                        (nb, o) -> {
-                            DoubleQuant.encode(work.absmax, 0, nb, offset.get(), bounds, work.codes, 0, work.nested, 0);
-                            int k = (int) ceilDiv(nb, DoubleQuant.NESTED_BLOCKSIZE);
-                            MemorySegment.copy(work.nested, 0, dest, LittleEndian.F32, 4 * (o / DoubleQuant.NESTED_BLOCKSIZE), k);
-                        });
+                return (first, count, dest) -> {
+                    float off = offset.get();
+                    eachPiece(reader, t, arena, offset, work, n, bs, piece, first * DoubleQuant.NESTED_BLOCKSIZE,
+                            Math.min(blocks, (first + count) * DoubleQuant.NESTED_BLOCKSIZE) - first * DoubleQuant.NESTED_BLOCKSIZE,
+                            (nb, o) -> {
+                                DoubleQuant.encode(work.absmax, 0, nb, off, bounds, work.codes, 0, work.nested, 0);
+                                int k = (int) ceilDiv(nb, DoubleQuant.NESTED_BLOCKSIZE);
+                                MemorySegment.copy(work.nested, 0, dest, LittleEndian.F32, 4 * (o / DoubleQuant.NESTED_BLOCKSIZE), k);
+                            });
+                };
             }));
             out.add(constant(w + ".nested_quant_map", nestedBook));
         }
@@ -167,17 +173,24 @@ final class FourBitTensors {
         return m;
     }
 
-    /** Runs {@code step} over blocks {@code [firstBlock, firstBlock + blockCount)} a piece at a time, absmax computed. */
-    private static void eachPiece(DenseReader reader, Work work, long n, int bs, int piece, long firstBlock, long blockCount,
-                                  PieceStep step) {
+    /**
+     * Runs {@code step} over blocks {@code [firstBlock, firstBlock + blockCount)} a piece at a
+     * time, absmax computed: taken from the double-quantization pass's blocks ({@code kept},
+     * when it still holds them), else read and computed.
+     */
+    private static void eachPiece(DenseReader[] reader, DenseTensor t, Arena arena, Offset kept, Work work, long n, int bs,
+                                  int piece, long firstBlock, long blockCount, PieceStep step) {
         long e0 = firstBlock * bs;
         long e1 = Math.min(n, (firstBlock + blockCount) * bs);
         long o = 0;
         for (long s = e0; s < e1; s += piece) {
             int m = (int) Math.min(piece, e1 - s);
             int nb = (int) ceilDiv(m, bs);
-            reader.read(s, m, work.x, 0);
-            FourBitEncoder.blockAbsmax(work.x, 0, m, bs, work.absmax, 0);
+            if (kept == null || !kept.copyBlockAbsmax(s / bs, nb, work.absmax)) {
+                if (reader[0] == null) reader[0] = DenseReader.open(t, arena);
+                reader[0].read(s, m, work.x, 0);
+                FourBitEncoder.blockAbsmax(work.x, 0, m, bs, work.absmax, 0);
+            }
             step.run(nb, o);
             o += nb;
         }
@@ -211,12 +224,21 @@ final class FourBitTensors {
         }
     }
 
-    /** The double-quantization offset of one tensor: the mean of every block's absmax, computed once. */
+    /**
+     * The double-quantization offset of one tensor: the mean of every block's absmax, computed
+     * once. The pass also keeps every block's absmax (when there are at most
+     * {@value #KEPT_BLOCKS} blocks: 16 MB) for the two small tensors made of them, the absmax
+     * codes and the nested absmax, which would otherwise read and widen the whole weight once
+     * each; the blocks are let go once both have copied them out.
+     */
     static final class Offset {
+        static final long KEPT_BLOCKS = 1L << 22;
         private final DenseTensor tensor;
         private final int blocksize;
         private final int piece;
         private volatile Float value;
+        private volatile float[] blockAbsmax;
+        private final java.util.concurrent.atomic.AtomicLong toCopy = new java.util.concurrent.atomic.AtomicLong();
 
         Offset(DenseTensor tensor, int blocksize, int piece) {
             this.tensor = tensor;
@@ -235,6 +257,8 @@ final class FourBitTensors {
 
         private float compute() {
             long n = tensor.elementCount();
+            long blocks = ceilDiv(n, blocksize);
+            float[] kept = blocks <= KEPT_BLOCKS ? new float[(int) blocks] : null;
             float[] x = new float[piece];
             float[] absmax = new float[(int) ceilDiv(piece, blocksize)];
             double sum = 0;
@@ -246,9 +270,26 @@ final class FourBitTensors {
                     reader.read(s, m, x, 0);
                     FourBitEncoder.blockAbsmax(x, 0, m, blocksize, absmax, 0);
                     for (int b = 0; b < nb; b++) sum += absmax[b];
+                    if (kept != null) System.arraycopy(absmax, 0, kept, (int) (s / blocksize), nb);
                 }
             }
-            return DoubleQuant.mean(sum, ceilDiv(n, blocksize));
+            if (kept != null) {
+                toCopy.set(2 * blocks);
+                blockAbsmax = kept;
+            }
+            return DoubleQuant.mean(sum, blocks);
+        }
+
+        /**
+         * The absmax of blocks {@code [first, first + count)} into {@code dest[0, count)} from the
+         * pass ({@link #get} first); false when the pass did not keep them or they were let go.
+         */
+        boolean copyBlockAbsmax(long first, int count, float[] dest) {
+            float[] kept = blockAbsmax;
+            if (kept == null) return false;
+            System.arraycopy(kept, (int) first, dest, 0, count);
+            if (toCopy.addAndGet(-count) <= 0) blockAbsmax = null;
+            return true;
         }
     }
 
