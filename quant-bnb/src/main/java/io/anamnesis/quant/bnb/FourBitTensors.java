@@ -8,6 +8,7 @@ import io.anamnesis.api.spi.DenseReader;
 import io.anamnesis.api.spi.DenseTensor;
 import io.anamnesis.api.json.Json;
 import io.anamnesis.api.spi.PlannedTensor;
+import io.anamnesis.api.spi.TensorProducer;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -61,7 +62,9 @@ final class FourBitTensors {
 
         List<PlannedTensor> out = new ArrayList<>();
         long bytes = (n + 1) / 2;
-        out.add(new PlannedTensor(w, DType.U8, Shape.of(bytes, 1), Math.max(1, Math.min(bytes, (dq ? nestedSpan : bs) / 2)), arena -> {
+        // without double quantization, the absmax tensor is the weight's block absmax: left by its producer
+        PieceAbsmax left = dq ? null : new PieceAbsmax(n, piece);
+        TensorProducer weightProducer = arena -> {
             DenseReader reader = DenseReader.open(t, arena);
             Work work = new Work(piece, bs);
             return (first, count, dest) -> {
@@ -73,6 +76,7 @@ final class FourBitTensors {
                     int nb = (int) ceilDiv(m, bs);
                     reader.read(s, m, work.x, 0);
                     FourBitEncoder.blockAbsmax(work.x, 0, m, bs, work.absmax, 0);
+                    if (left != null) left.put(s, java.util.Arrays.copyOf(work.absmax, nb));
                     FourBitEncoder.encode(fp4, work.x, 0, m, bs, work.absmax, 0, work.packed, 0);
                     int pb = (m + 1) / 2;
                     MemorySegment.copy(work.packed, 0, dest, ValueLayout.JAVA_BYTE, o, pb);
@@ -93,7 +97,9 @@ final class FourBitTensors {
                     loss.record(w, s, work.x, 0, work.decoded, 0, m);
                 }
             };
-        }));
+        };
+        out.add(new PlannedTensor(w, DType.U8, Shape.of(bytes, 1), Math.max(1, Math.min(bytes, (dq ? nestedSpan : bs) / 2)),
+                weightProducer));
 
         if (dq) {
             out.add(new PlannedTensor(w + ".absmax", DType.U8, Shape.of(blocks), Math.min(blocks, DoubleQuant.NESTED_BLOCKSIZE),
@@ -109,12 +115,14 @@ final class FourBitTensors {
                         };
                     }));
         } else {
-            out.add(new PlannedTensor(w + ".absmax", DType.F32, Shape.of(blocks), 1, arena -> {
+            TensorProducer absmax = arena -> {
                 DenseReader[] reader = new DenseReader[1];
                 Work work = new Work(piece, bs);
-                return (first, count, dest) -> eachPiece(reader, t, arena, null, work, n, bs, piece, first, count,
+                return (first, count, dest) -> eachPiece(reader, t, arena, left, work, n, bs, piece, first, count,
                         (nb, o) -> MemorySegment.copy(work.absmax, 0, dest, LittleEndian.F32, 4 * o, nb));
-            }));
+            };
+            // made after the weight, it copies what the weight's encoder left instead of reading the weight again
+            out.add(new PlannedTensor(w + ".absmax", DType.F32, Shape.of(blocks), 1, new TensorProducer.After(absmax, weightProducer)));
         }
         out.add(constant(w + ".quant_map", book));
         if (dq) {
@@ -175,10 +183,10 @@ final class FourBitTensors {
 
     /**
      * Runs {@code step} over blocks {@code [firstBlock, firstBlock + blockCount)} a piece at a
-     * time, absmax computed: taken from the double-quantization pass's blocks ({@code kept},
-     * when it still holds them), else read and computed.
+     * time, absmax computed: copied from {@code kept} (the double-quantization pass's blocks, or
+     * what the weight's producer left) when it holds them, else read and computed.
      */
-    private static void eachPiece(DenseReader[] reader, DenseTensor t, Arena arena, Offset kept, Work work, long n, int bs,
+    private static void eachPiece(DenseReader[] reader, DenseTensor t, Arena arena, AbsmaxSource kept, Work work, long n, int bs,
                                   int piece, long firstBlock, long blockCount, PieceStep step) {
         long e0 = firstBlock * bs;
         long e1 = Math.min(n, (firstBlock + blockCount) * bs);
@@ -186,7 +194,7 @@ final class FourBitTensors {
         for (long s = e0; s < e1; s += piece) {
             int m = (int) Math.min(piece, e1 - s);
             int nb = (int) ceilDiv(m, bs);
-            if (kept == null || !kept.copyBlockAbsmax(s / bs, nb, work.absmax)) {
+            if (kept == null || !kept.copyBlockAbsmax(s, nb, work.absmax)) {
                 if (reader[0] == null) reader[0] = DenseReader.open(t, arena);
                 reader[0].read(s, m, work.x, 0);
                 FourBitEncoder.blockAbsmax(work.x, 0, m, bs, work.absmax, 0);
@@ -224,6 +232,42 @@ final class FourBitTensors {
         }
     }
 
+    /** Block absmax computed elsewhere, for the tensors made of them. */
+    private interface AbsmaxSource {
+        /**
+         * The absmax of the {@code blocks} blocks from element {@code element} into
+         * {@code dest[0, blocks)}; false, copying nothing, when they are not held.
+         */
+        boolean copyBlockAbsmax(long element, int blocks, float[] dest);
+    }
+
+    /**
+     * The block absmax the weight's producer computed, one array per piece of the weight,
+     * taken (once) by the absmax tensor's producer, which the writer makes after the weight.
+     */
+    static final class PieceAbsmax implements AbsmaxSource {
+        private final java.util.concurrent.atomic.AtomicReferenceArray<float[]> pieces;
+        private final int piece;
+
+        PieceAbsmax(long elements, int piece) {
+            this.piece = piece;
+            this.pieces = new java.util.concurrent.atomic.AtomicReferenceArray<>(Math.toIntExact(ceilDiv(elements, piece)));
+        }
+
+        void put(long element, float[] absmax) {
+            if (element % piece == 0) pieces.set(Math.toIntExact(element / piece), absmax);
+        }
+
+        @Override
+        public boolean copyBlockAbsmax(long element, int blocks, float[] dest) {
+            if (element % piece != 0) return false;
+            float[] a = pieces.getAndSet(Math.toIntExact(element / piece), null);
+            if (a == null || a.length != blocks) return false;
+            System.arraycopy(a, 0, dest, 0, blocks);
+            return true;
+        }
+    }
+
     /**
      * The double-quantization offset of one tensor: the mean of every block's absmax, computed
      * once. The pass also keeps every block's absmax (when there are at most
@@ -231,7 +275,7 @@ final class FourBitTensors {
      * codes and the nested absmax, which would otherwise read and widen the whole weight once
      * each; the blocks are let go once both have copied them out.
      */
-    static final class Offset {
+    static final class Offset implements AbsmaxSource {
         static final long KEPT_BLOCKS = 1L << 22;
         private final DenseTensor tensor;
         private final int blocksize;
@@ -280,14 +324,12 @@ final class FourBitTensors {
             return DoubleQuant.mean(sum, blocks);
         }
 
-        /**
-         * The absmax of blocks {@code [first, first + count)} into {@code dest[0, count)} from the
-         * pass ({@link #get} first); false when the pass did not keep them or they were let go.
-         */
-        boolean copyBlockAbsmax(long first, int count, float[] dest) {
+        /** From the pass ({@link #get} first); false when it did not keep the blocks or they were let go. */
+        @Override
+        public boolean copyBlockAbsmax(long element, int count, float[] dest) {
             float[] kept = blockAbsmax;
             if (kept == null) return false;
-            System.arraycopy(kept, (int) first, dest, 0, count);
+            System.arraycopy(kept, (int) (element / blocksize), dest, 0, count);
             if (toCopy.addAndGet(-count) <= 0) blockAbsmax = null;
             return true;
         }

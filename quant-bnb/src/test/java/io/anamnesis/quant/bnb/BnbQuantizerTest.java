@@ -133,6 +133,25 @@ class BnbQuantizerTest {
         assertThat(out.bytes(GATE)).containsExactly(expected);
         assertThat(f32(out.bytes(GATE + ".absmax"))).containsExactly(absmax);
         assertThat(out.bytes("lm_head.weight")).containsExactly(bf16(weights(512, 4)));
+        // the absmax tensor above copied what the weight's producer left (made after it, as the
+        // writer makes it); made alone from a fresh plan it reads the weight: the same floats
+        ForgetPlan fresh = AMN.planForget(model, "nf4", ForgetOptions.defaults(), new LossMeter());
+        PlannedTensor weight = fresh.tensors().stream().filter(t -> t.name().equals(GATE)).findFirst().orElseThrow();
+        PlannedTensor absmaxTensor = fresh.tensors().stream().filter(t -> t.name().equals(GATE + ".absmax")).findFirst().orElseThrow();
+        assertThat(absmaxTensor.producer()).isInstanceOf(io.anamnesis.api.spi.TensorProducer.After.class);
+        assertThat(((io.anamnesis.api.spi.TensorProducer.After) absmaxTensor.producer()).first()).isSameAs(weight.producer());
+        assertThat(f32(produce(List.of(absmaxTensor)).bytes(GATE + ".absmax"))).containsExactly(absmax);
+        // and made whole after the weight made whole, as the writer's aligned chunks make them: copied
+        ForgetPlan again = AMN.planForget(model, "nf4", ForgetOptions.defaults(), new LossMeter());
+        MemoryArchive whole = new MemoryArchive();
+        for (PlannedTensor t : again.tensors()) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment dest = arena.allocate(Math.max(1, t.byteSize())).asSlice(0, t.byteSize());
+                t.producer().open(arena).fill(0, t.elementCount(), dest);
+                whole.add(t.name(), t.dtype(), t.shape().toArray(), dest.toArray(ValueLayout.JAVA_BYTE));
+            }
+        }
+        assertThat(f32(whole.bytes(GATE + ".absmax"))).containsExactly(absmax);
 
         // the project's decoder reads it back, and the loss is what it decodes to
         float[] decoded = f32(Fixtures.recover(out, DType.F32));
@@ -141,6 +160,22 @@ class BnbQuantizerTest {
         assertThat(loss.perTensor().keySet()).containsExactly(GATE);
         assertThat(loss.total().count()).isEqualTo(gate.length);
         assertThat(loss.total().sumSq()).isCloseTo(sq, org.assertj.core.data.Offset.offset(sq * 1e-12));
+    }
+
+    @Test
+    void theWeightsBlockAbsmaxAreTakenOncePerWholePiece() {
+        FourBitTensors.PieceAbsmax left = new FourBitTensors.PieceAbsmax(3 * 1024, 1024);
+        left.put(0, new float[]{1, 2});
+        left.put(1024, new float[]{3, 4});
+        left.put(512, new float[]{9, 9}); // not where a piece starts: not kept
+        float[] dest = new float[2];
+        assertThat(left.copyBlockAbsmax(512, 2, dest)).isFalse();
+        assertThat(left.copyBlockAbsmax(1024, 1, dest)).as("another piece length").isFalse();
+        assertThat(left.copyBlockAbsmax(1024, 2, dest)).as("taken by the failed call above").isFalse();
+        assertThat(left.copyBlockAbsmax(0, 2, dest)).isTrue();
+        assertThat(dest).containsExactly(1, 2);
+        assertThat(left.copyBlockAbsmax(0, 2, dest)).as("taken once").isFalse();
+        assertThat(left.copyBlockAbsmax(2048, 2, dest)).as("never left").isFalse();
     }
 
     @Test
