@@ -7,6 +7,7 @@ import io.anamnesis.api.numeric.LittleEndian;
 import io.anamnesis.api.spi.DenseReader;
 import io.anamnesis.api.spi.DenseTensor;
 import io.anamnesis.api.spi.PlannedTensor;
+import io.anamnesis.api.spi.TensorProducer;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -21,6 +22,26 @@ import java.util.List;
  * few rows, so memory stays bounded whatever the chunk.
  */
 final class Int8Tensors {
+    /** Each row's SCB as the weight's encoder computed it, taken once by the SCB tensor's producer. */
+    static final class RowScales {
+        /** No SCB held for the row (a held one is its float bits with bit 32 set). */
+        static final long NONE = 0;
+        private final java.util.concurrent.atomic.AtomicLongArray rows;
+
+        RowScales(long rows) {
+            this.rows = new java.util.concurrent.atomic.AtomicLongArray(Math.toIntExact(rows));
+        }
+
+        void put(long row, float scb) {
+            rows.set(Math.toIntExact(row), (1L << 32) | (Float.floatToRawIntBits(scb) & 0xFFFF_FFFFL));
+        }
+
+        /** The row's SCB bits (and bit 32), or {@link #NONE}; the row holds none afterwards. */
+        long take(long row) {
+            return rows.getAndSet(Math.toIntExact(row), NONE);
+        }
+    }
+
     private Int8Tensors() {
     }
 
@@ -31,7 +52,8 @@ final class Int8Tensors {
         int cols = Math.toIntExact(t.shape().dim(1));
         int rowsPerPiece = Math.max(1, FourBitTensors.PIECE / Math.max(1, cols));
         List<PlannedTensor> out = new ArrayList<>();
-        out.add(new PlannedTensor(w, DType.I8, t.shape(), Math.max(1, cols), arena -> {
+        RowScales left = new RowScales(rows); // each row's SCB as the weight's encoder computed it
+        TensorProducer weightProducer = arena -> {
             DenseReader reader = DenseReader.open(t, arena);
             float[] x = new float[rowsPerPiece * cols];
             float[] half = new float[cols];
@@ -47,6 +69,7 @@ final class Int8Tensors {
                     reader.read(r * cols, m, x, 0);
                     for (int i = 0; i < k; i++) {
                         float scb = Int8Encoder.encodeRow(x, i * cols, cols, codes, i * cols, half);
+                        left.put(r + i, scb);
                         if (!loss.measures()) continue;
                         for (int c = 0; c < cols; c++) decoded[i * cols + c] = Int8Rows.value(codes[i * cols + c], scb);
                     }
@@ -55,22 +78,36 @@ final class Int8Tensors {
                     loss.record(w, r * cols, x, 0, decoded, 0, m);
                 }
             };
-        }));
-        out.add(new PlannedTensor(prefix + ".SCB", DType.F32, Shape.of(rows), 1, arena -> {
-            DenseReader reader = DenseReader.open(t, arena);
+        };
+        out.add(new PlannedTensor(w, DType.I8, t.shape(), Math.max(1, cols), weightProducer));
+        TensorProducer scbProducer = arena -> {
+            DenseReader[] reader = new DenseReader[1]; // opened only for rows whose SCB was not left
             float[] x = new float[rowsPerPiece * cols];
             return (first, count, dest) -> {
                 for (long r = first; r < first + count; r += rowsPerPiece) {
                     int k = (int) Math.min(rowsPerPiece, first + count - r);
-                    reader.read(r * cols, k * cols, x, 0);
+                    boolean read = false;
                     for (int i = 0; i < k; i++) {
-                        // the absmax of the float16 row is the float16 rounding of the row's absmax (rounding is monotonic)
-                        float scb = Float.float16ToFloat(Float.floatToFloat16(FourBitEncoder.absmax(x, i * cols, (i + 1) * cols)));
+                        float scb;
+                        long bits = left.take(r + i);
+                        if (bits != RowScales.NONE) {
+                            scb = Float.intBitsToFloat((int) bits);
+                        } else {
+                            if (!read) {
+                                if (reader[0] == null) reader[0] = DenseReader.open(t, arena);
+                                reader[0].read(r * cols, k * cols, x, 0);
+                                read = true;
+                            }
+                            // the absmax of the float16 row is the float16 rounding of the row's absmax (rounding is monotonic)
+                            scb = Float.float16ToFloat(Float.floatToFloat16(FourBitEncoder.absmax(x, i * cols, (i + 1) * cols)));
+                        }
                         dest.set(LittleEndian.F32, 4 * (r - first + i), scb);
                     }
                 }
             };
-        }));
+        };
+        // made after the weight, it copies the SCB the weight's encoder computed instead of reading the weight again
+        out.add(new PlannedTensor(prefix + ".SCB", DType.F32, Shape.of(rows), 1, new TensorProducer.After(scbProducer, weightProducer)));
         if (spec.weightFormat()) {
             out.add(new PlannedTensor(prefix + ".weight_format", DType.U8, Shape.SCALAR, 1,
                     arena -> (first, count, dest) -> dest.set(ValueLayout.JAVA_BYTE, 0, (byte) 0)));

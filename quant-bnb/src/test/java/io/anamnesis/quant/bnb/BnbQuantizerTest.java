@@ -282,6 +282,18 @@ class BnbQuantizerTest {
         }
         assertThat(out.bytes(prefix + ".weight_format")).containsExactly(0);
         assertThat(plan.metadata().get("quantization_config")).contains("\"load_in_8bit\": true", "\"_load_in_4bit\": false");
+        // the SCB above are the ones the weight's encoder left (made after it); made alone from
+        // a fresh plan they are read and computed: the same bits, rows of NaN and overflow included
+        float[] odd = gate.clone();
+        odd[3 * 64 + 5] = Float.NaN;
+        odd[7 * 64] = 1e6f; // beyond float16: the row's SCB is infinity
+        ForgetPlan left = AMN.planForget(model(odd), "int8", ForgetOptions.defaults(), new LossMeter());
+        ForgetPlan fresh = AMN.planForget(model(odd), "int8", ForgetOptions.defaults(), new LossMeter());
+        PlannedTensor scbTensor = fresh.tensors().stream().filter(t -> t.name().equals(prefix + ".SCB")).findFirst().orElseThrow();
+        assertThat(scbTensor.producer()).isInstanceOf(io.anamnesis.api.spi.TensorProducer.After.class);
+        byte[] computed = produce(List.of(scbTensor)).bytes(prefix + ".SCB");
+        assertThat(produce(left).bytes(prefix + ".SCB")).containsExactly(computed);
+        assertThat(f32(computed)[7]).isEqualTo(Float.POSITIVE_INFINITY);
         assertThat(f32(Fixtures.recover(out, DType.F32))).hasSize(16 * 64);
     }
 
