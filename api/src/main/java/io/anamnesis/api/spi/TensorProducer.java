@@ -37,7 +37,7 @@ public interface TensorProducer {
      * which would otherwise be read and computed again from the whole weight. A writer may
      * run it later than its place in the file ({@link io.anamnesis.api.write.TensorDataWriter}
      * takes other work meanwhile); {@code producer} must still be right whenever it runs,
-     * computing for itself what {@code first} has not left.
+     * computing for itself what {@code first} has not left (a {@link Handoff} carries it).
      *
      * @param producer makes the bytes
      * @param first    the producer of the tensor to wait for (the same object as that tensor's)

@@ -6,6 +6,7 @@ import io.anamnesis.api.Shape;
 import io.anamnesis.api.numeric.LittleEndian;
 import io.anamnesis.api.spi.DenseReader;
 import io.anamnesis.api.spi.DenseTensor;
+import io.anamnesis.api.spi.Handoff;
 import io.anamnesis.api.json.Json;
 import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.TensorProducer;
@@ -242,26 +243,26 @@ final class FourBitTensors {
     }
 
     /**
-     * The block absmax the weight's producer computed, one array per piece of the weight,
-     * taken (once) by the absmax tensor's producer, which the writer makes after the weight.
+     * The block absmax the weight's producer computed, one array per piece of the weight
+     * ({@link Handoff}), for the absmax tensor, which the writer makes after the weight.
      */
     static final class PieceAbsmax implements AbsmaxSource {
-        private final java.util.concurrent.atomic.AtomicReferenceArray<float[]> pieces;
+        private final Handoff<float[]> pieces;
         private final int piece;
 
         PieceAbsmax(long elements, int piece) {
             this.piece = piece;
-            this.pieces = new java.util.concurrent.atomic.AtomicReferenceArray<>(Math.toIntExact(ceilDiv(elements, piece)));
+            this.pieces = new Handoff<>(ceilDiv(elements, piece));
         }
 
         void put(long element, float[] absmax) {
-            if (element % piece == 0) pieces.set(Math.toIntExact(element / piece), absmax);
+            if (element % piece == 0) pieces.put(element / piece, absmax);
         }
 
         @Override
         public boolean copyBlockAbsmax(long element, int blocks, float[] dest) {
             if (element % piece != 0) return false;
-            float[] a = pieces.getAndSet(Math.toIntExact(element / piece), null);
+            float[] a = pieces.take(element / piece);
             if (a == null || a.length != blocks) return false;
             System.arraycopy(a, 0, dest, 0, blocks);
             return true;

@@ -6,6 +6,7 @@ import io.anamnesis.api.Shape;
 import io.anamnesis.api.numeric.LittleEndian;
 import io.anamnesis.api.spi.DenseReader;
 import io.anamnesis.api.spi.DenseTensor;
+import io.anamnesis.api.spi.Handoff;
 import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.TensorProducer;
 
@@ -22,26 +23,6 @@ import java.util.List;
  * few rows, so memory stays bounded whatever the chunk.
  */
 final class Int8Tensors {
-    /** Each row's SCB as the weight's encoder computed it, taken once by the SCB tensor's producer. */
-    static final class RowScales {
-        /** No SCB held for the row (a held one is its float bits with bit 32 set). */
-        static final long NONE = 0;
-        private final java.util.concurrent.atomic.AtomicLongArray rows;
-
-        RowScales(long rows) {
-            this.rows = new java.util.concurrent.atomic.AtomicLongArray(Math.toIntExact(rows));
-        }
-
-        void put(long row, float scb) {
-            rows.set(Math.toIntExact(row), (1L << 32) | (Float.floatToRawIntBits(scb) & 0xFFFF_FFFFL));
-        }
-
-        /** The row's SCB bits (and bit 32), or {@link #NONE}; the row holds none afterwards. */
-        long take(long row) {
-            return rows.getAndSet(Math.toIntExact(row), NONE);
-        }
-    }
-
     private Int8Tensors() {
     }
 
@@ -52,7 +33,7 @@ final class Int8Tensors {
         int cols = Math.toIntExact(t.shape().dim(1));
         int rowsPerPiece = Math.max(1, FourBitTensors.PIECE / Math.max(1, cols));
         List<PlannedTensor> out = new ArrayList<>();
-        RowScales left = new RowScales(rows); // each row's SCB as the weight's encoder computed it
+        Handoff<Float> left = new Handoff<>(rows); // each row's SCB as the weight's encoder computed it
         TensorProducer weightProducer = arena -> {
             DenseReader reader = DenseReader.open(t, arena);
             float[] x = new float[rowsPerPiece * cols];
@@ -88,10 +69,10 @@ final class Int8Tensors {
                     int k = (int) Math.min(rowsPerPiece, first + count - r);
                     boolean read = false;
                     for (int i = 0; i < k; i++) {
+                        Float kept = left.take(r + i);
                         float scb;
-                        long bits = left.take(r + i);
-                        if (bits != RowScales.NONE) {
-                            scb = Float.intBitsToFloat((int) bits);
+                        if (kept != null) {
+                            scb = kept;
                         } else {
                             if (!read) {
                                 if (reader[0] == null) reader[0] = DenseReader.open(t, arena);

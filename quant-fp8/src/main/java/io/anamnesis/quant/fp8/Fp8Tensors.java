@@ -7,6 +7,7 @@ import io.anamnesis.api.numeric.Floats;
 import io.anamnesis.api.numeric.LittleEndian;
 import io.anamnesis.api.spi.DenseReader;
 import io.anamnesis.api.spi.DenseTensor;
+import io.anamnesis.api.spi.Handoff;
 import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.TensorProducer;
 
@@ -22,7 +23,7 @@ import java.util.List;
  * {@code [ceil(rows/bh), ceil(cols/bw)]} per block), each produced from the dense values, a few
  * rows at a time. A per-tensor scale needs the whole tensor's amax first: one streaming pass,
  * done once by whichever producer asks first. Block and channel scales are computed by the
- * weight's encoder anyway: it leaves them ({@link BandScales}) for the scale tensor, which the
+ * weight's encoder anyway: it leaves each band's row ({@link Handoff}) for the scale tensor, which the
  * writer makes after the weight ({@link TensorProducer.After}); a band whose scales were not
  * left is read and computed again.
  */
@@ -45,7 +46,7 @@ final class Fp8Tensors {
         Fp8Recipe.Granularity g = spec.granularity();
 
         // per block or channel, the scales the weight's encoder computes, left for the scale tensor
-        BandScales left = g == Fp8Recipe.Granularity.TENSOR ? null : new BandScales(ceilDiv(rows, tiling.band));
+        Handoff<float[]> left = g == Fp8Recipe.Granularity.TENSOR ? null : new Handoff<>(ceilDiv(rows, tiling.band));
         TensorProducer weightProducer = arena -> {
             DenseReader reader = DenseReader.open(t, arena);
             Tile tile = tiling.tile();
@@ -131,7 +132,7 @@ final class Fp8Tensors {
      * Stores the scale rows of bands {@code [b, b + bands)} as the weight's producer left them,
      * at output row {@code at}; false, storing nothing, when one of them was not left.
      */
-    private static boolean storeLeft(BandScales left, long b, int bands, long at, int scaleCols, MemorySegment dest, DType sd) {
+    private static boolean storeLeft(Handoff<float[]> left, long b, int bands, long at, int scaleCols, MemorySegment dest, DType sd) {
         float[][] rows = new float[bands][];
         for (int k = 0; k < bands; k++) {
             rows[k] = left.take(b + k);
@@ -141,27 +142,6 @@ final class Fp8Tensors {
             for (int j = 0; j < scaleCols; j++) store(dest, (at + k) * scaleCols + j, rows[k][j], sd);
         }
         return true;
-    }
-
-    /**
-     * The scale rows of a weight's bands, put by the weight's producer as it encodes them and
-     * taken (once) by the scale tensor's: the same floats the scale producer would compute,
-     * held only between the two. Thread-safe; a row not (or no longer) here is computed again.
-     */
-    static final class BandScales {
-        private final java.util.concurrent.atomic.AtomicReferenceArray<float[]> rows;
-
-        BandScales(long bands) {
-            this.rows = new java.util.concurrent.atomic.AtomicReferenceArray<>(Math.toIntExact(bands));
-        }
-
-        void put(long band, float[] row) {
-            rows.set(Math.toIntExact(band), row);
-        }
-
-        float[] take(long band) {
-            return rows.getAndSet(Math.toIntExact(band), null);
-        }
     }
 
     /** One producer's buffers for a tile. */
