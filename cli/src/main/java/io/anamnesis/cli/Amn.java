@@ -150,7 +150,7 @@ public final class Amn implements Runnable {
     }
 
     public static void main(String[] args) {
-        if (args.length > 0 && !args[0].startsWith("-")) initializeBigDecimalAside();
+        if (args.length > 0 && !args[0].startsWith("-")) initializeAside(args);
         PrintWriter out = new PrintWriter(new java.io.OutputStreamWriter(System.out, StandardCharsets.UTF_8), true);
         PrintWriter err = new PrintWriter(new java.io.OutputStreamWriter(System.err, StandardCharsets.UTF_8), true);
         Map<String, String> env = System.getenv();
@@ -166,16 +166,42 @@ public final class Amn implements Runnable {
     }
 
     /**
-     * Initializes {@link java.math.BigDecimal} on a thread of its own. Reading a safetensors
-     * header or a config.json starts a Jackson parser, whose base class has BigDecimal
-     * constants, and JDK 25's BigDecimal computes 5^(2^16) while it initializes: 20-40 ms of
-     * CPU (measured) before the first byte of JSON, a fifth of what {@code amn inspect} takes.
-     * Started first, that work runs on the second core while this thread loads the modules and
-     * opens the file; if the parser gets there first it waits for the initialization as it
-     * would have anyway. Nothing is computed twice and no result is used.
+     * Initializes, on a thread of its own, the JDK classes whose first use is slow and that a
+     * command will need before its first byte of output. Started first, that work runs on the
+     * second core while this thread loads the modules and opens the file; if the command gets
+     * there first it waits for the initialization as it would have anyway. Nothing is computed
+     * twice and no result is used.
+     *
+     * <ul>
+     * <li>{@link java.math.BigDecimal}: reading a safetensors header or a config.json starts a
+     * Jackson parser, whose base class has BigDecimal constants, and JDK 25's BigDecimal
+     * computes 5^(2^16) while it initializes: 20-40 ms of CPU (measured) before the first byte
+     * of JSON, a fifth of what {@code amn inspect} takes.</li>
+     * <li>{@link java.util.Calendar}, when an argument names a zip-based file (a torch.save
+     * checkpoint, an .npz): commons-compress turns every directory record's DOS time into a
+     * {@code Date} through a {@code Calendar}, and the first one loads the locale providers
+     * and the time-zone data, about 20 ms of a 256 MiB .pth's 0.3 s (docs/benchmarks.md).</li>
+     * </ul>
      */
-    private static void initializeBigDecimalAside() {
-        Thread.ofPlatform().daemon().name("amn-init").start(() -> java.math.BigDecimal.ONE.signum());
+    private static void initializeAside(String[] args) {
+        boolean zipNamed = false;
+        for (String arg : args) zipNamed |= zipNamed(arg);
+        boolean calendar = zipNamed;
+        Thread.ofPlatform().daemon().name("amn-init").start(() -> {
+            if (calendar) java.util.Calendar.getInstance();
+            java.math.BigDecimal.ONE.signum();
+        });
+    }
+
+    /** A file name of a zip-based format: torch.save's (.pth, .pt, .bin, .ckpt) or NumPy's .npz. */
+    static boolean zipNamed(String arg) {
+        int dot = arg.lastIndexOf('.');
+        if (dot < 0) return false;
+        String ext = arg.substring(dot + 1).toLowerCase(java.util.Locale.ROOT);
+        return switch (ext) {
+            case "pth", "pt", "bin", "ckpt", "npz", "zip" -> true;
+            default -> false;
+        };
     }
 
     /**

@@ -280,4 +280,16 @@ class AmnTest {
         assertThat(r.code()).isZero();
         assertThat(r.out()).startsWith("amn ").contains("Java " + Runtime.version().feature());
     }
+
+    /** Which arguments start the side thread's Calendar warm-up (Amn.initializeAside): the zip-based formats only. */
+    @Test
+    void zipNamedArgumentsAreTheZipBasedFormats() {
+        assertThat(Amn.zipNamed("model.pth")).isTrue();
+        assertThat(Amn.zipNamed("dir.v2/pytorch_model.BIN")).isTrue();
+        assertThat(Amn.zipNamed("weights.npz")).isTrue();
+        assertThat(Amn.zipNamed("model.safetensors")).isFalse();
+        assertThat(Amn.zipNamed("model.gguf")).isFalse();
+        assertThat(Amn.zipNamed("--to")).isFalse();
+        assertThat(Amn.zipNamed("pth")).isFalse();
+    }
 }
