@@ -13,7 +13,8 @@ import java.util.concurrent.Callable;
  * {@code remember|dequantize <file> [--to T] [-o|--output P] [--threads N] [-q|--quiet]},
  * {@code convert <file> --to FORMAT [--dtype T] [--as-stored] [--gguf-kv K=T:V]... [--gguf-metadata F]
  * [--split-max-size S]} with the same output options ({@code --max-shard-size} among them),
- * each with {@code --debug} anywhere. For {@code remember} and {@code convert}, picocli's
+ * {@code forget|quantize <file> --to T|--like R} with its own options and the same output
+ * options, each with {@code --debug} anywhere. For {@code remember} and {@code convert}, picocli's
  * ~0.2 s of start-up is most of the fixed cost of a run. Picocli's start-up (Java 5 bytecode that the AOT cache
  * cannot hold, reflection, annotation proxies) is most of a 100 ms budget, and these are
  * the commands people and servers run in loops.
@@ -30,33 +31,43 @@ final class FastPath {
     private static final Set<String> OUTPUT = Set.of("-o", "--output", "--threads", "-q", "--quiet", "--max-shard-size");
 
     /**
+     * forget's options. Its run of a small file was twice remember's (0.36 s against 0.16 s
+     * for the 250 KB sample) before it came here: picocli's reflection over the commands,
+     * not the quantizing, was the difference.
+     */
+    private static final Set<String> FORGET = union(Set.of("--debug", "--to", "--like", "--imatrix", "--keep", "--pure",
+            "--block-size", "--double-quant", "--granularity", "--scale-dtype", "--report"), OUTPUT);
+
+    /**
      * The options each command takes on this route, by every name of the command; the same
      * as picocli's model of it minus help and version (which picocli prints), checked by
      * {@code FastPathTest} so that the two cannot drift: an option added to a command class
      * fails that test until it is here, and the other way round.
      */
-    static final Map<String, Set<String>> OPTIONS = Map.of(
-            "parse", Set.of("--debug", "--json"),
-            "inspect", Set.of("--debug", "--json", "--full", "--to"),
-            "info", Set.of("--debug", "--json", "--full", "--to"),
-            "remember", union(Set.of("--debug", "--to"), OUTPUT),
-            "dequantize", union(Set.of("--debug", "--to"), OUTPUT),
-            "convert", union(Set.of("--debug", "--to", "--dtype", "--as-stored", "--no-vocab", "--gguf-kv",
-                    "--gguf-metadata", "--split-max-size"), OUTPUT),
-            "formats", Set.of("--debug", "--json"),
-            "aot-train", Set.of("--debug"),
-            "aot-train-recover", Set.of("--debug"));
+    static final Map<String, Set<String>> OPTIONS = Map.ofEntries(
+            Map.entry("parse", Set.of("--debug", "--json")),
+            Map.entry("inspect", Set.of("--debug", "--json", "--full", "--to")),
+            Map.entry("info", Set.of("--debug", "--json", "--full", "--to")),
+            Map.entry("remember", union(Set.of("--debug", "--to"), OUTPUT)),
+            Map.entry("dequantize", union(Set.of("--debug", "--to"), OUTPUT)),
+            Map.entry("convert", union(Set.of("--debug", "--to", "--dtype", "--as-stored", "--no-vocab", "--gguf-kv",
+                    "--gguf-metadata", "--split-max-size"), OUTPUT)),
+            Map.entry("forget", FORGET),
+            Map.entry("quantize", FORGET),
+            Map.entry("formats", Set.of("--debug", "--json")),
+            Map.entry("aot-train", Set.of("--debug")),
+            Map.entry("aot-train-recover", Set.of("--debug")));
 
     /**
-     * Commands that always go through picocli: forget and diff run long enough that its
-     * start-up does not matter, and their options are too many to mirror here ({@code diff}
-     * reads two whole models); completion and man print picocli's own model of the commands.
+     * Commands that always go through picocli: diff reads two whole models, so its start-up
+     * does not matter; completion and man print picocli's own model of the commands.
      */
-    static final Set<String> PICOCLI_ONLY_COMMANDS = Set.of("forget", "quantize", "diff", "completion", "man");
+    static final Set<String> PICOCLI_ONLY_COMMANDS = Set.of("diff", "completion", "man");
 
     /** The options above that take a value. */
     static final Set<String> TAKE_A_VALUE = Set.of("--to", "--dtype", "-o", "--output", "--threads", "--gguf-kv",
-            "--gguf-metadata", "--max-shard-size", "--split-max-size");
+            "--gguf-metadata", "--max-shard-size", "--split-max-size", "--like", "--imatrix", "--keep", "--block-size",
+            "--granularity", "--scale-dtype", "--report");
 
     private static Set<String> union(Set<String> a, Set<String> b) {
         Set<String> out = new java.util.HashSet<>(a);
@@ -81,6 +92,8 @@ final class FastPath {
         boolean noVocab = false;
         String splitMaxSize = null;
         boolean inspect = command.equals("inspect") || command.equals("info");
+        boolean forget = command.equals("forget") || command.equals("quantize");
+        ForgetCommand forgetting = forget ? new ForgetCommand() : null;
         Recover.OutputOptions output = new Recover.OutputOptions();
         GgufMetadataOptions gguf = new GgufMetadataOptions();
         Set<String> accepted = OPTIONS.get(command);
@@ -88,6 +101,24 @@ final class FastPath {
         for (; i < args.length; i++) {
             String a = args[i];
             if (a.startsWith("-") && !a.equals(InputRef.STDIN) && !accepted.contains(a)) return OptionalInt.empty();
+            if (forget && !OUTPUT.contains(a) && !a.equals("--debug")) {
+                // forget's own options; the output options are shared with remember below
+                if (TAKE_A_VALUE.contains(a) && (i + 1 == args.length || accepted.contains(args[i + 1]))) {
+                    return OptionalInt.empty(); // picocli says a value is missing
+                }
+                boolean set;
+                try {
+                    set = forgetOption(forgetting, a, TAKE_A_VALUE.contains(a) ? args[++i] : null);
+                } catch (Fallback e) {
+                    return OptionalInt.empty();
+                }
+                if (!set) {
+                    if (a.startsWith("-") && !a.equals(InputRef.STDIN)) return OptionalInt.empty();
+                    if (input != null) return OptionalInt.empty();
+                    input = a;
+                }
+                continue;
+            }
             switch (a) {
                 case "--debug" -> {
                 }
@@ -97,11 +128,11 @@ final class FastPath {
                     full = true;
                 }
                 case "-o", "--output" -> {
-                    if (!remember || i + 1 == args.length || output.output != null) return OptionalInt.empty();
+                    if (!(remember || forget) || i + 1 == args.length || output.output != null) return OptionalInt.empty();
                     output.output = args[++i];
                 }
                 case "--threads" -> {
-                    if (!remember || i + 1 == args.length || output.threads != null) return OptionalInt.empty();
+                    if (!(remember || forget) || i + 1 == args.length || output.threads != null) return OptionalInt.empty();
                     try {
                         output.threads = Integer.parseInt(args[++i]);
                     } catch (NumberFormatException e) {
@@ -109,7 +140,7 @@ final class FastPath {
                     }
                 }
                 case "--max-shard-size" -> {
-                    if (!remember || i + 1 == args.length || output.maxShardSize != null) return OptionalInt.empty();
+                    if (!(remember || forget) || i + 1 == args.length || output.maxShardSize != null) return OptionalInt.empty();
                     output.maxShardSize = args[++i];
                 }
                 case "--split-max-size" -> {
@@ -117,7 +148,7 @@ final class FastPath {
                     splitMaxSize = args[++i];
                 }
                 case "-q", "--quiet" -> {
-                    if (!remember) return OptionalInt.empty();
+                    if (!(remember || forget)) return OptionalInt.empty();
                     output.quiet = true;
                 }
                 case "--as-stored" -> {
@@ -224,6 +255,13 @@ final class FastPath {
                 c.output = output;
                 call = c;
             }
+            case "forget", "quantize" -> {
+                if (input == null || json) return OptionalInt.empty();
+                forgetting.parent = parent;
+                forgetting.input = input;
+                forgetting.output = output;
+                call = forgetting;
+            }
             case "formats" -> {
                 if (input != null) return OptionalInt.empty();
                 FormatsCommand c = new FormatsCommand();
@@ -241,6 +279,52 @@ final class FastPath {
             return OptionalInt.of(Amn.failure(e, context));
         } catch (Exception e) {
             return OptionalInt.of(Amn.failure(e, context));
+        }
+    }
+
+    /**
+     * Sets forget's option {@code name} (with its {@code value}, for those that take one) as
+     * picocli would; false for what is not one of forget's own options (the input), and false
+     * too, so that picocli reports it, for a value picocli would refuse or a second use of an
+     * option given once.
+     */
+    private static boolean forgetOption(ForgetCommand c, String name, String value) {
+        try {
+            switch (name) {
+                case "--to" -> c.target = once(c.target, value);
+                case "--like" -> c.like = once(c.like, value);
+                case "--imatrix" -> c.imatrix = once(c.imatrix, java.nio.file.Path.of(value));
+                case "--report" -> c.report = once(c.report, java.nio.file.Path.of(value));
+                case "--keep" -> c.keep.add(value);
+                case "--pure" -> c.pure = !c.pure ? true : failTwice();
+                case "--double-quant" -> c.doubleQuant = !c.doubleQuant ? true : failTwice();
+                case "--block-size" -> c.blockSize = once(c.blockSize, Integer.parseInt(value));
+                case "--granularity" -> c.granularity = once(c.granularity, value);
+                case "--scale-dtype" -> c.scaleDtype = once(c.scaleDtype, value);
+                default -> {
+                    return false;
+                }
+            }
+            return true;
+        } catch (IllegalArgumentException e) {
+            // NumberFormatException, InvalidPathException, or an option given twice: picocli's message
+            throw new Fallback();
+        }
+    }
+
+    private static <T> T once(T current, T value) {
+        if (current != null) throw new IllegalArgumentException("given twice");
+        return value;
+    }
+
+    private static boolean failTwice() {
+        throw new IllegalArgumentException("given twice");
+    }
+
+    /** Thrown while reading the arguments: leave this command line to picocli. */
+    private static final class Fallback extends RuntimeException {
+        Fallback() {
+            super(null, null, false, false);
         }
     }
 }

@@ -15,6 +15,8 @@ import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.Quantizer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
@@ -283,5 +285,66 @@ class ForgetCommandTest {
                 .contains("(targets: int8)");
         Runs.Run stored = amn(withToyQuantizer(), "convert", f.toString(), "--to", "safetensors", "--dtype", "int8", "--as-stored");
         assertThat(stored.code()).isEqualTo(2);
+    }
+
+    /**
+     * forget takes the fast path (FastPath) on the lines it can read itself and leaves the rest
+     * to picocli: either way the same exit code, messages and bytes written, including for
+     * every usage error (a missing value, an option given twice, a number that is not one).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"forget F --to int8 -o OUT", "quantize F --to INT8 -q -o OUT --threads 1",
+            "forget F --to int8 --keep ^lay --keep ^no -o OUT", "forget F --to int8 --pure --quiet -o OUT",
+            "forget F --to int8 --report REPORT -o OUT -q", "forget F --to q4_k -o OUT", "forget F -o OUT",
+            "forget F --to int8 --to int8 -o OUT", "forget F --to int8 --pure --pure -o OUT",
+            "forget F --to int8 --block-size x -o OUT", "forget F --to int8 --block-size 64 -o OUT",
+            "forget F --to int8 --keep ( -o OUT", "forget F --to -o OUT", "forget F --to int8 -o",
+            "forget F G --to int8 -o OUT", "forget F --to int8 --like F -o OUT", "forget F --to int8 --json -o OUT",
+            "forget F --to int8 --double-quant --granularity block --scale-dtype f32 -o OUT",
+            "forget --debug F --to int8 -o OUT", "forget F --to int8 --imatrix MISSING -o OUT",
+            "forget F --to int8 -o OUT --threads 0", "forget MISSING --to int8 -o OUT"})
+    void forgetsFastPathAndPicocliAgree(String line) throws IOException {
+        Path f = Fakes.write(dir, "m.fake", "ok");
+        Runs.Run[] runs = new Runs.Run[2];
+        byte[][] written = new byte[2][];
+        String[] reports = new String[2];
+        for (int route = 0; route < 2; route++) {
+            Path out = dir.resolve("out-" + route + ".safetensors");
+            Path report = dir.resolve("loss-" + route + ".json");
+            String[] args = line.replace("OUT", out.toString()).replace("REPORT", report.toString())
+                    .replace("MISSING", dir.resolve("none.fake").toString()).replace("G", f.toString())
+                    .replace("F", f.toString()).split(" ");
+            runs[route] = Runs.amn(withToyQuantizer(), Map.of(), dir, route == 0, args);
+            written[route] = Files.exists(out) ? Files.readAllBytes(out) : null;
+            reports[route] = Files.exists(report) ? Files.readString(report) : null;
+        }
+        assertThat(runs[0].code()).as(line + ": " + runs[0].err()).isEqualTo(runs[1].code());
+        assertThat(runs[0].err().replace("out-0", "out-X").replaceAll("\tat .*\\R", ""))
+                .isEqualTo(runs[1].err().replace("out-1", "out-X").replaceAll("\tat .*\\R", ""));
+        // the summary line ends with the run's duration, which may differ
+        assertThat(runs[0].out().replace("out-0", "out-X").replaceAll("in [0-9.]+ s", "in T s"))
+                .isEqualTo(runs[1].out().replace("out-1", "out-X").replaceAll("in [0-9.]+ s", "in T s"));
+        assertThat(written[0]).isEqualTo(written[1]);
+        assertThat(reports[0] == null ? null : reports[0].replace("out-0", "out-X"))
+                .isEqualTo(reports[1] == null ? null : reports[1].replace("out-1", "out-X"));
+    }
+
+    /** forget's usual line is read without picocli (FastPath), and writes what it is asked to. */
+    @Test
+    void theFastPathTakesForgetAndWrites() throws IOException {
+        Path f = Fakes.write(dir, "m.fake", "ok");
+        Path out = dir.resolve("fast.safetensors");
+        java.io.StringWriter said = new java.io.StringWriter();
+        Amn.Context ctx = new Amn.Context(ForgetCommandTest::withToyQuantizer, new java.io.PrintWriter(said),
+                new java.io.PrintWriter(said), Map.of(), dir, false);
+        var code = FastPath.run(ctx, "quantize", f.toString(), "--to", "int8", "--keep", "^lay", "-o", out.toString(), "-q");
+        assertThat(code).as(said.toString()).hasValue(0);
+        assertThat(said.toString()).isEmpty();
+        Map<String, Runs.Stored> t = Runs.readSafetensors(out, new LinkedHashMap<>());
+        assertThat(t.get("layer").dtype()).isEqualTo("F32"); // kept by --keep
+        // what the fast path leaves to picocli: a second --to, a value that is an option
+        assertThat(FastPath.run(ctx, "forget", f.toString(), "--to", "int8", "--to", "int8")).isEmpty();
+        assertThat(FastPath.run(ctx, "forget", f.toString(), "--to", "--pure")).isEmpty();
+        assertThat(FastPath.run(ctx, "forget", f.toString(), "--to=int8")).isEmpty();
     }
 }
