@@ -17,7 +17,7 @@ import java.util.stream.Stream;
 
 /**
  * Hidden: the build's AOT training runs ({@code AMN_AOT_TRAIN=... amn aot-train <samples>} and
- * {@code amn aot-train-recover <samples>}), where {@code <samples>} is a file or a folder of
+ * {@code amn aot-train-recover <samples>}, once on each kind of kernels), where {@code <samples>} is a file or a folder of
  * sample files (the build's holds the bundled safetensors sample and a GGUF file made from
  * it). Each sample goes through the quick commands, or through {@code remember}, in one JVM,
  * output discarded, so that the AOT cache holds the classes and linked call sites of every
@@ -41,7 +41,11 @@ class AotTrainCommand implements Callable<Integer> {
     /** Recovery instead of the quick commands: the training run of {@code amn-recover.aot}. */
     boolean recover;
 
-    /** {@code amn aot-train-recover <samples>}: {@code remember} of each sample. */
+    /**
+     * {@code amn aot-train-recover <samples>}: {@code remember} and {@code forget} of each
+     * sample; trains {@code amn-recover.aot} on the scalar kernels and {@code amn-vector.aot}
+     * with {@code AMN_KERNELS=auto}.
+     */
     @Command(name = "aot-train-recover", hidden = true)
     static final class Recover extends AotTrainCommand {
         Recover() {
@@ -82,9 +86,29 @@ class AotTrainCommand implements Callable<Integer> {
                 new String[]{"inspect", sample + ".missing"});
     }
 
+    /**
+     * {@code remember} of the sample, then {@code forget} to the targets the launcher runs on
+     * this JVM's kernels: the bitsandbytes and FP8 encoders on the scalar ones (the cache of
+     * {@code remember}), the GGUF encoders on the vector ones (the cache of {@code auto} and
+     * {@code vector}). A forget a sample cannot take (a row length no block fits, a format that
+     * is not a dense model) still caches what it loaded before it said so.
+     */
     private static List<String[]> recoverRuns(String sample, Path output) {
-        return List.<String[]>of(new String[]{"remember", "--quiet", "--to", "bf16", "-o", output.toString(), sample});
+        List<String[]> runs = new ArrayList<>();
+        runs.add(new String[]{"remember", "--quiet", "--to", "bf16", "-o", output.toString(), sample});
+        boolean vector = !"scalar".equals(System.getProperty("anamnesis.kernels", "scalar"));
+        String stem = output.getFileName().toString().replaceFirst("\\.safetensors$", "");
+        for (String target : vector ? VECTOR_TARGETS : SCALAR_TARGETS) {
+            String file = stem + "-" + target + (vector ? ".gguf" : ".safetensors");
+            runs.add(new String[]{"forget", "--quiet", "--to", target, "-o", output.resolveSibling(file).toString(), sample});
+        }
+        return runs;
     }
+
+    /** forget's targets that the launcher runs on the scalar kernels (bin/amn). */
+    static final List<String> SCALAR_TARGETS = List.of("nf4", "int8", "fp8");
+    /** forget's targets that the launcher runs in {@code auto}: the GGUF encoders, legacy, K and i-quants. */
+    static final List<String> VECTOR_TARGETS = List.of("q8_0", "q4_0", "q4_k_m", "q6_k", "iq4_xs");
 
     /** The sample, or the regular files of a folder of samples in name order. */
     private static List<String> samples(Path path) throws IOException {
