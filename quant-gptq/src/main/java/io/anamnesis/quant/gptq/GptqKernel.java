@@ -109,8 +109,10 @@ public final class GptqKernel {
         } else if (vector && target.equals(DType.F16) && GptqVectorKernel.supports(l, DType.F32)) {
             GptqVectorKernel.dequantizeRowsToF16(qweight, qzeros, scales, groupOf, l, firstRow, rowCount, dest);
         } else {
-            int[] wordGroups = GptqTableKernel.wordGroups(l, groupOf);
-            if (wordGroups != null) {
+            int[] wordGroups = wordGroups(l, groupOf);
+            if (GptqEightBitKernel.applies(l, wordGroups)) {
+                GptqEightBitKernel.dequantizeRows(qweight, qzeros, scales, wordGroups, l, firstRow, rowCount, target, dest);
+            } else if (wordGroups != null) {
                 GptqTableKernel.dequantizeRows(qweight, qzeros, scales, wordGroups, l, firstRow, rowCount, target, dest);
             } else {
                 dequantizeRowsScalar(qweight, qzeros, scales, groupOf, l, firstRow, rowCount, target, dest);
@@ -118,7 +120,30 @@ public final class GptqKernel {
         }
     }
 
-    /** The kernel {@code amn} runs by default: {@link GptqTableKernel} where it applies, else the scalar one. */
+    /**
+     * The group of each int32 word of a packed column, or null when a word's inputs span two
+     * groups or the width packs no whole number of values in a word (3 bits): where it is not
+     * null, the lookup kernel (2 and 4 bits) and the word kernel (8 bits) apply.
+     */
+    static int[] wordGroups(Layout l, int[] groupOf) {
+        if (l.bits() != 2 && l.bits() != 4 && l.bits() != 8) return null;
+        int perWord = 32 / l.bits();
+        if (l.in() % perWord != 0) return null;
+        int[] g = new int[l.in() / perWord];
+        for (int r = 0; r < g.length; r++) {
+            int first = groupOf[r * perWord];
+            for (int k = 1; k < perWord; k++) {
+                if (groupOf[r * perWord + k] != first) return null;
+            }
+            g[r] = first;
+        }
+        return g;
+    }
+
+    /**
+     * The kernel {@code amn} runs by default: {@link GptqTableKernel} (2 and 4 bits) or
+     * {@link GptqEightBitKernel} where they apply, else the scalar one.
+     */
     public static void dequantizeRowsNoVector(MemorySegment qweight, MemorySegment qzeros, MemorySegment scales,
                                               int[] groupOf, Layout l, int firstRow, int rowCount, DType target,
                                               MemorySegment dest) {

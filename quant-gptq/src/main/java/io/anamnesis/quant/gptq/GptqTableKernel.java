@@ -26,22 +26,6 @@ final class GptqTableKernel {
 
     private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 
-    /** The group of each int32 word of a packed column, or null when a word's inputs span two groups. */
-    static int[] wordGroups(GptqKernel.Layout l, int[] groupOf) {
-        if (l.bits() != 2 && l.bits() != 4) return null;
-        int perWord = 32 / l.bits();
-        if (l.in() % perWord != 0) return null;
-        int[] g = new int[l.in() / perWord];
-        for (int r = 0; r < g.length; r++) {
-            int first = groupOf[r * perWord];
-            for (int k = 1; k < perWord; k++) {
-                if (groupOf[r * perWord + k] != first) return null;
-            }
-            g[r] = first;
-        }
-        return g;
-    }
-
     /** Output rows {@code [firstRow, firstRow + rowCount)} into {@code dest}, as {@link GptqKernel#dequantizeRowsScalar}. */
     static void dequantizeRows(MemorySegment qweight, MemorySegment qzeros, MemorySegment scales, int[] wordGroup,
                                GptqKernel.Layout l, int firstRow, int rowCount, DType target, MemorySegment dest) {

@@ -47,12 +47,14 @@ class GptqTableKernelTest {
     void appliesOnlyWhenEveryWordHasOneGroup() {
         GptqKernel.Layout four = new GptqKernel.Layout(4, 64, 8, 2, 1, 1, DType.F16);
         int[] sequential = GptqKernel.sequentialGroups(64, 32);
-        assertThat(GptqTableKernel.wordGroups(four, sequential)).hasSize(8).startsWith(0, 0, 0, 0, 1);
+        assertThat(GptqKernel.wordGroups(four, sequential)).hasSize(8).startsWith(0, 0, 0, 0, 1);
         int[] actOrder = sequential.clone();
         actOrder[3] = 1;
-        assertThat(GptqTableKernel.wordGroups(four, actOrder)).isNull();
-        assertThat(GptqTableKernel.wordGroups(new GptqKernel.Layout(8, 64, 8, 2, 2, 1, DType.F16), sequential)).isNull();
-        assertThat(GptqTableKernel.wordGroups(new GptqKernel.Layout(3, 64, 8, 2, 1, 1, DType.F16), sequential)).isNull();
+        assertThat(GptqKernel.wordGroups(four, actOrder)).isNull();
+        assertThat(GptqKernel.wordGroups(new GptqKernel.Layout(8, 64, 8, 2, 2, 1, DType.F16), sequential))
+                .hasSize(16).startsWith(0, 0, 0, 0, 0, 0, 0, 0, 1); // the 8-bit word kernel's
+        assertThat(GptqKernel.wordGroups(new GptqKernel.Layout(8, 64, 8, 2, 2, 1, DType.F16), actOrder)).isNull();
+        assertThat(GptqKernel.wordGroups(new GptqKernel.Layout(3, 64, 8, 2, 1, 1, DType.F16), sequential)).isNull();
     }
 
     private static void compare(GptqLayer l, DType target) {
@@ -63,7 +65,7 @@ class GptqTableKernelTest {
             MemorySegment sc = arena.allocate(s.length * 2L);
             MemorySegment.copy(s, 0, sc, ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, s.length);
             var layout = new GptqKernel.Layout(l.bits, l.in, l.out, l.groups, l.zeroWords(), 1, DType.F16);
-            int[] wordGroups = GptqTableKernel.wordGroups(layout, l.gIdx);
+            int[] wordGroups = GptqKernel.wordGroups(layout, l.gIdx);
             assertThat(wordGroups).as("the table kernel applies").isNotNull();
             long bytes = target.byteSize((long) l.in * l.out);
             MemorySegment table = arena.allocate(bytes);
