@@ -65,9 +65,13 @@ public final class TensorDataWriter {
                 MemorySegment buffer = null;
                 Slab slab;
                 while (failure.get() == null && (slab = schedule.take()) != null) {
-                    long need = chunkBytes(slab.region().tensor());
-                    if (buffer == null || buffer.byteSize() < need) {
-                        buffer = bufferArena.allocate(Math.max(need, CHUNK_BYTES), 64);
+                    // Sized to what the slabs need, doubling up to a chunk: an allocation is
+                    // zeroed, and a small file's run spent more on zeroing two 4 MiB buffers
+                    // than on its tensors. A slab the kernel copies needs none.
+                    long need = copiesInKernel(channel, slab) ? 0 : chunkBytes(slab.region().tensor());
+                    if (need > 0 && (buffer == null || buffer.byteSize() < need)) {
+                        long grown = buffer == null ? 0 : Math.min(CHUNK_BYTES, 2 * buffer.byteSize());
+                        buffer = bufferArena.allocate(Math.max(need, grown), 64);
                     }
                     fillSlab(channel, slab, buffer, options.progress());
                     schedule.done(slab);
@@ -188,12 +192,21 @@ public final class TensorDataWriter {
         return out;
     }
 
+    /**
+     * Whether the slab's bytes go file to file without this process's memory: a stored copy,
+     * unless the output is a stream (AtomicOutput.InOrder: standard output, a FIFO), which has
+     * no position to copy to.
+     */
+    private static boolean copiesInKernel(FileChannel channel, Slab slab) {
+        return slab.region().tensor().producer() instanceof TensorProducer.StoredCopy
+                && !(channel instanceof AtomicOutput.InOrder);
+    }
+
     private static void fillSlab(FileChannel channel, Slab slab, MemorySegment buffer, ProgressListener progress)
             throws IOException {
         PlannedTensor t = slab.region().tensor();
-        // a stream (AtomicOutput.InOrder: standard output, a FIFO) has no position to copy to
-        if (t.producer() instanceof TensorProducer.StoredCopy copy && !(channel instanceof AtomicOutput.InOrder)) {
-            copySlab(channel, slab, copy.region(), progress);
+        if (copiesInKernel(channel, slab)) {
+            copySlab(channel, slab, ((TensorProducer.StoredCopy) t.producer()).region(), progress);
             return;
         }
         long chunk = chunkElements(t);
