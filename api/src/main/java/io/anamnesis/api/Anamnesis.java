@@ -72,10 +72,19 @@ public final class Anamnesis {
                       List<Quantizer> quantizers, List<ModelExporter> exporters) {
         this.readers = List.copyOf(readers);
         this.writers = List.copyOf(writers);
-        this.dequantizers = dequantizers.stream().sorted(Comparator.comparing(Dequantizer::scheme)).toList();
-        this.quantizers = quantizers.stream().sorted(Comparator.comparing(Quantizer::scheme)).toList();
+        this.dequantizers = dequantizers.stream().sorted(BY_DEQUANTIZER_SCHEME).toList();
+        this.quantizers = quantizers.stream().sorted(BY_QUANTIZER_SCHEME).toList();
         this.exporters = List.copyOf(exporters);
     }
+
+    // Comparators written out, not Comparator.comparing(...): a lambda of ours comes from the
+    // AOT cache, the key-extracting comparators the JDK's Comparator spins do not (the
+    // class-load log of a remember: four Comparator$$Lambda classes defined at run time, a
+    // few ms of start-up).
+    private static final Comparator<Dequantizer> BY_DEQUANTIZER_SCHEME = (a, b) -> a.scheme().compareTo(b.scheme());
+    private static final Comparator<Quantizer> BY_QUANTIZER_SCHEME = (a, b) -> a.scheme().compareTo(b.scheme());
+    /** The highest {@link FormatReader#priority()} first. */
+    private static final Comparator<FormatReader> BY_PRIORITY = (a, b) -> Integer.compare(b.priority(), a.priority());
 
     private static final class Installed {
         static final Anamnesis INSTANCE = loadFrom(Thread.currentThread().getContextClassLoader());
@@ -195,12 +204,11 @@ public final class Anamnesis {
     /** The reader for what a probe shows (the file's name, size and first bytes), as {@link #detect(Path)}. */
     private FormatReader detect(FileProbe probe) {
         String name = probe.fileName();
-        Comparator<FormatReader> byPriority = Comparator.comparingInt(FormatReader::priority).reversed();
-        Optional<FormatReader> byMagic = readers.stream().filter(r -> r.canRead(probe)).sorted(byPriority).findFirst();
+        Optional<FormatReader> byMagic = readers.stream().filter(r -> r.canRead(probe)).sorted(BY_PRIORITY).findFirst();
         if (byMagic.isPresent()) return byMagic.get();
         String ext = probe.extension();
         Optional<FormatReader> byExtension = readers.stream()
-                .filter(r -> r.fileExtensions().contains(ext)).sorted(byPriority).findFirst();
+                .filter(r -> r.fileExtensions().contains(ext)).sorted(BY_PRIORITY).findFirst();
         if (byExtension.isPresent()) return byExtension.get();
         Optional<String> guess = KnownModules.guessFormat(probe);
         if (guess.isPresent() && readers.stream().anyMatch(r -> r.format().equals(guess.get()))) {
@@ -331,8 +339,7 @@ public final class Anamnesis {
             throw new UnsupportedFeatureException("a zip-based file (npz, PyTorch) cannot be read from a stream:"
                     + " its directory is at the end, so every byte would have to be read first; save it to a file");
         }
-        Comparator<FormatReader> byPriority = Comparator.comparingInt(FormatReader::priority).reversed();
-        FormatReader reader = readers.stream().filter(r -> r.canRead(probe)).sorted(byPriority).findFirst()
+        FormatReader reader = readers.stream().filter(r -> r.canRead(probe)).sorted(BY_PRIORITY).findFirst()
                 .orElseThrow(() -> new UnsupportedFeatureException("no installed reader recognizes the stream"
                         + " (a safetensors or GGUF header can be read from a stream)"));
         try {

@@ -158,9 +158,19 @@ public final class ModelLocator {
     }
 
     /** Names starting with {@code model.} or {@code model-} first (transformers' safetensors names), then by name. */
-    private static final Comparator<String> MODEL_FIRST = Comparator
-            .comparing((String n) -> !(n.startsWith("model.") || n.startsWith("model-")))
-            .thenComparing(Comparator.naturalOrder());
+    private static final Comparator<String> MODEL_FIRST = (a, b) -> {
+        int byPrefix = Boolean.compare(!transformersName(a), !transformersName(b));
+        return byPrefix != 0 ? byPrefix : a.compareTo(b);
+    };
+
+    private static boolean transformersName(String n) {
+        return n.startsWith("model.") || n.startsWith("model-");
+    }
+
+    // Comparators written out, not Comparator.comparing(...): a lambda of ours comes from the
+    // AOT cache, the comparators the JDK's Comparator spins at run time do not (a few ms of
+    // every remember's start-up, in the class-load log).
+    private static final Comparator<Path> BY_FILE_NAME = (a, b) -> fileName(a).compareTo(fileName(b));
 
     /** The index files of a folder, the preferred one first. */
     static List<Path> indexes(Path folder, Collection<String> tensorExtensions) {
@@ -168,7 +178,7 @@ public final class ModelLocator {
         for (Path f : regularFiles(folder)) {
             if (isIndexName(fileName(f), tensorExtensions)) out.add(f);
         }
-        out.sort(Comparator.comparing(ModelLocator::fileName, MODEL_FIRST));
+        out.sort((a, b) -> MODEL_FIRST.compare(fileName(a), fileName(b)));
         return out;
     }
 
@@ -176,7 +186,7 @@ public final class ModelLocator {
     static List<Path> regularFiles(Path folder) {
         try (Stream<Path> s = Files.list(folder)) {
             return s.filter(p -> !fileName(p).startsWith(".") && Files.isRegularFile(p))
-                    .sorted(Comparator.comparing(ModelLocator::fileName)).toList();
+                    .sorted(BY_FILE_NAME).toList();
         } catch (IOException e) {
             throw new TensorIOException("cannot list folder " + folder + ": " + e.getMessage(), e);
         }

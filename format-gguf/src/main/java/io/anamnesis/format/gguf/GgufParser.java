@@ -12,7 +12,6 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -153,7 +152,7 @@ final class GgufParser {
     private static void rejectOverlaps(List<GgufTensorInfo> tensors) {
         List<GgufTensorInfo> sorted = new ArrayList<>(tensors);
         sorted.removeIf(t -> t.byteSize() == 0);
-        sorted.sort(Comparator.comparingLong(GgufTensorInfo::offset));
+        sorted.sort((a, b) -> Long.compare(a.offset(), b.offset())); // not comparingLong: see SafetensorsHeader
         for (int i = 1; i < sorted.size(); i++) {
             GgufTensorInfo a = sorted.get(i - 1), b = sorted.get(i);
             if (a.offset() + a.byteSize() > b.offset()) {

@@ -19,7 +19,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -103,7 +102,7 @@ final class ZipRecords implements AutoCloseable {
         // Records must not overlap: otherwise many records could name the same bytes and one
         // file would stand for many times its size (the overlapping-entry zip bomb).
         List<ZipArchiveEntry> byOffset = new ArrayList<>(entries);
-        byOffset.sort(Comparator.comparingLong(ZipArchiveEntry::getLocalHeaderOffset));
+        byOffset.sort((a, b) -> Long.compare(a.getLocalHeaderOffset(), b.getLocalHeaderOffset())); // ours: from the AOT cache
         for (int i = 0; i + 1 < byOffset.size(); i++) {
             ZipArchiveEntry r = byOffset.get(i);
             ZipArchiveEntry next = byOffset.get(i + 1);

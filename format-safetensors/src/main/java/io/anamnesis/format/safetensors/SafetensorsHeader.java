@@ -20,7 +20,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -183,7 +182,9 @@ public record SafetensorsHeader(long headerLength, Map<String, String> metadata,
     private static List<Tensor> validate(List<Tensor> tensors) {
         List<Tensor> sorted = new ArrayList<>(tensors);
         // Stable: empty tensors sharing an offset keep their header order.
-        sorted.sort(Comparator.comparingLong(Tensor::begin).thenComparingLong(Tensor::end));
+        // (written out: the JDK's comparingLong comparators are spun at run time, ours come
+        // from the AOT cache)
+        sorted.sort((a, b) -> a.begin() != b.begin() ? Long.compare(a.begin(), b.begin()) : Long.compare(a.end(), b.end()));
         long expected = 0;
         for (Tensor t : sorted) {
             if (t.begin() < expected) {
