@@ -231,6 +231,19 @@ class CorpusCliTest {
         assertThat(formats.code()).as(formats.err()).isZero();
         assertThat(formats.out()).contains("Readers", "io.anamnesis.format.safetensors");
 
+        // The image looks its providers up in its module layer (Anamnesis.installed() with an
+        // empty class path), this test through the class path: the same providers either way.
+        JsonNode listed = new ObjectMapper().readTree(process(amn.get(), "formats", "--json").out());
+        io.anamnesis.api.Anamnesis here = io.anamnesis.api.Anamnesis.installed();
+        assertThat(values(listed.get("readers"), "format"))
+                .containsExactlyInAnyOrderElementsOf(here.readers().stream().map(r -> r.format()).toList());
+        assertThat(values(listed.get("writers"), "format"))
+                .containsExactlyInAnyOrderElementsOf(here.writers().stream().map(w -> w.format()).toList());
+        assertThat(values(listed.get("dequantizers"), "scheme"))
+                .containsExactlyElementsOf(here.dequantizers().stream().map(d -> d.scheme()).toList());
+        assertThat(values(listed.get("quantizers"), "scheme"))
+                .containsExactlyElementsOf(here.quantizers().stream().map(q -> q.scheme()).toList());
+
         Run inspect = process(amn.get(), "inspect", sample.get().toString());
         assertThat(inspect.code()).as(inspect.err()).isZero();
         assertThat(inspect.out()).contains("format      safetensors", "tensors     11");
@@ -264,5 +277,11 @@ class CorpusCliTest {
         } finally {
             deleteTree(tmp);
         }
+    }
+
+    private static List<String> values(JsonNode array, String field) {
+        List<String> out = new ArrayList<>();
+        array.forEach(n -> out.add(n.get(field).asText()));
+        return out;
     }
 }
