@@ -42,9 +42,9 @@ class AotTrainCommand implements Callable<Integer> {
     boolean recover;
 
     /**
-     * {@code amn aot-train-recover <samples>}: {@code remember} and {@code forget} of each
-     * sample; trains {@code amn-recover.aot} on the scalar kernels and {@code amn-vector.aot}
-     * with {@code AMN_KERNELS=auto}.
+     * {@code amn aot-train-recover <samples>}: {@code remember} of each sample, and with
+     * {@code AMN_KERNELS=auto} {@code forget} to GGUF types too; trains {@code amn-recover.aot}
+     * on the scalar kernels and {@code amn-vector.aot} on the vector ones.
      */
     @Command(name = "aot-train-recover", hidden = true)
     static final class Recover extends AotTrainCommand {
@@ -87,26 +87,26 @@ class AotTrainCommand implements Callable<Integer> {
     }
 
     /**
-     * {@code remember} of the sample, then {@code forget} to the targets the launcher runs on
-     * this JVM's kernels: the bitsandbytes and FP8 encoders on the scalar ones (the cache of
-     * {@code remember}), the GGUF encoders on the vector ones (the cache of {@code auto} and
-     * {@code vector}). A forget a sample cannot take (a row length no block fits, a format that
-     * is not a dense model) still caches what it loaded before it said so.
+     * {@code remember} of the sample; on the vector kernels (the cache of {@code auto} and
+     * {@code vector}, which forget to a GGUF type runs in) then {@code forget} to GGUF types.
+     * The scalar cache is trained on {@code remember} alone: the method profiles it keeps are
+     * those of the training runs, and forget's made remember's shared call sites (the writer,
+     * the readers) look polymorphic: a 1 GiB Q8_0 remember took 1.30 s instead of 1.05 with a
+     * cache trained on both (docs/benchmarks.md). A forget a sample cannot take still caches
+     * what it loaded before it said so.
      */
     private static List<String[]> recoverRuns(String sample, Path output) {
         List<String[]> runs = new ArrayList<>();
         runs.add(new String[]{"remember", "--quiet", "--to", "bf16", "-o", output.toString(), sample});
-        boolean vector = !"scalar".equals(System.getProperty("anamnesis.kernels", "scalar"));
+        if ("scalar".equals(System.getProperty("anamnesis.kernels", "scalar"))) return runs;
         String stem = output.getFileName().toString().replaceFirst("\\.safetensors$", "");
-        for (String target : vector ? VECTOR_TARGETS : SCALAR_TARGETS) {
-            String file = stem + "-" + target + (vector ? ".gguf" : ".safetensors");
-            runs.add(new String[]{"forget", "--quiet", "--to", target, "-o", output.resolveSibling(file).toString(), sample});
+        for (String target : VECTOR_TARGETS) {
+            runs.add(new String[]{"forget", "--quiet", "--to", target, "-o",
+                    output.resolveSibling(stem + "-" + target + ".gguf").toString(), sample});
         }
         return runs;
     }
 
-    /** forget's targets that the launcher runs on the scalar kernels (bin/amn). */
-    static final List<String> SCALAR_TARGETS = List.of("nf4", "int8", "fp8");
     /** forget's targets that the launcher runs in {@code auto}: the GGUF encoders, legacy, K and i-quants. */
     static final List<String> VECTOR_TARGETS = List.of("q8_0", "q4_0", "q4_k_m", "q6_k", "iq4_xs");
 

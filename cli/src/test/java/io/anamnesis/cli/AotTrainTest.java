@@ -38,11 +38,8 @@ class AotTrainTest {
         assertThat(r.code()).as(r.err()).isZero();
         String line = r.out().lines().filter(l -> l.startsWith("remember ")).findFirst().orElseThrow();
         assertThat(line).startsWith("remember --quiet --to bf16 -o ").endsWith(" " + f + " -> 0");
-        // then forget to each target the launcher runs on these (scalar) kernels; the fakes have
-        // no quantizer, so each is a usage error, which the training shrugs off
-        assertThat(r.out().lines().filter(l -> l.startsWith("forget ")).map(l -> l.split(" ")[3]))
-                .containsExactlyElementsOf(AotTrainCommand.SCALAR_TARGETS);
-        assertThat(r.out()).contains(" " + f + " -> 2");
+        // on the scalar kernels (this test's JVM) remember alone: forget's profiles slowed remember
+        assertThat(r.out().lines().filter(l -> l.startsWith("forget "))).isEmpty();
         Path written = Path.of(line.split(" ")[5]);
         assertThat(written).doesNotExist();
         assertThat(written.getParent()).doesNotExist();
