@@ -122,6 +122,15 @@ final class GgufKernel implements RecoveryKernel {
             int n = (int) Math.min(batchBlocks, blocksLeft);
             int len = n * be;
             MemorySegment.copy(data, ValueLayout.JAVA_BYTE, block * bb, raw, 0, n * bb);
+            if (narrow != null && !(vector && bf16) && GgufTableKernels.decodes(type)) {
+                // 4-bit codes to 16 bits by lookup: the same bits as the decode and narrowing below
+                GgufTableKernels.decode(type, raw, 0, narrow, 0, n, bf16);
+                MemorySegment.copy(narrow, 0, dest, LittleEndian.I16, out * 2, len);
+                block += n;
+                blocksLeft -= n;
+                out += len;
+                continue;
+            }
             type.decode(raw, 0, values, 0, n);
             if (vector && !target.equals(DType.F16)) {
                 GgufVectorKernels.narrow(values, len, dest, out, bf16);
