@@ -64,12 +64,11 @@ class GptqEightBitKernelTest {
 
     private static void compare(GptqLayer l, DType target) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment qw = ints(arena, l.qweight());
-            MemorySegment qz = ints(arena, l.qzeros());
-            short[] s = l.scalesFlat();
-            MemorySegment sc = arena.allocate(s.length * 2L);
-            MemorySegment.copy(s, 0, sc, I16, 0, s.length);
-            var layout = new GptqKernel.Layout(8, l.in, l.out, l.groups, l.zeroWords(), 1, l.scaleType);
+            GptqLayer.Packed p = l.packed(arena);
+            MemorySegment qw = p.qweight();
+            MemorySegment qz = p.qzeros();
+            MemorySegment sc = p.scales();
+            var layout = p.layout();
             int[] wordGroups = GptqKernel.wordGroups(layout, l.gIdx);
             assertThat(GptqEightBitKernel.applies(layout, wordGroups)).isTrue();
             long bytes = target.byteSize((long) l.in * l.out);
@@ -93,17 +92,7 @@ class GptqEightBitKernelTest {
                 }
             }
             // a row range that starts mid-tile, through the dispatcher amn uses
-            int first = Math.min(5, l.out - 1);
-            int rows = l.out - first;
-            MemorySegment part = arena.allocate(target.byteSize((long) rows * l.in));
-            GptqKernel.dequantizeRowsNoVector(qw, qz, sc, l.gIdx, layout, first, rows, target, part);
-            assertThat(part.mismatch(scalar.asSlice(target.byteSize((long) first * l.in)))).isEqualTo(-1);
+            l.checkRowRangeMidTile(arena, p, target, scalar);
         }
-    }
-
-    private static MemorySegment ints(Arena arena, int[] values) {
-        MemorySegment m = arena.allocate(values.length * 4L);
-        MemorySegment.copy(values, 0, m, ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, values.length);
-        return m;
     }
 }

@@ -3,6 +3,10 @@ package io.anamnesis.quant.gptq;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.testing.MemoryArchive;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import java.util.Random;
 
 /**
@@ -155,5 +159,36 @@ final class GptqLayer {
         a.shorts(prefix + ".scales", scaleType, scalesFlat(), groups, out);
         if (withGIdx) a.ints(prefix + ".g_idx", gIdx, in);
         return a;
+    }
+
+    /** The layer as the kernels take it: its three tensors in native memory and its layout (v1 zeros). */
+    record Packed(MemorySegment qweight, MemorySegment qzeros, MemorySegment scales, GptqKernel.Layout layout) {
+    }
+
+    Packed packed(Arena arena) {
+        short[] s = scalesFlat();
+        MemorySegment sc = arena.allocate(s.length * 2L);
+        MemorySegment.copy(s, 0, sc, ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, s.length);
+        return new Packed(ints(arena, qweight()), ints(arena, qzeros()), sc,
+                new GptqKernel.Layout(bits, in, out, groups, zeroWords(), 1, scaleType));
+    }
+
+    private static MemorySegment ints(Arena arena, int[] values) {
+        MemorySegment m = arena.allocate(values.length * 4L);
+        MemorySegment.copy(values, 0, m, ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, values.length);
+        return m;
+    }
+
+    /**
+     * Checks that the dispatcher amn runs ({@link GptqKernel#dequantizeRowsNoVector}) writes
+     * {@code whole}'s rows for a row range that starts mid-tile.
+     */
+    void checkRowRangeMidTile(Arena arena, Packed p, DType target, MemorySegment whole) {
+        int first = Math.min(5, out - 1);
+        int rows = out - first;
+        MemorySegment part = arena.allocate(target.byteSize((long) rows * in));
+        GptqKernel.dequantizeRowsNoVector(p.qweight(), p.qzeros(), p.scales(), gIdx, p.layout(), first, rows, target, part);
+        long mismatch = part.mismatch(whole.asSlice(target.byteSize((long) first * in)));
+        if (mismatch != -1) throw new AssertionError("rows from " + first + " differ at byte " + mismatch);
     }
 }

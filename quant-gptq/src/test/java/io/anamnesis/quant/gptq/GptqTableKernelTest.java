@@ -7,8 +7,6 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -59,12 +57,11 @@ class GptqTableKernelTest {
 
     private static void compare(GptqLayer l, DType target) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment qw = segment(arena, l.qweight());
-            MemorySegment qz = segment(arena, l.qzeros());
-            short[] s = l.scalesFlat();
-            MemorySegment sc = arena.allocate(s.length * 2L);
-            MemorySegment.copy(s, 0, sc, ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, s.length);
-            var layout = new GptqKernel.Layout(l.bits, l.in, l.out, l.groups, l.zeroWords(), 1, DType.F16);
+            GptqLayer.Packed p = l.packed(arena);
+            MemorySegment qw = p.qweight();
+            MemorySegment qz = p.qzeros();
+            MemorySegment sc = p.scales();
+            var layout = p.layout();
             int[] wordGroups = GptqKernel.wordGroups(layout, l.gIdx);
             assertThat(wordGroups).as("the table kernel applies").isNotNull();
             long bytes = target.byteSize((long) l.in * l.out);
@@ -74,17 +71,7 @@ class GptqTableKernelTest {
             GptqKernel.dequantizeRowsScalar(qw, qz, sc, l.gIdx, layout, 0, l.out, target, scalar);
             assertThat(table.mismatch(scalar)).isEqualTo(-1);
             // a row range that starts mid-tile, through the dispatcher amn uses
-            int first = Math.min(5, l.out - 1);
-            int rows = l.out - first;
-            MemorySegment part = arena.allocate(target.byteSize((long) rows * l.in));
-            GptqKernel.dequantizeRowsNoVector(qw, qz, sc, l.gIdx, layout, first, rows, target, part);
-            assertThat(part.mismatch(scalar.asSlice(target.byteSize((long) first * l.in)))).isEqualTo(-1);
+            l.checkRowRangeMidTile(arena, p, target, scalar);
         }
-    }
-
-    private static MemorySegment segment(Arena arena, int[] values) {
-        MemorySegment m = arena.allocate(values.length * 4L);
-        MemorySegment.copy(values, 0, m, ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, values.length);
-        return m;
     }
 }
