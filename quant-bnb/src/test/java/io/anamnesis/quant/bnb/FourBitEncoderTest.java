@@ -61,10 +61,10 @@ class FourBitEncoderTest {
             anchors.add(t);
             anchors.add(-t);
         }
-        for (int k = 0; k <= 128; k++) {
-            anchors.add(k / 64f - 1f);
-            anchors.add(k / 128f);
-            anchors.add(-k / 128f);
+        for (int k = 0; k <= FourBitEncoder.NF4_CELLS; k++) anchors.add(k / (FourBitEncoder.NF4_CELLS / 2f) - 1f);
+        for (int k = 0; k <= FourBitEncoder.FP4_CELLS; k++) {
+            anchors.add(k / (float) FourBitEncoder.FP4_CELLS);
+            anchors.add(-k / (float) FourBitEncoder.FP4_CELLS);
         }
         for (float c : Fixtures.NF4) anchors.add(c);
         for (float a : anchors) {
