@@ -49,7 +49,7 @@ final class Fp8Tensors {
         Handoff<float[]> left = g == Fp8Recipe.Granularity.TENSOR ? null : new Handoff<>(ceilDiv(rows, tiling.band));
         TensorProducer weightProducer = arena -> {
             DenseReader reader = DenseReader.open(t, arena);
-            Tile tile = tiling.tile();
+            Tile tile = tiling.tile(loss.measures());
             return (first, count, dest) -> {
                 long r0 = first / cols;
                 long r1 = Math.min(rows, (first + count) / cols);
@@ -93,7 +93,7 @@ final class Fp8Tensors {
                             for (long i = 0; i < count; i++) store(dest, i, s, sd);
                         };
                     }
-                    Tile tile = tiling.tile();
+                    Tile tile = tiling.tile(false); // the scales only
                     DenseReader[] reader = new DenseReader[1]; // opened only if some band's scales were not left
                     return (first, count, dest) -> {
                         // a scale row per band of rows (a band is one row per channel)
@@ -144,7 +144,7 @@ final class Fp8Tensors {
         return true;
     }
 
-    /** One producer's buffers for a tile. */
+    /** One producer's buffers for a tile; {@code decoded} is null when the loss is not measured. */
     private record Tile(float[] x, float[] decoded, byte[] codes, float[] scales) {
     }
 
@@ -186,9 +186,10 @@ final class Fp8Tensors {
             }
         }
 
-        Tile tile() {
+        /** A producer's buffers; without {@code decodes} no decoded values are made (nobody measures the loss). */
+        Tile tile(boolean decodes) {
             int n = tileRows * tileCols;
-            return new Tile(new float[n], new float[n], new byte[n],
+            return new Tile(new float[n], decodes ? new float[n] : null, new byte[n],
                     new float[(int) (ceilDiv(tileRows, band) * ceilDiv(tileCols, blockCols))]);
         }
 

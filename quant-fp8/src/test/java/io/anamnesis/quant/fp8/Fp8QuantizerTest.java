@@ -443,4 +443,23 @@ class Fp8QuantizerTest {
                 .containsExactly("fp8", "fp8_e5m2", "fp8_e4m3fnuz", "fp8_e5m2fnuz", "fp8_e4m3fnuz_vllm");
         assertThat(new Fp8Quantizer().targets().get("fp8_e4m3fnuz_vllm")).contains("vLLM", "0x7E");
     }
+
+    /** A meter that is off makes the producers skip the decoded values; no byte changes, nothing is recorded. */
+    @Test
+    void aMeterThatIsOffChangesNoByte() {
+        float[] down = weights(ROWS * COLS, 11);
+        for (String granularity : List.of("block", "channel", "tensor")) {
+            ForgetOptions options = settings(Map.of("granularity", granularity));
+            LossMeter on = new LossMeter();
+            LossMeter off = LossMeter.off();
+            MemoryArchive measured = produce(AMN.planForget(model(down), "fp8", options, on));
+            MemoryArchive unmeasured = produce(AMN.planForget(model(down), "fp8", options, off));
+            assertThat(unmeasured.tensors()).as(granularity).isEqualTo(measured.tensors());
+            for (var t : measured.tensors()) {
+                assertThat(unmeasured.bytes(t.name())).as(granularity + " " + t.name()).containsExactly(measured.bytes(t.name()));
+            }
+            assertThat(on.perTensor().get(DOWN).count()).as(granularity).isEqualTo((long) ROWS * COLS);
+            assertThat(off.perTensor()).as(granularity).isEmpty();
+        }
+    }
 }
