@@ -184,22 +184,31 @@ public final class Amn implements Runnable {
      * </ul>
      */
     private static void initializeAside(String[] args) {
-        boolean zipNamed = false;
-        for (String arg : args) zipNamed |= zipNamed(arg);
-        boolean calendar = zipNamed;
+        boolean calendar = anyZipNamed(args);
         Thread.ofPlatform().daemon().name("amn-init").start(() -> {
             if (calendar) java.util.Calendar.getInstance();
             java.math.BigDecimal.ONE.signum();
         });
     }
 
-    /** A file name of a zip-based format: torch.save's (.pth, .pt, .bin, .ckpt) or NumPy's .npz. */
+    private static boolean anyZipNamed(String[] args) {
+        for (String arg : args) {
+            if (zipNamed(arg)) return true;
+        }
+        return false;
+    }
+
+    /**
+     * A file name of a zip-based format: torch.save's (.pth, .pt, .bin, .ckpt) or NumPy's .npz
+     * (the extensions api's KnownModules guesses those formats by; the providers, which know
+     * them too, are not loaded yet when this runs).
+     */
     static boolean zipNamed(String arg) {
         int dot = arg.lastIndexOf('.');
         if (dot < 0) return false;
         String ext = arg.substring(dot + 1).toLowerCase(java.util.Locale.ROOT);
         return switch (ext) {
-            case "pth", "pt", "bin", "ckpt", "npz", "zip" -> true;
+            case "pth", "pt", "bin", "ckpt", "npz" -> true;
             default -> false;
         };
     }

@@ -178,7 +178,7 @@ public final class Fp8Kernels {
             int t = targetCode(target);
             int[] table = new int[256];
             Fp8TableKernel.fill(format, t, scale, table, 0);
-            Fp8TableKernel.run(t == F32, table, 0, codes, codeOffset, dest, destOffset, count);
+            Fp8TableKernel.run(t == F32, table, codes, codeOffset, dest, destOffset, count);
             return;
         }
         run(vectorImpl(impl), format, targetCode(target), codes, codeOffset, scale, dest, destOffset, count);

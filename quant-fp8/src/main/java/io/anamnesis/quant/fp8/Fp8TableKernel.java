@@ -8,8 +8,8 @@ import java.lang.foreign.ValueLayout;
 /**
  * FP8 by lookup: under one scale a code has 256 possible results, so each scale first gets
  * all 256 output values, computed by {@link Fp8Kernels#outputBits} (the scalar kernels' own
- * arithmetic, NaN rules included), and the codes are then only looked up, eight per long
- * read. Bit-exact by construction and fast from the first call (no vectorizing JIT needed,
+ * arithmetic, NaN rules included), and the codes are then only looked up, array to array
+ * between bulk copies. Bit-exact by construction and fast from the first call (no vectorizing JIT needed,
  * which a short {@code amn} run never gets).
  *
  * <p>The tables of one row of scale blocks are made when the first element under them is
@@ -19,8 +19,6 @@ import java.lang.foreign.ValueLayout;
 final class Fp8TableKernel {
     private Fp8TableKernel() {
     }
-
-    private static final ValueLayout.OfLong I64 = LittleEndian.I64;
 
     /** {@code table[at + code]} = the output bits of {@code decode(code) * scale}. */
     static void fill(Fp8Format format, int target, float scale, int[] table, int at) {
@@ -44,14 +42,7 @@ final class Fp8TableKernel {
         if (scales.length == 1) {
             int[] table = new int[256];
             fill(format, target, scales[0], table, 0);
-            int piece = (int) Math.min(count, PIECE);
-            Rows rows = new Rows(piece, wide);
-            for (long done = 0; done < count; done += piece) {
-                int n = (int) Math.min(piece, count - done);
-                rows.in(codes, first + done, n);
-                rows.lookUp(table, 0, 0, n);
-                rows.out(dest, done * width, n);
-            }
+            run(wide, table, codes, first, dest, 0, count);
             return;
         }
         long scaleCols = (cols + blockCols - 1) / blockCols;
@@ -120,73 +111,20 @@ final class Fp8TableKernel {
         }
     }
 
-    /** {@code count} codes from byte {@code codeOffset}, looked up in {@code table[at..at+256)}, to {@code dest}. */
-    static void run(boolean wide, int[] table, int at, MemorySegment codes, long codeOffset,
-                    MemorySegment dest, long destOffset, long count) {
-        long i = 0;
-        if (count < 4096) { // a block's run: slicing would cost more than it saves
-            long o = destOffset;
-            if (wide) {
-                for (; i + 8 <= count; i += 8, o += 32) {
-                    long c = codes.get(I64, codeOffset + i);
-                    dest.set(I64, o, two(table, at, c));
-                    dest.set(I64, o + 8, two(table, at, c >>> 16));
-                    dest.set(I64, o + 16, two(table, at, c >>> 32));
-                    dest.set(I64, o + 24, two(table, at, c >>> 48));
-                }
-            } else {
-                for (; i + 8 <= count; i += 8, o += 16) {
-                    long c = codes.get(I64, codeOffset + i);
-                    dest.set(I64, o, four(table, at, c));
-                    dest.set(I64, o + 8, four(table, at, c >>> 32));
-                }
-            }
+    /**
+     * {@code count} codes from byte {@code codeOffset}, looked up in {@code table[0, 256)}, to
+     * {@code dest} from byte {@code destOffset}: {@value #PIECE} codes per pair of bulk copies.
+     */
+    static void run(boolean wide, int[] table, MemorySegment codes, long codeOffset, MemorySegment dest,
+                    long destOffset, long count) {
+        int width = wide ? 4 : 2;
+        int piece = (int) Math.min(count, PIECE);
+        Rows rows = new Rows(piece, wide);
+        for (long done = 0; done < count; done += piece) {
+            int n = (int) Math.min(piece, count - done);
+            rows.in(codes, codeOffset + done, n);
+            rows.lookUp(table, 0, 0, n);
+            rows.out(dest, destOffset + done * width, n);
         }
-        // long runs in int-indexed pieces: the JIT removes bounds checks from int counted loops more reliably
-        while (count - i >= 8) {
-            int groups = (int) Math.min((count - i) >>> 3, 1 << 16);
-            MemorySegment in = codes.asSlice(codeOffset + i, 8L * groups);
-            MemorySegment out = dest.asSlice(destOffset + i * (wide ? 4 : 2), (wide ? 32L : 16L) * groups);
-            if (wide) wide(table, at, in, out, groups);
-            else narrow(table, at, in, out, groups);
-            i += 8L * groups;
-        }
-        for (; i < count; i++) {
-            int v = table[at + (codes.get(ValueLayout.JAVA_BYTE, codeOffset + i) & 0xFF)];
-            if (wide) dest.set(LittleEndian.I32, destOffset + 4 * i, v);
-            else dest.set(LittleEndian.I16, destOffset + 2 * i, (short) v);
-        }
-    }
-
-    private static void narrow(int[] table, int at, MemorySegment in, MemorySegment out, int groups) {
-        for (int g = 0; g < groups; g++) {
-            long c = in.get(I64, 8L * g);
-            out.set(I64, 16L * g, four(table, at, c));
-            out.set(I64, 16L * g + 8, four(table, at, c >>> 32));
-        }
-    }
-
-    private static void wide(int[] table, int at, MemorySegment in, MemorySegment out, int groups) {
-        for (int g = 0; g < groups; g++) {
-            long c = in.get(I64, 8L * g);
-            long o = 32L * g;
-            out.set(I64, o, two(table, at, c));
-            out.set(I64, o + 8, two(table, at, c >>> 16));
-            out.set(I64, o + 16, two(table, at, c >>> 32));
-            out.set(I64, o + 24, two(table, at, c >>> 48));
-        }
-    }
-
-    /** The two F32 results of the two codes at the bottom of {@code c}. */
-    private static long two(int[] table, int at, long c) {
-        return (table[at + (int) (c & 0xFF)] & 0xFFFF_FFFFL) | ((long) table[at + (int) ((c >>> 8) & 0xFF)] << 32);
-    }
-
-    /** The four 16-bit results of the four codes at the bottom of {@code c}. */
-    private static long four(int[] table, int at, long c) {
-        return table[at + (int) (c & 0xFF)]
-                | ((long) table[at + (int) ((c >>> 8) & 0xFF)] << 16)
-                | ((long) table[at + (int) ((c >>> 16) & 0xFF)] << 32)
-                | ((long) table[at + (int) ((c >>> 24) & 0xFF)] << 48);
     }
 }

@@ -115,6 +115,7 @@ final class GgufKernel implements RecoveryKernel {
         byte[] raw = new byte[batchBlocks * bb];
         float[] values = new float[batchBlocks * be];
         short[] narrow = target.equals(DType.F32) ? null : new short[values.length];
+        boolean lookUp = narrow != null && !(vector && bf16) && GgufTableKernels.decodes(type);
         long block = first / be;
         long blocksLeft = count / be;
         long out = 0;
@@ -122,27 +123,23 @@ final class GgufKernel implements RecoveryKernel {
             int n = (int) Math.min(batchBlocks, blocksLeft);
             int len = n * be;
             MemorySegment.copy(data, ValueLayout.JAVA_BYTE, block * bb, raw, 0, n * bb);
-            if (narrow != null && !(vector && bf16) && GgufTableKernels.decodes(type)) {
+            if (lookUp) {
                 // 4-bit codes to 16 bits by lookup: the same bits as the decode and narrowing below
                 GgufTableKernels.decode(type, raw, 0, narrow, 0, n, bf16);
                 MemorySegment.copy(narrow, 0, dest, LittleEndian.I16, out * 2, len);
-                block += n;
-                blocksLeft -= n;
-                out += len;
-                continue;
-            }
-            type.decode(raw, 0, values, 0, n);
-            if (vector && !target.equals(DType.F16)) {
-                GgufVectorKernels.narrow(values, len, dest, out, bf16);
-            } else if (narrow == null) {
-                MemorySegment.copy(values, 0, dest, LittleEndian.F32, out * 4, len);
             } else {
-                if (bf16) {
+                type.decode(raw, 0, values, 0, n);
+                if (vector && !target.equals(DType.F16)) {
+                    GgufVectorKernels.narrow(values, len, dest, out, bf16);
+                } else if (narrow == null) {
+                    MemorySegment.copy(values, 0, dest, LittleEndian.F32, out * 4, len);
+                } else if (bf16) {
                     for (int i = 0; i < len; i++) narrow[i] = Floats.f32ToBf16(Float.floatToRawIntBits(values[i]));
+                    MemorySegment.copy(narrow, 0, dest, LittleEndian.I16, out * 2, len);
                 } else {
                     for (int i = 0; i < len; i++) narrow[i] = Float.floatToFloat16(values[i]);
+                    MemorySegment.copy(narrow, 0, dest, LittleEndian.I16, out * 2, len);
                 }
-                MemorySegment.copy(narrow, 0, dest, LittleEndian.I16, out * 2, len);
             }
             block += n;
             blocksLeft -= n;
