@@ -196,8 +196,10 @@ public final class Fp8Encoder {
     static void encodeScalar(Fp8Format format, float[] x, int off, int n, float scale, byte[] out, int outOff,
                              float[] decoded) {
         double inv = 1.0 / scale;
-        Fp8Grid g = format.grid();
-        for (int i = 0; i < n; i++) out[outOff + i] = (byte) code((float) (x[off + i] * inv), g);
+        byte[] codes = Fp8CodeTable.of(format);
+        for (int i = 0; i < n; i++) {
+            out[outOff + i] = codes[Fp8CodeTable.index(Float.floatToRawIntBits((float) (x[off + i] * inv)))];
+        }
         if (decoded != null) {
             for (int i = 0; i < n; i++) decoded[outOff + i] = format.decode(out[outOff + i]) * scale;
         }
