@@ -73,44 +73,51 @@ public final class FourBitEncoder {
     static final int[] FP4_RANK_CODE = {0b000, 0b001, 0b110, 0b111, 0b100, 0b101, 0b010, 0b011};
 
     /*
-     * Table lookups that give the same codes as counting thresholds. A value's cell on a
-     * uniform grid (NF4: over [-1, 1]; FP4: |x| over [0, 1]) gives its code outright unless a
-     * threshold lies in that cell or a neighbour (rounding in the cell index can move a value
-     * one cell over): such a cell's entry is marked (bit 7) and holds the code below the
-     * threshold, and one comparison decides. With 4096 cells a marked cell is a few values in
-     * a thousand; with 128 cells and a comparison for every value the comparison's branch,
-     * which the data decides, made the NF4 encoder about 3x slower (4.4-5.8 against 1.4-2.4 ns
-     * a value, measured). Cells hold at most one threshold: the closest two are 0.08 apart.
+     * The codes of every float by table, as for FP8: a float's top 16 bits (sign, exponent, 7
+     * mantissa bits) name a class of 65,536 consecutive floats (FloatClassTable). A class that
+     * no threshold divides has one code, its entry. A class that one threshold divides (one per
+     * threshold: the closest two are 0.08 apart, a class under 1 is at most 2^-7 wide) holds
+     * the code below it, marked, and one comparison decides; the infinities' classes, which
+     * hold NaNs too, take the definition. The lookup is a shift and a load, no float
+     * arithmetic, and a branch the data takes a few times in a hundred: faster than the table
+     * of 4096 uniform cells over [-1, 1] it replaced, whose index took an add, a multiply, a
+     * conversion and a clamp (docs/benchmarks.md).
      */
-    static final int NF4_CELLS = 4096;
-    private static final byte[] NF4_CELL_CODE = new byte[NF4_CELLS + 1];
-    /** The threshold above each code, +inf above the last; NaN compares false and stays. */
+    private static final byte[] NF4_BY_CLASS = FloatClassTable.build(new Rank(false));
+    /** FP4 by class: the code of a class, or for a divided one {@code DIVIDED | sign << 3 | the lower magnitude rank}. */
+    private static final byte[] FP4_BY_CLASS = fp4Codes(FloatClassTable.build(new Rank(true)));
+    /** The threshold above each NF4 code, +inf above the last. */
     private static final float[] NF4_UPPER = new float[16];
-    static final int FP4_CELLS = 4096;
-    private static final byte[] FP4_CELL_RANK = new byte[FP4_CELLS + 1];
+    /** The threshold above each FP4 magnitude rank, +inf above the last. */
     private static final float[] FP4_UPPER = new float[8];
-    /** The mark of a cell whose values a threshold divides. */
-    private static final int DIVIDED = 0x80;
 
     static {
-        double nf4Width = 2.0 / NF4_CELLS;
-        for (int cell = 0; cell <= NF4_CELLS; cell++) {
-            // every value that can land in the cell lies within one cell of it; the end cells
-            // take everything beyond [-1, 1] too (the index is clamped)
-            float low = cell == 0 ? Float.NEGATIVE_INFINITY : (float) ((cell - 1) * nf4Width - 1);
-            float high = cell == NF4_CELLS ? Float.POSITIVE_INFINITY : (float) ((cell + 2) * nf4Width - 1);
-            int below = nf4Counted(low);
-            NF4_CELL_CODE[cell] = (byte) (below == nf4Counted(high) ? below : below | DIVIDED);
-        }
         for (int c = 0; c < 16; c++) NF4_UPPER[c] = c < 15 ? NF4_THRESHOLDS[c] : Float.POSITIVE_INFINITY;
-        double fp4Width = 1.0 / FP4_CELLS;
-        for (int cell = 0; cell <= FP4_CELLS; cell++) {
-            float low = cell == 0 ? 0f : (float) ((cell - 1) * fp4Width);
-            float high = cell == FP4_CELLS ? Float.POSITIVE_INFINITY : (float) ((cell + 2) * fp4Width);
-            int below = fp4Rank(low);
-            FP4_CELL_RANK[cell] = (byte) (below == fp4Rank(high) ? below : below | DIVIDED);
-        }
         for (int r = 0; r < 8; r++) FP4_UPPER[r] = r < 7 ? FP4_THRESHOLDS[r] : Float.POSITIVE_INFINITY;
+    }
+
+    /**
+     * A code's rank, of a float's raw bits: NF4's code; for FP4 the sign bit above the rank of
+     * the magnitude (monotone for each sign, as FloatClassTable needs; FP4's codes are not).
+     * A named class, not a lambda: nothing to spin at start-up.
+     */
+    private record Rank(boolean fp4) implements java.util.function.IntUnaryOperator {
+        @Override
+        public int applyAsInt(int bits) {
+            float v = Float.intBitsToFloat(bits);
+            if (!fp4) return nf4Counted(v);
+            int sign = (bits >>> 31) & (v == v ? 1 : 0);
+            return sign << 3 | (v == v ? fp4Rank(Math.abs(v)) : 0);
+        }
+    }
+
+    /** FP4's class table with each uniform class's rank turned into its code. */
+    private static byte[] fp4Codes(byte[] ranks) {
+        for (int i = 0; i < ranks.length; i++) {
+            int r = ranks[i];
+            if (r >= 0) ranks[i] = (byte) (FP4_RANK_CODE[r & 7] | (r & 8));
+        }
+        return ranks;
     }
 
     /**
@@ -180,26 +187,26 @@ public final class FourBitEncoder {
 
     /** The NF4 code of a value already multiplied by its block's reciprocal absmax. */
     public static int nf4(float v) {
-        int cell = (int) ((v + 1f) * (NF4_CELLS / 2f));
-        cell = Math.max(0, Math.min(NF4_CELLS, cell));
-        int c = NF4_CELL_CODE[cell];
-        if ((c & DIVIDED) == 0) return c;
-        c &= 0xF;
+        int c = NF4_BY_CLASS[Float.floatToRawIntBits(v) >>> 16];
+        if (c >= 0) return c;
+        if (c == FloatClassTable.SPECIAL) return nf4Counted(v);
+        c &= 0x7F;
         return v > NF4_UPPER[c] ? c + 1 : c;
     }
 
     /** The FP4 code of a value already multiplied by its block's reciprocal absmax. */
     public static int fp4(float v) {
-        float m = Math.abs(v);
-        int cell = Math.max(0, Math.min(FP4_CELLS, (int) (m * FP4_CELLS)));
-        int r = FP4_CELL_RANK[cell];
-        if ((r & DIVIDED) != 0) {
-            r &= 0x7;
-            if (m > FP4_UPPER[r]) r++;
-        }
-        // sign bit of the value (so -0.0 too), but a NaN encodes as code 0 like the kernel's
+        int c = FP4_BY_CLASS[Float.floatToRawIntBits(v) >>> 16];
+        if (c >= 0) return c;
+        if (c == FloatClassTable.SPECIAL) return fp4Defined(v);
+        int rank = (c & 7) + (Math.abs(v) > FP4_UPPER[c & 7] ? 1 : 0);
+        return FP4_RANK_CODE[rank] | (c & 8);
+    }
+
+    /** FP4 by its definition: the magnitude's rank, and the sign bit of the value (so -0.0 too); a NaN is code 0 like the kernel's. */
+    static int fp4Defined(float v) {
         int sign = (Float.floatToRawIntBits(v) >>> 31) & (v == v ? 1 : 0);
-        return FP4_RANK_CODE[r] | sign << 3;
+        return FP4_RANK_CODE[fp4Rank(Math.abs(v))] | sign << 3;
     }
 
     /** The largest {@code |x|} of {@code x[from, to)} with NaN ignored ({@code fmaxf}); 0 when all are NaN. */

@@ -61,10 +61,12 @@ class FourBitEncoderTest {
             anchors.add(t);
             anchors.add(-t);
         }
-        for (int k = 0; k <= FourBitEncoder.NF4_CELLS; k++) anchors.add(k / (FourBitEncoder.NF4_CELLS / 2f) - 1f);
-        for (int k = 0; k <= FourBitEncoder.FP4_CELLS; k++) {
-            anchors.add(k / (float) FourBitEncoder.FP4_CELLS);
-            anchors.add(-k / (float) FourBitEncoder.FP4_CELLS);
+        // the first and last float of each table class (top 16 bits) that holds a threshold
+        List<Float> thresholds = new ArrayList<>(anchors);
+        for (float t : thresholds) {
+            int top = Float.floatToRawIntBits(t) & 0xFFFF_0000;
+            anchors.add(Float.intBitsToFloat(top));
+            anchors.add(Float.intBitsToFloat(top | 0xFFFF));
         }
         for (float c : Fixtures.NF4) anchors.add(c);
         for (float a : anchors) {
