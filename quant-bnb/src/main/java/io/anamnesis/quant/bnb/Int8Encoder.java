@@ -28,12 +28,30 @@ public final class Int8Encoder {
                 : encodeRowScalar(x, off, n, codes, codesOff, half);
     }
 
-    /** {@link #encodeRow} on the scalar path: the fallback, and the reference the vector path is tested against. */
+    /**
+     * {@link #encodeRow} on the scalar path: the fallback, and the reference the vector path is
+     * tested against. It keeps no float16 copy of the row ({@code half} is the vector path's):
+     * the largest float16 magnitude is the largest of their bit patterns (the infinity
+     * included, a NaN above it), and converting a value again costs less than storing it. Each
+     * loop is one C2 vectorizes, where a row of floats with a NaN test per value was not
+     * (docs/benchmarks.md).
+     */
     static float encodeRowScalar(float[] x, int off, int n, byte[] codes, int codesOff, float[] half) {
-        for (int i = 0; i < n; i++) half[i] = Float.float16ToFloat(Float.floatToFloat16(x[off + i]));
-        float scb = FourBitEncoder.absmax(half, 0, n);
+        int max = 0;
+        for (int i = 0; i < n; i++) max = Math.max(max, Float.floatToFloat16(x[off + i]) & 0x7FFF);
+        if (max > 0x7C00) {
+            // a NaN: fmaxf ignores it
+            max = 0;
+            for (int i = 0; i < n; i++) {
+                int m = Float.floatToFloat16(x[off + i]) & 0x7FFF;
+                if (m <= 0x7C00) max = Math.max(max, m);
+            }
+        }
+        float scb = Float.float16ToFloat((short) max);
         float scale = 127.0f / scb;
-        for (int i = 0; i < n; i++) codes[codesOff + i] = (byte) round(half[i] * scale);
+        for (int i = 0; i < n; i++) {
+            codes[codesOff + i] = (byte) round(Float.float16ToFloat(Float.floatToFloat16(x[off + i])) * scale);
+        }
         return scb;
     }
 

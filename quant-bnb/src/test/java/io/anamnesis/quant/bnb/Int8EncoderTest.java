@@ -30,9 +30,14 @@ class Int8EncoderTest {
         return q;
     }
 
+    /** The scalar path's codes and SCB; the dispatching entry (vector or scalar) must agree. */
     static byte[] encode(float[] x, float[] scbOut) {
         byte[] q = new byte[x.length];
-        scbOut[0] = Int8Encoder.encodeRow(x, 0, x.length, q, 0, new float[x.length]);
+        scbOut[0] = Int8Encoder.encodeRowScalar(x, 0, x.length, q, 0, new float[x.length]);
+        byte[] dispatched = new byte[x.length];
+        float scb = Int8Encoder.encodeRow(x, 0, x.length, dispatched, 0, new float[x.length]);
+        assertThat(Float.floatToRawIntBits(scb)).isEqualTo(Float.floatToRawIntBits(scbOut[0]));
+        assertThat(dispatched).containsExactly(q);
         return q;
     }
 
@@ -55,7 +60,10 @@ class Int8EncoderTest {
                 {65504f, -65504f, 1f, -1f},                                       // +-max float16
                 {Float.NaN, 0.25f, -0.5f, 0.125f},                                // NaN: ignored by SCB, code 0
                 {Float.MIN_VALUE, -Float.MIN_VALUE, 1e-7f, -3e-8f, 6e-8f},        // subnormals: float16 flushes the tiniest
-                {1.00001f, 0.3f, -0.7f}};                                         // SCB is the float16 absmax
+                {1.00001f, 0.3f, -0.7f},                                          // SCB is the float16 absmax
+                {Float.NaN, 2f, Float.POSITIVE_INFINITY, -1f},                    // infinity: SCB inf, scale 0
+                {70000f, -1f, Float.NaN},                                         // past float16's max: inf
+                {-0f, Float.intBitsToFloat(0xFFC0_0000), 0.5f}};                  // a negative NaN, -0
         for (float[] x : rows) {
             float[] want = new float[1];
             float[] got = new float[1];
