@@ -36,7 +36,16 @@ public final class DenseReader {
         this.arena = arena;
         this.granule = Math.min(values.granule(), Math.max(1, values.elementCount()));
         this.halfKind = halfKind;
+        // Buffers from the start, large enough for the rows and tiles encoders read: a reader
+        // that made them on its first read took a branch the compiled read had never seen
+        // (every new reader, one per tensor and thread), and C2 threw read and readHalves away
+        // and compiled them again (-Xlog:deoptimization: unstable_if in buffer)
+        this.scratch = arena.allocate(SCRATCH_BYTES, 64);
+        this.halves = halfKind == 0 ? null : new short[(int) (SCRATCH_BYTES / 2)];
     }
+
+    /** The buffers' first size: a row of 16 Ki BF16 values, or 16 Ki F32 values. */
+    private static final long SCRATCH_BYTES = 1 << 16;
 
     /** Opens the tensor's values (mapping its inputs into {@code arena}). */
     public static DenseReader open(DenseTensor tensor, Arena arena) {
@@ -75,7 +84,7 @@ public final class DenseReader {
         int span = Math.toIntExact(end - start);
         MemorySegment buf = buffer(2L * span);
         filler.fill(start, span, buf);
-        if (halves == null || halves.length < span) halves = new short[Math.max(span, 1 << 14)];
+        if (halves.length < span) halves = new short[span];
         short[] h = halves;
         MemorySegment.copy(buf, LittleEndian.I16, 0, h, 0, span);
         int skip = (int) (first - start);
@@ -97,7 +106,7 @@ public final class DenseReader {
     }
 
     private MemorySegment buffer(long bytes) {
-        if (scratch == null || scratch.byteSize() < bytes) scratch = arena.allocate(Math.max(bytes, 1 << 16), 64);
+        if (scratch.byteSize() < bytes) scratch = arena.allocate(bytes, 64);
         return scratch.asSlice(0, bytes);
     }
 
