@@ -24,8 +24,58 @@ final class LegacyEncoders {
     /** d = amax/127, q = roundf(x/d); NaN never wins ggml's MAX(amax, |x|) unless last. */
     static void q8_0(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
         int blocks = rows * (perRow / QK);
-        for (int b = 0; b < blocks; b++, s += QK, o += 34) q8_0Block(src, s, dst, o);
+        int piece = Math.min(blocks, Q8_0_PIECE);
+        float[] inverse = new float[piece * QK];
+        byte[] levels = new byte[piece * QK];
+        int[] special = new int[piece];
+        for (int b = 0; b < blocks; b += piece) {
+            int n = Math.min(piece, blocks - b);
+            q8_0Piece(src, s + b * QK, dst, o + b * 34, n, inverse, levels, special);
+        }
     }
+
+    /** Blocks a Q8_0 piece holds: 8 Ki values, so that its scratch stays in the L1/L2 cache. */
+    private static final int Q8_0_PIECE = 256;
+
+    /**
+     * {@link #q8_0Block} for {@code blocks} blocks, in three passes so that the one per value
+     * is a loop C2 vectorizes: each block's scale (its reciprocal copied to each of its
+     * values), then every level of the piece in one loop, then the levels copied into place
+     * behind each scale. A block that needs ggml's scan (an infinity, a NaN, an overflowing
+     * reciprocal) is done by it afterwards, over what the loop wrote. The level loop rounds
+     * half away by adding {@code signum(v)} times the float below a half, which is
+     * {@link GgmlMath#roundHalfAwaySmall}'s sum (checked over every float of |v| <= 130 and
+     * NaN beside the project): C2 vectorizes {@code signum}, not {@code copySign}. Per block
+     * of 32 the loop was too short to vectorize: 2.6-3.5 ns a value before, docs/benchmarks.md.
+     */
+    private static void q8_0Piece(float[] src, int s, byte[] dst, int o, int blocks, float[] inverse, byte[] levels,
+                                  int[] special) {
+        int specials = 0;
+        for (int b = 0; b < blocks; b++) {
+            int at = s + b * QK;
+            int bits = 0;
+            for (int j = 0; j < QK; j++) bits = Math.max(bits, Float.floatToRawIntBits(src[at + j]) & 0x7FFF_FFFF);
+            float d = Float.intBitsToFloat(bits) / 127;
+            float id = d != 0 ? 1.0f / d : 0.0f;
+            if (bits >= 0x7F80_0000 || !(Math.abs(id) < Float.POSITIVE_INFINITY)) {
+                special[specials++] = b;
+                id = 0f;
+            } else {
+                putFp16(dst, o + b * 34, d);
+            }
+            java.util.Arrays.fill(inverse, b * QK, b * QK + QK, id);
+        }
+        int n = blocks * QK;
+        for (int j = 0; j < n; j++) {
+            float v = src[s + j] * inverse[j];
+            levels[j] = (byte) (int) (v + Math.signum(v) * BELOW_HALF);
+        }
+        for (int b = 0; b < blocks; b++) System.arraycopy(levels, b * QK, dst, o + b * 34 + 2, QK);
+        for (int k = 0; k < specials; k++) q8_0Reference(src, s + special[k] * QK, dst, o + special[k] * 34);
+    }
+
+    /** The float just below one half: {@link GgmlMath#roundHalfAwaySmall}'s. */
+    private static final float BELOW_HALF = Math.nextDown(0.5f);
 
     static void q8_0Block(float[] src, int s, byte[] dst, int o) {
         // max |x| on the bits, which the JIT vectorizes (ggml's MAX(amax, |x|) scan, with its

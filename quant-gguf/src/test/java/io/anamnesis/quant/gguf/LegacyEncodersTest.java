@@ -107,6 +107,50 @@ class LegacyEncodersTest {
         assertThat(Arrays.copyOfRange(b, 2, 34)).containsOnly(0);
     }
 
+    /**
+     * quantize_row_q8_0_ref restated: amax by ggml's {@code MAX(amax, fabsf(x))} (a NaN wins only
+     * when last), d = amax / 127 stored as f16, q = roundf(x * id) converted as x86-64 does (a
+     * result outside int, NaN included, is INT_MIN, whose low byte is 0).
+     */
+    static byte[] q8_0Expected(float[] x) {
+        byte[] out = new byte[x.length / 32 * 34];
+        for (int b = 0; b < x.length / 32; b++) {
+            float amax = 0;
+            for (int j = 0; j < 32; j++) {
+                float a = Math.abs(x[b * 32 + j]);
+                amax = amax > a ? amax : a;
+            }
+            float d = amax / 127;
+            float id = d != 0 ? 1.0f / d : 0.0f;
+            short h = Float.floatToFloat16(d);
+            out[b * 34] = (byte) h;
+            out[b * 34 + 1] = (byte) (h >> 8);
+            for (int j = 0; j < 32; j++) {
+                float v = x[b * 32 + j] * id;
+                double r = Math.signum(v) * Math.floor(Math.abs((double) v) + 0.5);
+                out[b * 34 + 2 + j] = (byte) (Double.isNaN(r) || Math.abs(r) >= 0x1p31 ? Integer.MIN_VALUE : (int) r);
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void q8_0RowsOfManyBlocksWithSpecialOnesInBetween() {
+        // 300 blocks: more than one piece of the encoder's scratch; blocks with a NaN (first, last),
+        // an infinity, subnormals whose reciprocal scale overflows, and zeros among ordinary ones
+        java.util.Random r = new java.util.Random(5);
+        float[] x = new float[300 * 32];
+        for (int i = 0; i < x.length; i++) x[i] = (float) (r.nextGaussian() * Math.pow(10, r.nextInt(7) - 4));
+        x[7 * 32] = Float.NaN;
+        x[8 * 32 + 31] = Float.NaN;
+        x[255 * 32 + 3] = Float.POSITIVE_INFINITY;
+        x[256 * 32 + 5] = Float.NEGATIVE_INFINITY;
+        Arrays.fill(x, 100 * 32, 101 * 32, 1e-40f);
+        Arrays.fill(x, 101 * 32, 102 * 32, 0f);
+        for (int j = 0; j < 32; j++) x[299 * 32 + j] = (j - 16) * 0.5f + 0.25f; // ties after scaling
+        assertThat(encode("q8_0", x)).containsExactly(q8_0Expected(x));
+    }
+
     @Test
     void q4_0ScalesByTheSignedExtremeAndTruncatesPlusEightAndAHalf() {
         // max (largest |x|, signed) = -8 -> d = -8/-8 = 1 (0x3C00), id = 1; q = min(15, (int)(x + 8.5)).
