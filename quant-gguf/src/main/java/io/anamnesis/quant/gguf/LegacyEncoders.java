@@ -24,7 +24,7 @@ final class LegacyEncoders {
     /** d = amax/127, q = roundf(x/d); NaN never wins ggml's MAX(amax, |x|) unless last. */
     static void q8_0(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
         int blocks = rows * (perRow / QK);
-        int piece = Math.min(blocks, Q8_0_PIECE);
+        int piece = Math.min(blocks, PIECE_BLOCKS);
         float[] inverse = new float[piece * QK];
         byte[] levels = new byte[piece * QK];
         int[] special = new int[piece];
@@ -34,8 +34,8 @@ final class LegacyEncoders {
         }
     }
 
-    /** Blocks a Q8_0 piece holds: 8 Ki values, so that its scratch stays in the L1/L2 cache. */
-    private static final int Q8_0_PIECE = 256;
+    /** Blocks a piece of the Q8_0 and Q4_0 encoders holds: 8 Ki values, so that its scratch stays in the L1/L2 cache. */
+    private static final int PIECE_BLOCKS = 256;
 
     /**
      * {@link #q8_0Block} for {@code blocks} blocks, in three passes so that the one per value
@@ -168,7 +168,57 @@ final class LegacyEncoders {
 
     /** quantize_row_q4_0_ref: d = max/-8 (the signed extreme), q = min(15, (int8)(x/d + 8.5)). */
     private static void q4_0Ref(float[] src, int s, byte[] dst, int o, int blocks) {
-        for (int b = 0; b < blocks; b++, s += QK, o += 18) q4_0RefBlock(src, s, dst, o);
+        int piece = Math.min(blocks, PIECE_BLOCKS);
+        float[] inverse = new float[piece * QK];
+        byte[] levels = new byte[piece * QK];
+        int[] special = new int[piece];
+        for (int b = 0; b < blocks; b += piece) {
+            int n = Math.min(piece, blocks - b);
+            q4_0Piece(src, s + b * QK, dst, o + b * 18, n, inverse, levels, special);
+        }
+    }
+
+    /**
+     * {@link #q4_0RefBlock} for {@code blocks} blocks in passes, as {@link #q8_0Piece}: each
+     * block's scale (its reciprocal copied to its values), every level of the piece in one loop
+     * C2 vectorizes, then the levels packed two to a byte behind each scale. The signed extreme
+     * without ggml's branch per larger value (a coin toss per block, mispredicted): the largest
+     * magnitude from the bits, then the first value that has it, which is the one ggml's scan
+     * (replacing only on a strictly larger magnitude) keeps. With every value and the
+     * reciprocal finite, {@code |x * id| <= 8} within a rounding, so the sum plus 8.5 converts
+     * to int in Java as in C; other blocks are done by ggml's scan afterwards.
+     */
+    private static void q4_0Piece(float[] src, int s, byte[] dst, int o, int blocks, float[] inverse, byte[] levels,
+                                  int[] special) {
+        int specials = 0;
+        for (int b = 0; b < blocks; b++) {
+            int at = s + b * QK;
+            int bits = 0;
+            for (int j = 0; j < QK; j++) bits = Math.max(bits, Float.floatToRawIntBits(src[at + j]) & 0x7FFF_FFFF);
+            float id = 0f;
+            if (bits < 0x7F80_0000) {
+                int first = 0;
+                while ((Float.floatToRawIntBits(src[at + first]) & 0x7FFF_FFFF) != bits) first++;
+                float d = src[at + first] / -8;
+                id = d != 0 ? 1.0f / d : 0.0f;
+                if (Math.abs(id) < Float.POSITIVE_INFINITY) putFp16(dst, o + b * 18, d);
+                else special[specials++] = b;
+            } else {
+                special[specials++] = b;
+            }
+            java.util.Arrays.fill(inverse, b * QK, b * QK + QK, id);
+        }
+        // 0..16 here; ggml's MIN(15, ...) is taken while packing (a min in this loop keeps C2 from vectorizing it)
+        int n = blocks * QK;
+        for (int j = 0; j < n; j++) levels[j] = (byte) (int) (src[s + j] * inverse[j] + 8.5f);
+        for (int b = 0; b < blocks; b++) {
+            int l = b * QK;
+            int at = o + b * 18 + 2;
+            for (int j = 0; j < 16; j++) {
+                dst[at + j] = (byte) (Math.min(15, levels[l + j]) | Math.min(15, levels[l + 16 + j]) << 4);
+            }
+        }
+        for (int k = 0; k < specials; k++) q4_0RefBlock(src, s + special[k] * QK, dst, o + special[k] * 18);
     }
 
     static void q4_0RefBlock(float[] src, int s, byte[] dst, int o) {

@@ -151,6 +151,63 @@ class LegacyEncodersTest {
         assertThat(encode("q8_0", x)).containsExactly(q8_0Expected(x));
     }
 
+    /** C's (int) of a float on x86-64: truncation, INT_MIN for NaN and what is out of range. */
+    static int x86Int(float f) {
+        return Float.isNaN(f) || Math.abs((double) f) >= 0x1p31 ? Integer.MIN_VALUE : (int) f;
+    }
+
+    /**
+     * quantize_row_q4_0_ref restated: the first value of the largest magnitude by ggml's scan
+     * ({@code if (amax < fabsf(v))}: NaN never, ties keep the first), d = max / -8 as f16,
+     * {@code MIN(15, (int8_t)(x * id + 8.5f))} into a uint8_t, element j low and j + 16 high.
+     */
+    static byte[] q4_0Expected(float[] x) {
+        byte[] out = new byte[x.length / 32 * 18];
+        for (int b = 0; b < x.length / 32; b++) {
+            float amax = 0;
+            float max = 0;
+            for (int j = 0; j < 32; j++) {
+                float v = x[b * 32 + j];
+                if (amax < Math.abs(v)) {
+                    amax = Math.abs(v);
+                    max = v;
+                }
+            }
+            float d = max / -8;
+            float id = d != 0 ? 1.0f / d : 0.0f;
+            short h = Float.floatToFloat16(d);
+            out[b * 18] = (byte) h;
+            out[b * 18 + 1] = (byte) (h >> 8);
+            for (int j = 0; j < 16; j++) {
+                int lo = Math.min(15, (byte) x86Int(x[b * 32 + j] * id + 8.5f)) & 0xFF;
+                int hi = Math.min(15, (byte) x86Int(x[b * 32 + 16 + j] * id + 8.5f)) & 0xFF;
+                out[b * 18 + 2 + j] = (byte) (lo | hi << 4);
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void q4_0RowsOfManyBlocksWithSpecialOnesInBetween() {
+        // 300 blocks (more than one piece): ties of magnitude with both signs (the first wins), a NaN,
+        // infinities, subnormals whose reciprocal scale overflows, zeros, ordinary blocks
+        java.util.Random r = new java.util.Random(6);
+        float[] x = new float[300 * 32];
+        for (int i = 0; i < x.length; i++) x[i] = (float) (r.nextGaussian() * Math.pow(10, r.nextInt(7) - 4));
+        x[3 * 32 + 4] = 1e6f;
+        x[3 * 32 + 9] = -1e6f;
+        x[4 * 32 + 2] = -1e6f;
+        x[4 * 32 + 30] = 1e6f;
+        x[7 * 32] = Float.NaN;
+        x[8 * 32 + 31] = Float.NaN;
+        x[255 * 32 + 3] = Float.POSITIVE_INFINITY;
+        x[256 * 32 + 5] = Float.NEGATIVE_INFINITY;
+        Arrays.fill(x, 100 * 32, 101 * 32, 1e-40f);
+        Arrays.fill(x, 101 * 32, 102 * 32, 0f);
+        Arrays.fill(x, 102 * 32, 103 * 32, -3e-39f);
+        assertThat(encode("q4_0", x)).containsExactly(q4_0Expected(x));
+    }
+
     @Test
     void q4_0ScalesByTheSignedExtremeAndTruncatesPlusEightAndAHalf() {
         // max (largest |x|, signed) = -8 -> d = -8/-8 = 1 (0x3C00), id = 1; q = min(15, (int)(x + 8.5)).
