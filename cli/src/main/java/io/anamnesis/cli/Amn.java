@@ -49,6 +49,7 @@ import java.util.function.Supplier;
                 ManCommand.class,
                 AotTrainCommand.class,
                 AotTrainCommand.Recover.class,
+                AotTrainCommand.Forget.class,
                 CommandLine.HelpCommand.class},
         footerHeading = "%nExit codes:%n",
         footer = {

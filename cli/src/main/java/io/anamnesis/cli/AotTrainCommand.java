@@ -41,6 +41,9 @@ class AotTrainCommand implements Callable<Integer> {
     /** Recovery instead of the quick commands: the training run of {@code amn-recover.aot}. */
     boolean recover;
 
+    /** Quantizing on the scalar kernels: the training run of {@code amn-forget.aot}. */
+    boolean forget;
+
     /**
      * {@code amn aot-train-recover <samples>}: {@code remember} of each sample, and with
      * {@code AMN_KERNELS=auto} {@code forget} to GGUF types too; trains {@code amn-recover.aot}
@@ -53,6 +56,20 @@ class AotTrainCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * {@code amn aot-train-forget <samples>}: each sample remembered to BF16, then that file
+     * forgotten to the targets the launcher runs on the scalar kernels; trains
+     * {@code amn-forget.aot}, a cache of its own so that forget's method profiles stay out of
+     * remember's (see {@link #recoverRuns}).
+     */
+    @Command(name = "aot-train-forget", hidden = true)
+    static final class Forget extends AotTrainCommand {
+        Forget() {
+            recover = true;
+            forget = true;
+        }
+    }
+
     @Override
     public Integer call() throws IOException {
         PrintWriter sink = new PrintWriter(Writer.nullWriter());
@@ -62,7 +79,8 @@ class AotTrainCommand implements Callable<Integer> {
         try {
             int n = 0;
             for (String file : samples(Path.of(sample))) {
-                for (String[] args : recover ? recoverRuns(file, out.resolve("recovered-" + n++ + ".safetensors"))
+                Path recovered = recover ? out.resolve("recovered-" + n++ + ".safetensors") : null;
+                for (String[] args : forget ? forgetRuns(file, recovered) : recover ? recoverRuns(file, recovered)
                         : quickRuns(file)) {
                     int code = Amn.execute(ctx.providers(), sink, sink, ctx.env(), ctx.home(), args);
                     ctx.out().println(String.join(" ", args) + " -> " + code);
@@ -107,8 +125,31 @@ class AotTrainCommand implements Callable<Integer> {
         return runs;
     }
 
-    /** forget's targets that the launcher runs in {@code auto}: the GGUF encoders, legacy, K and i-quants. */
-    static final List<String> VECTOR_TARGETS = List.of("q8_0", "q4_0", "q4_k_m", "q6_k", "iq4_xs");
+    /** forget's targets that the launcher runs in {@code auto}: the GGUF encoders' scale searches, legacy, K and i-quants. */
+    static final List<String> VECTOR_TARGETS = List.of("q4_0", "q4_k_m", "q6_k", "iq4_xs");
+
+    /**
+     * forget's targets that the launcher runs on the scalar kernels, with the options that
+     * the samples' shapes allow (FP8 per channel: 128x128 blocks do not tile them).
+     */
+    static final List<List<String>> SCALAR_TARGETS = List.of(List.of("nf4"), List.of("nf4", "--double-quant"),
+            List.of("fp4"), List.of("int8"), List.of("fp8", "--granularity", "channel"), List.of("q8_0"));
+
+    /** {@code remember} of the sample to BF16, then {@code forget} of that file to each scalar target. */
+    private static List<String[]> forgetRuns(String sample, Path recovered) {
+        List<String[]> runs = new ArrayList<>();
+        runs.add(new String[]{"remember", "--quiet", "--to", "bf16", "-o", recovered.toString(), sample});
+        String stem = recovered.getFileName().toString().replaceFirst("\\.safetensors$", "");
+        int k = 0;
+        for (List<String> target : SCALAR_TARGETS) {
+            List<String> args = new ArrayList<>(List.of("forget", "--quiet", "--to"));
+            args.addAll(target);
+            String ext = target.getFirst().startsWith("q") ? ".gguf" : ".safetensors";
+            args.addAll(List.of("-o", recovered.resolveSibling(stem + "-" + k++ + ext).toString(), recovered.toString()));
+            runs.add(args.toArray(String[]::new));
+        }
+        return runs;
+    }
 
     /** The sample, or the regular files of a folder of samples in name order. */
     private static List<String> samples(Path path) throws IOException {

@@ -47,4 +47,28 @@ class AotTrainTest {
             assertThat(s).containsExactly(f);
         }
     }
+
+    @Test
+    void forgetTrainingForgetsTheRememberedSampleToEveryScalarTargetAndDeletesWhatItWrote() throws IOException {
+        Path samples = Files.createDirectory(dir.resolve("samples"));
+        Path f = Fakes.write(samples, "model.fake", "ok");
+        Runs.Run r = amn(Fakes.amn(), "aot-train-forget", samples.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        java.util.List<String> lines = r.out().lines().toList();
+        assertThat(lines.getFirst()).startsWith("remember --quiet --to bf16 -o ").endsWith(" " + f + " -> 0");
+        String recovered = lines.getFirst().split(" ")[5];
+        // then forget of what remember wrote, to each target the launcher runs on the scalar kernels
+        assertThat(lines.subList(1, lines.size()))
+                .extracting(l -> l.replaceFirst(" -o \\S+ ", " -o OUT ").replaceFirst(" -> \\d+$", ""))
+                .containsExactly("forget --quiet --to nf4 -o OUT " + recovered,
+                        "forget --quiet --to nf4 --double-quant -o OUT " + recovered,
+                        "forget --quiet --to fp4 -o OUT " + recovered,
+                        "forget --quiet --to int8 -o OUT " + recovered,
+                        "forget --quiet --to fp8 --granularity channel -o OUT " + recovered,
+                        "forget --quiet --to q8_0 -o OUT " + recovered);
+        assertThat(Path.of(recovered).getParent()).doesNotExist();
+        try (Stream<Path> s = Files.list(samples)) {
+            assertThat(s).containsExactly(f);
+        }
+    }
 }
