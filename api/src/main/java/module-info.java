@@ -2,8 +2,7 @@
  * The anamnesis api: the service interfaces every format and quantization module implements,
  * the values they exchange, the typed errors and the limits, and {@link io.anamnesis.api.Anamnesis},
  * the entry point that finds the installed modules with {@link java.util.ServiceLoader}. It
- * depends on nothing but the JDK (and uses the incubating {@code jdk.incubator.vector}, to
- * measure what quantizing lost, only when the application resolves it).
+ * depends on nothing but the JDK.
  *
  * <p><b>Add it for</b>: compiling against anamnesis. A library user adds it with the format and
  * quant modules it needs ({@code io.anamnesis:anamnesis-api}, versions from
@@ -17,8 +16,6 @@
  * @uses io.anamnesis.api.spi.ModelExporter the formats a whole model folder is exported to
  */
 module io.anamnesis.api {
-    requires static jdk.incubator.vector;
-
     exports io.anamnesis.api;
     exports io.anamnesis.api.spi;
     exports io.anamnesis.api.numeric;

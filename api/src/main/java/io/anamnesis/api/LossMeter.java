@@ -1,9 +1,7 @@
 package io.anamnesis.api;
 
-import io.anamnesis.api.numeric.KernelRace;
-import io.anamnesis.api.numeric.Kernels;
-
-import java.util.Arrays;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -53,146 +51,149 @@ public final class LossMeter {
         }
     }
 
-    /** Lanes of the sums: element {@code i} goes to lane {@code i % LANES}. */
+    /** Running partial sums of each figure: a chunk's sums end as this many, added lane by lane. */
     static final int LANES = 8;
 
-    /** Whether the Vector API sums may run: the module is resolved, allowed, and 512 bits wide. */
-    private static final boolean VECTOR = Kernels.vectorAllowed() && vectorWide();
-
-    private static boolean vectorWide() {
-        try {
-            return LossVectors.wide();
-        } catch (LinkageError e) {
-            return false;
-        }
-    }
-
-    /** Starts on the scalar sums, switches once C2 has compiled the vector ones (see KernelRace). */
-    private static final KernelRace RACE = new KernelRace("loss", () -> LossProbe.run(false), () -> LossProbe.run(true));
-
-    private static final class LossProbe {
-        static final float[] X = new float[1 << 13];
-        static final float[] Y = new float[1 << 13];
-        static final double[] LANES_OUT = new double[4 * LANES];
-
-        static {
-            for (int i = 0; i < X.length; i++) {
-                X[i] = (float) Math.sin(i);
-                Y[i] = X[i] + 0x1p-10f;
-            }
-        }
-
-        static void run(boolean vector) {
-            Arrays.fill(LANES_OUT, 0);
-            if (vector) LossVectors.sums(X, 0, Y, 0, X.length, LANES_OUT);
-            else scalarSums(X, 0, Y, 0, X.length, LANES_OUT);
-        }
-    }
+    /** Values measured as one chunk, whose terms are added pairwise. */
+    static final int CHUNK = 1024;
 
     /**
      * Measures {@code count} values: originals against what their encoding decodes to.
-     * Element {@code i} is summed into lane {@code i % 8} and the lanes are added at the end
-     * in a fixed tree, an order that does not depend on the thread that measures nor on the
-     * kernels (the Vector API sums, where they run, are the same double operations lane by
-     * lane, so the figures are bit-identical either way).
+     *
+     * <p>The order of the sums, fixed so that the figures do not depend on the thread that
+     * measures: the values go in chunks of {@value #CHUNK}; within a chunk the terms of each
+     * figure are added pairwise by halving (term j plus term j + 512, then j plus j + 256, ...,
+     * down to {@value #LANES} partial sums), which are added to {@value #LANES} running lanes,
+     * chunk after chunk; the lanes are added in a fixed tree at the end. The last, shorter
+     * chunk, and a chunk that holds a non-finite original (left out of the sums, counted
+     * apart), go element by element, element i of them into lane {@code i % LANES}. The
+     * largest error is the largest of the errors' bit patterns: for doubles without a sign
+     * that is the order of their values, with a NaN error above everything, as it must be.
+     *
+     * <p>Why this shape: every pass over a chunk is a loop C2 vectorizes (the errors and their
+     * squares into arrays, the halvings, and the maximum on the bits in a {@code long[]}),
+     * where eight running sums per figure along the elements, an order C2 must keep, took
+     * 2.3-3.9 ns a value, and measuring took as long as encoding in a default (not quiet)
+     * forget (docs/benchmarks.md).
      */
     public static Loss measure(float[] original, int originalOffset, float[] decoded, int decodedOffset, int count) {
         Objects.checkFromIndexSize(originalOffset, count, original.length);
         Objects.checkFromIndexSize(decodedOffset, count, decoded.length);
-        // per lane: sum |e|, sum e^2, sum x^2, max |e|
-        double[] lanes = new double[4 * LANES];
-        int i = VECTOR && RACE.getAsBoolean()
-                ? LossVectors.sums(original, originalOffset, decoded, decodedOffset, count, lanes)
-                : scalarSums(original, originalOffset, decoded, decodedOffset, count, lanes);
-        long nonFinite = 0;
-        // from the first step with a non-finite original (rare) and the tail: one element at a time, same lanes
-        for (; i < count; i++) {
-            float x = original[originalOffset + i];
-            if (!Float.isFinite(x)) {
-                nonFinite++;
-                continue;
+        Sums sums = new Sums(count >= CHUNK);
+        int i = 0;
+        for (; i + CHUNK <= count; i += CHUNK) {
+            if (!sums.chunk(original, originalOffset + i, decoded, decodedOffset + i)) {
+                sums.elementwise(original, originalOffset + i, decoded, decodedOffset + i, CHUNK);
             }
-            int l = i % LANES;
-            double e = (double) decoded[decodedOffset + i] - x;
-            double a = Math.abs(e);
-            lanes[l] += a;
-            lanes[LANES + l] += e * e;
-            lanes[2 * LANES + l] += (double) x * x;
-            if (a > lanes[3 * LANES + l] || a != a) lanes[3 * LANES + l] = a;
         }
-        double m = 0;
-        for (int l = 0; l < LANES; l++) {
-            double v = lanes[3 * LANES + l];
-            if (v > m || v != v) m = v;
+        sums.elementwise(original, originalOffset + i, decoded, decodedOffset + i, count - i);
+        return sums.loss(count);
+    }
+
+    /** The running sums of one {@link #measure} call, and its chunk's scratch arrays. */
+    private static final class Sums {
+        /** Per lane: sum |e|, then sum e^2, then sum x^2. */
+        final double[] lanes = new double[3 * LANES];
+        final double[] abs;
+        final double[] sq;
+        final double[] signal;
+        final long[] bits;
+        final MemorySegment bitsView;
+        long maxBits;
+        long nonFinite;
+
+        Sums(boolean chunks) {
+            abs = chunks ? new double[CHUNK] : null;
+            sq = chunks ? new double[CHUNK] : null;
+            signal = chunks ? new double[CHUNK] : null;
+            bits = chunks ? new long[CHUNK] : null;
+            bitsView = chunks ? MemorySegment.ofArray(bits) : null;
         }
-        return new Loss(count - nonFinite, nonFinite, tree(lanes, 0), tree(lanes, LANES), m, tree(lanes, 2 * LANES));
+
+        /** One whole chunk, pairwise; false, adding nothing, when an original in it is inf or NaN. */
+        boolean chunk(float[] x, int xo, float[] d, int dO) {
+            double[] a = abs;
+            double[] q = sq;
+            double[] s = signal;
+            for (int j = 0; j < CHUNK; j++) {
+                double xv = x[xo + j];
+                double e = (double) d[dO + j] - xv;
+                a[j] = Math.abs(e);
+                q[j] = e * e;
+                s[j] = xv * xv;
+            }
+            halve(s);
+            // the square of a finite float is at most 1.2e77, and a sum of 1024 of them is
+            // finite: a sum that is not means an inf or NaN original in the chunk
+            for (int l = 0; l < LANES; l++) {
+                if (!Double.isFinite(s[l])) return false;
+            }
+            MemorySegment.copy(a, 0, bitsView, ValueLayout.JAVA_DOUBLE, 0, CHUNK);
+            halve(a);
+            halve(q);
+            for (int l = 0; l < LANES; l++) {
+                lanes[l] += a[l];
+                lanes[LANES + l] += q[l];
+                lanes[2 * LANES + l] += s[l];
+            }
+            maxBits = Math.max(maxBits, largest(bits));
+            return true;
+        }
+
+        /** {@code n} values one at a time, value i into lane {@code i % LANES}; non-finite originals counted apart. */
+        void elementwise(float[] x, int xo, float[] d, int dO, int n) {
+            for (int j = 0; j < n; j++) {
+                float xv = x[xo + j];
+                if (!Float.isFinite(xv)) {
+                    nonFinite++;
+                    continue;
+                }
+                int l = j % LANES;
+                double e = (double) d[dO + j] - xv;
+                double a = Math.abs(e);
+                lanes[l] += a;
+                lanes[LANES + l] += e * e;
+                lanes[2 * LANES + l] += (double) xv * xv;
+                maxBits = Math.max(maxBits, Double.doubleToRawLongBits(a));
+            }
+        }
+
+        Loss loss(int count) {
+            return new Loss(count - nonFinite, nonFinite, tree(lanes, 0), tree(lanes, LANES),
+                    Double.longBitsToDouble(maxBits), tree(lanes, 2 * LANES));
+        }
+
+        // Each halving its own loop with a constant distance: C2 vectorizes these, not a loop
+        // over the distance.
+
+        /** v[0, 8) = the pairwise sums of v[0, 1024): term j plus term j + 512, and so on down. */
+        private static void halve(double[] v) {
+            for (int j = 0; j < 512; j++) v[j] += v[j + 512];
+            for (int j = 0; j < 256; j++) v[j] += v[j + 256];
+            for (int j = 0; j < 128; j++) v[j] += v[j + 128];
+            for (int j = 0; j < 64; j++) v[j] += v[j + 64];
+            for (int j = 0; j < 32; j++) v[j] += v[j + 32];
+            for (int j = 0; j < 16; j++) v[j] += v[j + 16];
+            for (int j = 0; j < 8; j++) v[j] += v[j + 8];
+        }
+
+        /** The largest of b[0, 1024), halving the same way (b is overwritten). */
+        private static long largest(long[] b) {
+            for (int j = 0; j < 512; j++) b[j] = Math.max(b[j], b[j + 512]);
+            for (int j = 0; j < 256; j++) b[j] = Math.max(b[j], b[j + 256]);
+            for (int j = 0; j < 128; j++) b[j] = Math.max(b[j], b[j + 128]);
+            for (int j = 0; j < 64; j++) b[j] = Math.max(b[j], b[j + 64]);
+            for (int j = 0; j < 32; j++) b[j] = Math.max(b[j], b[j + 32]);
+            for (int j = 0; j < 16; j++) b[j] = Math.max(b[j], b[j + 16]);
+            long m = b[0];
+            for (int j = 1; j < 16; j++) m = Math.max(m, b[j]);
+            return m;
+        }
     }
 
     private static double tree(double[] lanes, int at) {
         return ((lanes[at] + lanes[at + 1]) + (lanes[at + 2] + lanes[at + 3]))
                 + ((lanes[at + 4] + lanes[at + 5]) + (lanes[at + 6] + lanes[at + 7]));
-    }
-
-    /**
-     * The lane sums over whole steps of {@link #LANES} elements, up to the first step that
-     * holds a non-finite original; returns where it stopped. Two passes of four lanes each
-     * (lanes 0-3, then 4-7), so that each pass keeps its sums in registers; every lane still
-     * adds its own elements in element order.
-     */
-    static int scalarSums(float[] original, int oo, float[] decoded, int dO, int count, double[] lanes) {
-        int end = 0;
-        while (end + LANES <= count && finiteStep(original, oo + end)) end += LANES;
-        for (int half = 0; half < LANES; half += 4) {
-            double a0 = 0, a1 = 0, a2 = 0, a3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0, s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-            double m0 = 0, m1 = 0, m2 = 0, m3 = 0;
-            for (int i = half; i < end; i += LANES) {
-                float x0 = original[oo + i], x1 = original[oo + i + 1], x2 = original[oo + i + 2], x3 = original[oo + i + 3];
-                double e0 = (double) decoded[dO + i] - x0, e1 = (double) decoded[dO + i + 1] - x1;
-                double e2 = (double) decoded[dO + i + 2] - x2, e3 = (double) decoded[dO + i + 3] - x3;
-                double b0 = Math.abs(e0), b1 = Math.abs(e1), b2 = Math.abs(e2), b3 = Math.abs(e3);
-                a0 += b0;
-                a1 += b1;
-                a2 += b2;
-                a3 += b3;
-                q0 += e0 * e0;
-                q1 += e1 * e1;
-                q2 += e2 * e2;
-                q3 += e3 * e3;
-                s0 += (double) x0 * x0;
-                s1 += (double) x1 * x1;
-                s2 += (double) x2 * x2;
-                s3 += (double) x3 * x3;
-                // a > max, or a NaN decoded value, which then stays the maximum
-                if (b0 > m0 || b0 != b0) m0 = b0;
-                if (b1 > m1 || b1 != b1) m1 = b1;
-                if (b2 > m2 || b2 != b2) m2 = b2;
-                if (b3 > m3 || b3 != b3) m3 = b3;
-            }
-            lanes[half] = a0;
-            lanes[half + 1] = a1;
-            lanes[half + 2] = a2;
-            lanes[half + 3] = a3;
-            lanes[LANES + half] = q0;
-            lanes[LANES + half + 1] = q1;
-            lanes[LANES + half + 2] = q2;
-            lanes[LANES + half + 3] = q3;
-            lanes[2 * LANES + half] = s0;
-            lanes[2 * LANES + half + 1] = s1;
-            lanes[2 * LANES + half + 2] = s2;
-            lanes[2 * LANES + half + 3] = s3;
-            lanes[3 * LANES + half] = m0;
-            lanes[3 * LANES + half + 1] = m1;
-            lanes[3 * LANES + half + 2] = m2;
-            lanes[3 * LANES + half + 3] = m3;
-        }
-        return end;
-    }
-
-    /** Whether the {@link #LANES} originals from {@code at} are all finite (an exponent of all ones is inf or NaN). */
-    private static boolean finiteStep(float[] x, int at) {
-        boolean finite = true;
-        for (int k = 0; k < LANES; k++) finite &= (Float.floatToRawIntBits(x[at + k]) & 0x7F80_0000) != 0x7F80_0000;
-        return finite;
     }
 
     /**

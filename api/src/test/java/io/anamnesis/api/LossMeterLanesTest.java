@@ -11,19 +11,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 /**
- * LossMeter's two ways of summing, the scalar lanes and the Vector API lanes, must give the
- * same bits (the figures a user reads must not depend on the kernels), and the figures must
- * be the sums they claim to be (checked against exact decimal sums).
+ * LossMeter's figures must be the sums they claim to be (checked against exact decimal sums),
+ * whether the values go in whole chunks, pairwise, or one at a time (a short tail, a chunk
+ * with a non-finite original), and must not depend on how a run splits its values among
+ * threads beyond the chunks the producers record.
  */
 class LossMeterLanesTest {
-
-    private static boolean vectorHere() {
-        try {
-            return ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent() && LossVectors.wide();
-        } catch (LinkageError e) {
-            return false;
-        }
-    }
 
     private static float[][] pair(int n, long seed, boolean trouble) {
         SplittableRandom r = new SplittableRandom(seed);
@@ -42,33 +35,50 @@ class LossMeterLanesTest {
     }
 
     @Test
-    void vectorLanesAreTheScalarLanesBitForBit() {
-        Assumptions.assumeTrue(vectorHere(), "jdk.incubator.vector not resolved or not 512 bits wide here");
-        for (int n : new int[]{0, 5, 8, 64, 1000, 4099}) {
-            for (int off : new int[]{0, 3}) {
-                for (boolean trouble : new boolean[]{false, true}) {
-                    if (trouble && n < 64) continue;
-                    float[][] p = pair(n + off, n * 31L + off, trouble);
-                    double[] scalar = new double[4 * LossMeter.LANES];
-                    double[] vector = new double[4 * LossMeter.LANES];
-                    int s = LossMeter.scalarSums(p[0], off, p[1], off, n, scalar);
-                    int v = LossVectors.sums(p[0], off, p[1], off, n, vector);
-                    assertThat(v).as("stop, n=%d off=%d", n, off).isEqualTo(s);
-                    for (int k = 0; k < scalar.length; k++) {
-                        // (any NaN equals any NaN here: which NaN a lane keeps is not a figure)
-                        assertThat(Double.doubleToLongBits(vector[k])).as("lane value %d, n=%d off=%d trouble=%b", k, n, off, trouble)
-                                .isEqualTo(Double.doubleToLongBits(scalar[k]));
-                    }
-                }
+    void theFiguresAreTheExactSumsToDoublePrecision() {
+        // whole chunks and a tail; a decoded NaN in chunk 3, an infinite original in chunk 4, a NaN one in the tail
+        exactSums(10_007, 2);
+        // shorter than a chunk: element by element only
+        exactSums(700, 2);
+        // whole chunks only, both troubles in chunks
+        exactSums(4096, 1);
+    }
+
+    @Test
+    void theLargestErrorIsFoundInAChunkInATailAndBesideANonFiniteOriginal() {
+        for (int at : new int[]{0, 511, 512, 1023, 1500, 2047, 2100}) {
+            float[] x = new float[2100 + 3];
+            float[] y = new float[x.length];
+            for (int i = 0; i < x.length; i++) {
+                x[i] = i * 0.001f;
+                y[i] = x[i] + 1e-6f;
             }
+            y[at] = x[at] + 2.5f;
+            LossMeter.Loss l = LossMeter.measure(x, 0, y, 0, x.length);
+            assertThat(l.maxAbs()).as("at %d", at).isEqualTo(Math.abs((double) y[at] - x[at]));
+            // the same beside an infinite original in its chunk (that chunk goes element by element)
+            x[(at / 1024) * 1024 + (at % 1024 == 7 ? 8 : 7)] = Float.NEGATIVE_INFINITY;
+            l = LossMeter.measure(x, 0, y, 0, x.length);
+            assertThat(l.maxAbs()).as("at %d beside -inf", at).isEqualTo(Math.abs((double) y[at] - x[at]));
+            assertThat(l.nonFinite()).isEqualTo(1);
         }
     }
 
     @Test
-    void theFiguresAreTheExactSumsToDoublePrecision() {
-        float[][] p = pair(10_007, 7, true);
+    void aChunkMeasuredAtAnOffsetGivesTheSameFigures() {
+        float[][] p = pair(3000, 11, false);
+        float[] x = new float[3005];
+        float[] y = new float[3007];
+        System.arraycopy(p[0], 0, x, 5, 3000);
+        System.arraycopy(p[1], 0, y, 7, 3000);
+        assertThat(LossMeter.measure(x, 5, y, 7, 3000)).isEqualTo(LossMeter.measure(p[0], 0, p[1], 0, 3000));
+    }
+
+    private static void exactSums(int n, int expectedNonFinite) {
+        float[][] p = pair(n, 7, true);
         float[] x = p[0];
         float[] y = p[1];
+        if (expectedNonFinite == 1) x[n - 3] = 1.5f;
         LossMeter.Loss l = LossMeter.measure(x, 0, y, 0, x.length);
         BigDecimal abs = BigDecimal.ZERO;
         BigDecimal sq = BigDecimal.ZERO;
@@ -83,6 +93,8 @@ class LossMeterLanesTest {
                 continue;
             }
             count++;
+            // the decoded NaN: its original's square counts; its error, once it is put back, is 0
+            signal = signal.add(new BigDecimal(x[i]).multiply(new BigDecimal(x[i])));
             if (Float.isNaN(y[i])) {
                 nanError = true;
                 continue;
@@ -90,11 +102,10 @@ class LossMeterLanesTest {
             BigDecimal e = new BigDecimal(y[i]).subtract(new BigDecimal(x[i]));
             abs = abs.add(e.abs());
             sq = sq.add(e.multiply(e));
-            signal = signal.add(new BigDecimal(x[i]).multiply(new BigDecimal(x[i])));
             max = Math.max(max, e.abs().doubleValue());
         }
         assertThat(l.count()).isEqualTo(count);
-        assertThat(l.nonFinite()).isEqualTo(nonFinite).isEqualTo(2);
+        assertThat(l.nonFinite()).isEqualTo(nonFinite).isEqualTo(expectedNonFinite);
         // the decoded NaN makes the sums NaN and is the largest error
         assertThat(nanError).isTrue();
         assertThat(l.maxAbs()).isNaN();
