@@ -24,18 +24,28 @@ final class LegacyEncoders {
     /** d = amax/127, q = roundf(x/d); NaN never wins ggml's MAX(amax, |x|) unless last. */
     static void q8_0(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
         int blocks = rows * (perRow / QK);
-        int piece = Math.min(blocks, PIECE_BLOCKS);
-        float[] inverse = new float[piece * QK];
-        byte[] levels = new byte[piece * QK];
-        int[] special = new int[piece];
-        for (int b = 0; b < blocks; b += piece) {
-            int n = Math.min(piece, blocks - b);
-            q8_0Piece(src, s + b * QK, dst, o + b * 34, n, inverse, levels, special);
+        Piece t = new Piece(blocks);
+        for (int b = 0; b < blocks; b += PIECE_BLOCKS) {
+            q8_0Piece(src, s + b * QK, dst, o + b * 34, Math.min(PIECE_BLOCKS, blocks - b), t);
         }
     }
 
     /** Blocks a piece of the Q8_0 and Q4_0 encoders holds: 8 Ki values, so that its scratch stays in the L1/L2 cache. */
     private static final int PIECE_BLOCKS = 256;
+
+    /** A piece's scratch: each value's reciprocal scale, its level, the blocks ggml's scan must redo. */
+    private static final class Piece {
+        final float[] inverse;
+        final byte[] levels;
+        final int[] special;
+
+        Piece(int blocks) {
+            int n = Math.min(blocks, PIECE_BLOCKS);
+            inverse = new float[n * QK];
+            levels = new byte[n * QK];
+            special = new int[n];
+        }
+    }
 
     /**
      * {@link #q8_0Block} for {@code blocks} blocks, in three passes so that the one per value
@@ -48,8 +58,10 @@ final class LegacyEncoders {
      * NaN beside the project): C2 vectorizes {@code signum}, not {@code copySign}. Per block
      * of 32 the loop was too short to vectorize: 2.6-3.5 ns a value before, docs/benchmarks.md.
      */
-    private static void q8_0Piece(float[] src, int s, byte[] dst, int o, int blocks, float[] inverse, byte[] levels,
-                                  int[] special) {
+    private static void q8_0Piece(float[] src, int s, byte[] dst, int o, int blocks, Piece t) {
+        float[] inverse = t.inverse;
+        byte[] levels = t.levels;
+        int[] special = t.special;
         int specials = 0;
         for (int b = 0; b < blocks; b++) {
             int at = s + b * QK;
@@ -168,13 +180,9 @@ final class LegacyEncoders {
 
     /** quantize_row_q4_0_ref: d = max/-8 (the signed extreme), q = min(15, (int8)(x/d + 8.5)). */
     private static void q4_0Ref(float[] src, int s, byte[] dst, int o, int blocks) {
-        int piece = Math.min(blocks, PIECE_BLOCKS);
-        float[] inverse = new float[piece * QK];
-        byte[] levels = new byte[piece * QK];
-        int[] special = new int[piece];
-        for (int b = 0; b < blocks; b += piece) {
-            int n = Math.min(piece, blocks - b);
-            q4_0Piece(src, s + b * QK, dst, o + b * 18, n, inverse, levels, special);
+        Piece t = new Piece(blocks);
+        for (int b = 0; b < blocks; b += PIECE_BLOCKS) {
+            q4_0Piece(src, s + b * QK, dst, o + b * 18, Math.min(PIECE_BLOCKS, blocks - b), t);
         }
     }
 
@@ -188,8 +196,10 @@ final class LegacyEncoders {
      * reciprocal finite, {@code |x * id| <= 8} within a rounding, so the sum plus 8.5 converts
      * to int in Java as in C; other blocks are done by ggml's scan afterwards.
      */
-    private static void q4_0Piece(float[] src, int s, byte[] dst, int o, int blocks, float[] inverse, byte[] levels,
-                                  int[] special) {
+    private static void q4_0Piece(float[] src, int s, byte[] dst, int o, int blocks, Piece t) {
+        float[] inverse = t.inverse;
+        byte[] levels = t.levels;
+        int[] special = t.special;
         int specials = 0;
         for (int b = 0; b < blocks; b++) {
             int at = s + b * QK;
