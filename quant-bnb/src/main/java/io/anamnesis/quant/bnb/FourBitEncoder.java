@@ -279,10 +279,18 @@ public final class FourBitEncoder {
             float a = absmax[absmaxOff + b];
             for (int c = 0; c < 16; c++) table[c] = values[c] * a;
             int end = Math.min(count, s + blocksize);
-            for (int i = s; i < end; i++) {
-                int p = packed[packedOff + (i >> 1)];
-                out[outOff + i] = table[(i & 1) == 0 ? (p >> 4) & 15 : p & 15];
+            // a byte (two values) at a time; a block starts inside a byte only if its size is odd
+            int i = s;
+            if ((i & 1) != 0 && i < end) {
+                out[outOff + i] = table[packed[packedOff + (i >> 1)] & 15];
+                i++;
             }
+            for (; i + 1 < end; i += 2) {
+                int p = packed[packedOff + (i >> 1)];
+                out[outOff + i] = table[(p >> 4) & 15];
+                out[outOff + i + 1] = table[p & 15];
+            }
+            if (i < end) out[outOff + i] = table[(packed[packedOff + (i >> 1)] >> 4) & 15];
         }
     }
 }

@@ -244,6 +244,24 @@ class FourBitEncoderTest {
     }
 
     @Test
+    void theLossPathDecodesBlocksThatStartInsideAByte() {
+        // block size 3: blocks start on odd values too; each value is its nibble's code value times its block's absmax
+        Random r = new Random(9);
+        int n = 37;
+        byte[] packed = new byte[(n + 1) / 2];
+        r.nextBytes(packed);
+        float[] absmax = new float[(n + 2) / 3];
+        for (int b = 0; b < absmax.length; b++) absmax[b] = 0.5f + b;
+        float[] values = FourBit.codeValues(Fixtures.NF4, false);
+        float[] out = new float[n];
+        FourBitEncoder.decode(packed, 0, n, 3, absmax, 0, values, out, 0);
+        for (int i = 0; i < n; i++) {
+            int code = ((packed[i / 2] & 0xFF) >> (i % 2 == 0 ? 4 : 0)) & 15;
+            assertThat(out[i]).as("value %d", i).isEqualTo(values[code] * absmax[i / 3]);
+        }
+    }
+
+    @Test
     void encodedBytesDecodeWithTheProjectsDecoderToWhatTheLossPathComputes() {
         Random r = new Random(3);
         int n = 1000;
