@@ -30,6 +30,17 @@ final class LegacyEncoders {
         }
     }
 
+    /**
+     * The bits of a block's largest {@code |x|}: for floats without their sign the bit patterns
+     * order as the values do (an infinity at 0x7F800000, a NaN above it), and an integer max is
+     * one instruction where ggml's float scan, with its NaN rule, is a branch per value.
+     */
+    private static int largestMagnitudeBits(float[] src, int at) {
+        int bits = 0;
+        for (int j = 0; j < QK; j++) bits = Math.max(bits, Float.floatToRawIntBits(src[at + j]) & 0x7FFF_FFFF);
+        return bits;
+    }
+
     /** Blocks a piece of the Q8_0 and Q4_0 encoders holds: 8 Ki values, so that its scratch stays in the L1/L2 cache. */
     private static final int PIECE_BLOCKS = 256;
 
@@ -65,8 +76,7 @@ final class LegacyEncoders {
         int specials = 0;
         for (int b = 0; b < blocks; b++) {
             int at = s + b * QK;
-            int bits = 0;
-            for (int j = 0; j < QK; j++) bits = Math.max(bits, Float.floatToRawIntBits(src[at + j]) & 0x7FFF_FFFF);
+            int bits = largestMagnitudeBits(src, at);
             float d = Float.intBitsToFloat(bits) / 127;
             float id = d != 0 ? 1.0f / d : 0.0f;
             if (bits >= 0x7F80_0000 || !(Math.abs(id) < Float.POSITIVE_INFINITY)) {
@@ -90,11 +100,10 @@ final class LegacyEncoders {
     private static final float BELOW_HALF = Math.nextDown(0.5f);
 
     static void q8_0Block(float[] src, int s, byte[] dst, int o) {
-        // max |x| on the bits, which the JIT vectorizes (ggml's MAX(amax, |x|) scan, with its
-        // NaN rule, does not vectorize): the same value for a block of finite floats; a block
-        // holding an infinity or a NaN (bits at or above 0x7F800000) takes the scan
-        int bits = 0;
-        for (int j = 0; j < QK; j++) bits = Math.max(bits, Float.floatToRawIntBits(src[s + j]) & 0x7FFF_FFFF);
+        // max |x| on the bits: the same value as ggml's MAX(amax, |x|) scan for a block of
+        // finite floats; a block holding an infinity or a NaN (bits at or above 0x7F800000)
+        // takes the scan
+        int bits = largestMagnitudeBits(src, s);
         if (bits >= 0x7F80_0000) {
             q8_0Reference(src, s, dst, o);
             return;
@@ -203,8 +212,7 @@ final class LegacyEncoders {
         int specials = 0;
         for (int b = 0; b < blocks; b++) {
             int at = s + b * QK;
-            int bits = 0;
-            for (int j = 0; j < QK; j++) bits = Math.max(bits, Float.floatToRawIntBits(src[at + j]) & 0x7FFF_FFFF);
+            int bits = largestMagnitudeBits(src, at);
             float id = 0f;
             if (bits < 0x7F80_0000) {
                 int first = 0;
