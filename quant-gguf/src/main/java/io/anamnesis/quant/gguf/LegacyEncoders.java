@@ -59,7 +59,7 @@ final class LegacyEncoders {
     }
 
     /**
-     * {@link #q8_0Block} for {@code blocks} blocks, in three passes so that the one per value
+     * quantize_row_q8_0_ref for {@code blocks} blocks, in three passes so that the one per value
      * is a loop C2 vectorizes: each block's scale (its reciprocal copied to each of its
      * values), then every level of the piece in one loop, then the levels copied into place
      * behind each scale. A block that needs ggml's scan (an infinity, a NaN, an overflowing
@@ -99,29 +99,11 @@ final class LegacyEncoders {
     /** The float just below one half: {@link GgmlMath#roundHalfAwaySmall}'s. */
     private static final float BELOW_HALF = Math.nextDown(0.5f);
 
-    static void q8_0Block(float[] src, int s, byte[] dst, int o) {
-        // max |x| on the bits: the same value as ggml's MAX(amax, |x|) scan for a block of
-        // finite floats; a block holding an infinity or a NaN (bits at or above 0x7F800000)
-        // takes the scan
-        int bits = largestMagnitudeBits(src, s);
-        if (bits >= 0x7F80_0000) {
-            q8_0Reference(src, s, dst, o);
-            return;
-        }
-        float amax = Float.intBitsToFloat(bits);
-        float d = amax / 127;
-        float id = d != 0 ? 1.0f / d : 0.0f;
-        if (!(Math.abs(id) < Float.POSITIVE_INFINITY)) {
-            q8_0Reference(src, s, dst, o);
-            return;
-        }
-        putFp16(dst, o, d);
-        // every |x * id| is at most 127 and a rounding
-        for (int j = 0; j < QK; j++) dst[o + 2 + j] = (byte) GgmlMath.roundHalfAwaySmall(src[s + j] * id);
-    }
-
-    /** quantize_row_q8_0_ref for one block as ggml writes it: NaN never wins MAX(amax, |x|) unless last. */
-    private static void q8_0Reference(float[] src, int s, byte[] dst, int o) {
+    /**
+     * quantize_row_q8_0_ref for one block as ggml writes it: NaN never wins MAX(amax, |x|) unless
+     * last. The blocks the fast paths leave (an infinity, a NaN, an overflowing reciprocal).
+     */
+    static void q8_0Reference(float[] src, int s, byte[] dst, int o) {
         float amax = 0.0f;
         for (int j = 0; j < QK; j++) {
             float a = Math.abs(src[s + j]);

@@ -97,7 +97,7 @@ final class LegacyVectorEncoders {
             float d = amax / 127;
             float id = d != 0 ? 1.0f / d : 0.0f;
             if (!finite(amax) || !finite(id)) {
-                LegacyEncoders.q8_0Block(src, s, dst, o);
+                LegacyEncoders.q8_0Reference(src, s, dst, o);
                 continue;
             }
             putFp16(dst, o, d);
