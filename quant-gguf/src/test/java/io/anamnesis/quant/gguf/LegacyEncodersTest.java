@@ -134,11 +134,13 @@ class LegacyEncodersTest {
         return out;
     }
 
-    @Test
-    void q8_0RowsOfManyBlocksWithSpecialOnesInBetween() {
-        // 300 blocks: more than one piece of the encoder's scratch; blocks with a NaN (first, last),
-        // an infinity, subnormals whose reciprocal scale overflows, and zeros among ordinary ones
-        java.util.Random r = new java.util.Random(5);
+    /**
+     * 300 blocks of 32, more than one piece of the encoders' scratch: ordinary values over seven
+     * orders of magnitude, and blocks with a NaN (first, last), an infinity of either sign,
+     * subnormals whose reciprocal scale overflows (block 100) and zeros (block 101).
+     */
+    static float[] rowWithSpecialBlocks(long seed) {
+        java.util.Random r = new java.util.Random(seed);
         float[] x = new float[300 * 32];
         for (int i = 0; i < x.length; i++) x[i] = (float) (r.nextGaussian() * Math.pow(10, r.nextInt(7) - 4));
         x[7 * 32] = Float.NaN;
@@ -147,6 +149,12 @@ class LegacyEncodersTest {
         x[256 * 32 + 5] = Float.NEGATIVE_INFINITY;
         Arrays.fill(x, 100 * 32, 101 * 32, 1e-40f);
         Arrays.fill(x, 101 * 32, 102 * 32, 0f);
+        return x;
+    }
+
+    @Test
+    void q8_0RowsOfManyBlocksWithSpecialOnesInBetween() {
+        float[] x = rowWithSpecialBlocks(5);
         for (int j = 0; j < 32; j++) x[299 * 32 + j] = (j - 16) * 0.5f + 0.25f; // ties after scaling
         assertThat(encode("q8_0", x)).containsExactly(q8_0Expected(x));
     }
@@ -189,21 +197,12 @@ class LegacyEncodersTest {
 
     @Test
     void q4_0RowsOfManyBlocksWithSpecialOnesInBetween() {
-        // 300 blocks (more than one piece): ties of magnitude with both signs (the first wins), a NaN,
-        // infinities, subnormals whose reciprocal scale overflows, zeros, ordinary blocks
-        java.util.Random r = new java.util.Random(6);
-        float[] x = new float[300 * 32];
-        for (int i = 0; i < x.length; i++) x[i] = (float) (r.nextGaussian() * Math.pow(10, r.nextInt(7) - 4));
+        float[] x = rowWithSpecialBlocks(6);
+        // ties of magnitude with both signs: the first wins
         x[3 * 32 + 4] = 1e6f;
         x[3 * 32 + 9] = -1e6f;
         x[4 * 32 + 2] = -1e6f;
         x[4 * 32 + 30] = 1e6f;
-        x[7 * 32] = Float.NaN;
-        x[8 * 32 + 31] = Float.NaN;
-        x[255 * 32 + 3] = Float.POSITIVE_INFINITY;
-        x[256 * 32 + 5] = Float.NEGATIVE_INFINITY;
-        Arrays.fill(x, 100 * 32, 101 * 32, 1e-40f);
-        Arrays.fill(x, 101 * 32, 102 * 32, 0f);
         Arrays.fill(x, 102 * 32, 103 * 32, -3e-39f);
         assertThat(encode("q4_0", x)).containsExactly(q4_0Expected(x));
     }
