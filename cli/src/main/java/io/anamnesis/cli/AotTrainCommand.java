@@ -38,11 +38,10 @@ class AotTrainCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "<samples>")
     String sample;
 
-    /** Recovery instead of the quick commands: the training run of {@code amn-recover.aot}. */
-    boolean recover;
+    /** Which cache's training this is: the quick commands ({@code amn.aot}), recovery, or forget. */
+    enum Training { QUICK, RECOVER, FORGET }
 
-    /** Quantizing on the scalar kernels: the training run of {@code amn-forget.aot}. */
-    boolean forget;
+    Training training = Training.QUICK;
 
     /**
      * {@code amn aot-train-recover <samples>}: {@code remember} of each sample, and with
@@ -52,7 +51,7 @@ class AotTrainCommand implements Callable<Integer> {
     @Command(name = "aot-train-recover", hidden = true)
     static final class Recover extends AotTrainCommand {
         Recover() {
-            recover = true;
+            training = Training.RECOVER;
         }
     }
 
@@ -65,8 +64,7 @@ class AotTrainCommand implements Callable<Integer> {
     @Command(name = "aot-train-forget", hidden = true)
     static final class Forget extends AotTrainCommand {
         Forget() {
-            recover = true;
-            forget = true;
+            training = Training.FORGET;
         }
     }
 
@@ -74,14 +72,19 @@ class AotTrainCommand implements Callable<Integer> {
     public Integer call() throws IOException {
         PrintWriter sink = new PrintWriter(Writer.nullWriter());
         Amn.Context ctx = parent.context();
-        Path out = recover ? Files.createTempDirectory("amn-aot-train") : null;
+        // recovery and forget write files: into a folder of their own, deleted afterwards
+        Path out = training == Training.QUICK ? null : Files.createTempDirectory("amn-aot-train");
         int failures = 0;
         try {
             int n = 0;
             for (String file : samples(Path.of(sample))) {
-                Path recovered = recover ? out.resolve("recovered-" + n++ + ".safetensors") : null;
-                for (String[] args : forget ? forgetRuns(file, recovered) : recover ? recoverRuns(file, recovered)
-                        : quickRuns(file)) {
+                Path recovered = out == null ? null : out.resolve("recovered-" + n++ + ".safetensors");
+                List<String[]> runs = switch (training) {
+                    case QUICK -> quickRuns(file);
+                    case RECOVER -> recoverRuns(file, recovered);
+                    case FORGET -> forgetRuns(file, recovered);
+                };
+                for (String[] args : runs) {
                     int code = Amn.execute(ctx.providers(), sink, sink, ctx.env(), ctx.home(), args);
                     ctx.out().println(String.join(" ", args) + " -> " + code);
                     if (code == Amn.INTERNAL) failures++;
