@@ -1,5 +1,8 @@
 package io.anamnesis.quant.gguf;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
 import static io.anamnesis.quant.gguf.GgmlMath.putFp16;
 import static io.anamnesis.quant.gguf.GgmlMath.putInt;
 import static io.anamnesis.quant.gguf.GgmlMath.roundHalfAway;
@@ -24,37 +27,77 @@ final class LegacyEncoders {
     /** d = amax/127, q = roundf(x/d); NaN never wins ggml's MAX(amax, |x|) unless last. */
     static void q8_0(float[] src, int s, byte[] dst, int o, int rows, int perRow, float[] importance) {
         int blocks = rows * (perRow / QK);
-        Piece t = new Piece(blocks);
+        Piece t = PIECES.get();
         for (int b = 0; b < blocks; b += PIECE_BLOCKS) {
             q8_0Piece(src, s + b * QK, dst, o + b * 34, Math.min(PIECE_BLOCKS, blocks - b), t);
         }
     }
 
-    /**
-     * The bits of a block's largest {@code |x|}: for floats without their sign the bit patterns
-     * order as the values do (an infinity at 0x7F800000, a NaN above it), and an integer max is
-     * one instruction where ggml's float scan, with its NaN rule, is a branch per value.
-     */
-    private static int largestMagnitudeBits(float[] src, int at) {
-        int bits = 0;
-        for (int j = 0; j < QK; j++) bits = Math.max(bits, Float.floatToRawIntBits(src[at + j]) & 0x7FFF_FFFF);
-        return bits;
-    }
-
     /** Blocks a piece of the Q8_0 and Q4_0 encoders holds: 8 Ki values, so that its scratch stays in the L1/L2 cache. */
     private static final int PIECE_BLOCKS = 256;
 
-    /** A piece's scratch: each value's reciprocal scale, its level, the blocks ggml's scan must redo. */
+    /**
+     * Each thread's scratch, made once: the encoders are called a batch of rows at a time (8 Ki
+     * values), and a new 90 KB of scratch per call was 2-3 % of a forget's CPU samples.
+     */
+    private static final ThreadLocal<Piece> PIECES = ThreadLocal.withInitial(Piece::new);
+
+    /**
+     * A piece's scratch: each value's reciprocal scale, its level, the blocks ggml's scan must
+     * redo, and the halving buffers of {@link #largestMagnitudes}.
+     */
     private static final class Piece {
         final float[] inverse;
         final byte[] levels;
         final int[] special;
+        final int[] largest;
+        final long[] pairs;
+        final int[] halved;
+        final MemorySegment pairsView;
+        final MemorySegment halvedView;
 
-        Piece(int blocks) {
-            int n = Math.min(blocks, PIECE_BLOCKS);
+        Piece() {
+            int n = PIECE_BLOCKS;
             inverse = new float[n * QK];
             levels = new byte[n * QK];
             special = new int[n];
+            largest = new int[n];
+            pairs = new long[n * QK / 2];
+            halved = new int[n * QK / 2];
+            pairsView = MemorySegment.ofArray(pairs);
+            halvedView = MemorySegment.ofArray(halved);
+        }
+
+        /**
+         * The bits of the largest {@code |x|} of each of {@code blocks} blocks from {@code s}, into
+         * {@link #largest}: for floats without their sign the bit patterns order as the values do
+         * (an infinity at 0x7F800000, a NaN above it), so an integer maximum stands for ggml's
+         * float scan with its NaN rule (the blocks with a NaN or an infinity are redone by that
+         * scan). A maximum over 32 values is a chain of compare-and-branch C2 does not vectorize
+         * (0.6-0.9 ns a value, most of it mispredicted branches); five halvings of the whole
+         * piece are loops it does: the values copied into a {@code long[]}, each long's two ints
+         * reduced to their larger magnitude in an {@code int[]} at the same index (a loop between
+         * arrays of two types, which C2 need not suspect of overlapping), copied back into the
+         * longs, four more times.
+         */
+        void largestMagnitudes(float[] src, int s, int blocks) {
+            int n = blocks * QK / 2;
+            MemorySegment.copy(src, s, pairsView, ValueLayout.JAVA_FLOAT, 0, 2 * n);
+            halve(pairs, halved, n);
+            for (int round = 1; round < 5; round++) {
+                MemorySegment.copy(halvedView, 0, pairsView, 0, 4L * n);
+                n /= 2;
+                halve(pairs, halved, n);
+            }
+            System.arraycopy(halved, 0, largest, 0, blocks);
+        }
+
+        /** halved[j] = the larger magnitude of the two floats' (or magnitudes') bits in pairs[j]. */
+        private static void halve(long[] pairs, int[] halved, int n) {
+            for (int j = 0; j < n; j++) {
+                long two = pairs[j];
+                halved[j] = Math.max((int) two & 0x7FFF_FFFF, (int) (two >>> 32) & 0x7FFF_FFFF);
+            }
         }
     }
 
@@ -74,9 +117,10 @@ final class LegacyEncoders {
         byte[] levels = t.levels;
         int[] special = t.special;
         int specials = 0;
+        t.largestMagnitudes(src, s, blocks);
+        int[] largest = t.largest;
         for (int b = 0; b < blocks; b++) {
-            int at = s + b * QK;
-            int bits = largestMagnitudeBits(src, at);
+            int bits = largest[b];
             float d = Float.intBitsToFloat(bits) / 127;
             float id = d != 0 ? 1.0f / d : 0.0f;
             if (bits >= 0x7F80_0000 || !(Math.abs(id) < Float.POSITIVE_INFINITY)) {
@@ -171,7 +215,7 @@ final class LegacyEncoders {
 
     /** quantize_row_q4_0_ref: d = max/-8 (the signed extreme), q = min(15, (int8)(x/d + 8.5)). */
     private static void q4_0Ref(float[] src, int s, byte[] dst, int o, int blocks) {
-        Piece t = new Piece(blocks);
+        Piece t = PIECES.get();
         for (int b = 0; b < blocks; b += PIECE_BLOCKS) {
             q4_0Piece(src, s + b * QK, dst, o + b * 18, Math.min(PIECE_BLOCKS, blocks - b), t);
         }
@@ -192,9 +236,11 @@ final class LegacyEncoders {
         byte[] levels = t.levels;
         int[] special = t.special;
         int specials = 0;
+        t.largestMagnitudes(src, s, blocks);
+        int[] largest = t.largest;
         for (int b = 0; b < blocks; b++) {
             int at = s + b * QK;
-            int bits = largestMagnitudeBits(src, at);
+            int bits = largest[b];
             float id = 0f;
             if (bits < 0x7F80_0000) {
                 int first = 0;
