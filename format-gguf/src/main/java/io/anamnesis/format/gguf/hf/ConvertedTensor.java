@@ -244,7 +244,23 @@ final class ConvertedTensor {
         void convert(long from, int n, MemorySegment dest, long at);
     }
 
-    /** The values as a dense tensor, for an encoder that reads them ({@code ggml:q8_0}). */
+    /**
+     * The values {@link #values} makes of {@code source}, as a dense tensor named {@code name},
+     * for an encoder that reads them ({@code ggml:q8_0}). Without a row permutation or a shift
+     * they are the source's own values (a stored float16 aside, which the converter widens as
+     * numpy does): the encoder reads the source directly, BF16 widened as it reads, instead of
+     * through an F32 copy of every value (1 GiB BF16 folder to Q8_0: docs/benchmarks.md).
+     */
+    static DenseTensor dense(DenseTensor source, String name, Optional<Long> heads, Optional<Architecture.Shift> shift) {
+        boolean numpyHalves = source.storedDType().equals(DType.F16) && source.recoveredFrom().isEmpty();
+        if (heads.isEmpty() && shift.isEmpty() && !numpyHalves && source.values().isPresent()) {
+            return new DenseTensor(name, source.shape(), source.storedDType(), source.recoveredFrom(),
+                    source.asStored(), source.values(), false);
+        }
+        return dense(values(source, name, heads, shift));
+    }
+
+    /** F32 values planned by this class, as a dense tensor for an encoder that reads them. */
     static DenseTensor dense(PlannedTensor values) {
         return new DenseTensor(values.name(), values.shape(), DType.F32, Optional.empty(), values, Optional.of(values), false);
     }

@@ -285,7 +285,7 @@ public final class HfGgufExporter implements ModelExporter {
         if (outtype.equals("q8_0")) {
             // gguf-py raises QuantError for a row that is not whole blocks; the converter then writes F16
             if (d.shape().lastDim() % 32 != 0) return ConvertedTensor.converted(d, name, heads, DType.F16, shift);
-            return encoder.encode(ConvertedTensor.dense(ConvertedTensor.values(d, name, heads, shift)), "ggml:q8_0");
+            return encoder.encode(ConvertedTensor.dense(d, name, heads, shift), "ggml:q8_0");
         }
         return ConvertedTensor.converted(d, name, heads, outtype.equals("f16") ? DType.F16 : DType.BF16, shift);
     }
