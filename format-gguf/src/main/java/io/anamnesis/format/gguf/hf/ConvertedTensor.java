@@ -135,12 +135,9 @@ final class ConvertedTensor {
                     run.convert(first, Math.toIntExact(count), dest, 0);
                     return;
                 }
-                // whole rows: output row h*hd + 2i + j is input row h*hd + j*hd/2 + i (LlamaModel.permute)
                 long firstRow = first / cols;
                 for (long r = firstRow; r < firstRow + count / cols; r++) {
-                    long h = r / headDim, w = r % headDim;
-                    long src = h * headDim + (w % 2) * (headDim / 2) + w / 2;
-                    run.convert(src * cols, (int) cols, dest, (r - firstRow) * cols);
+                    run.convert(ropeSourceRow(r, headDim) * cols, (int) cols, dest, (r - firstRow) * cols);
                 }
             };
         });
@@ -245,19 +242,55 @@ final class ConvertedTensor {
     }
 
     /**
+     * The source row of output row {@code r} under the rope permutation of heads of
+     * {@code headDim} rows: output row h*hd + 2i + j is input row h*hd + j*hd/2 + i
+     * (the converter's {@code LlamaModel.permute}).
+     */
+    private static long ropeSourceRow(long r, long headDim) {
+        long h = r / headDim, w = r % headDim;
+        return h * headDim + (w % 2) * (headDim / 2) + w / 2;
+    }
+
+    /**
      * The values {@link #values} makes of {@code source}, as a dense tensor named {@code name},
-     * for an encoder that reads them ({@code ggml:q8_0}). Without a row permutation or a shift
-     * they are the source's own values (a stored float16 aside, which the converter widens as
-     * numpy does): the encoder reads the source directly, BF16 widened as it reads, instead of
-     * through an F32 copy of every value (1 GiB BF16 folder to Q8_0: docs/benchmarks.md).
+     * for an encoder that reads them ({@code ggml:q8_0}). Without a shift they are the source's
+     * own values, rows permuted where {@code heads} says so (a stored float16 aside, which the
+     * converter widens as numpy does): the encoder reads the source directly, BF16 widened as it
+     * reads, a permuted tensor's stored rows copied in their new order, instead of through an
+     * F32 copy of every value (1 GiB BF16 folder to Q8_0: docs/benchmarks.md).
      */
     static DenseTensor dense(DenseTensor source, String name, Optional<Long> heads, Optional<Architecture.Shift> shift) {
         boolean numpyHalves = source.storedDType().equals(DType.F16) && source.recoveredFrom().isEmpty();
-        if (heads.isEmpty() && shift.isEmpty() && !numpyHalves && source.values().isPresent()) {
-            return new DenseTensor(name, source.shape(), source.storedDType(), source.recoveredFrom(),
-                    source.asStored(), source.values(), false);
+        if (shift.isEmpty() && !numpyHalves && source.values().isPresent()) {
+            if (heads.isEmpty()) {
+                return new DenseTensor(name, source.shape(), source.storedDType(), source.recoveredFrom(),
+                        source.asStored(), source.values(), false);
+            }
+            PlannedTensor stored = source.asStored();
+            if (source.recoveredFrom().isEmpty() && stored.dtype().equals(DType.BF16) && stored.shape().equals(source.shape())) {
+                // read as stored BF16 (DenseReader widens it as it reads); the F32 values stay for any other reader
+                return new DenseTensor(name, source.shape(), DType.BF16, Optional.empty(), ropeRows(stored, name, heads.get()),
+                        Optional.of(values(source, name, heads, shift)), false);
+            }
         }
         return dense(values(source, name, heads, shift));
+    }
+
+    /** {@code stored}'s rows in the rope order of {@code heads} heads, its bytes copied a row at a time. */
+    private static PlannedTensor ropeRows(PlannedTensor stored, String name, long heads) {
+        long rows = stored.shape().dim(0);
+        long cols = stored.elementCount() / rows;
+        long headDim = rows / heads;
+        long rowBytes = stored.dtype().byteSize(cols);
+        return new PlannedTensor(name, stored.dtype(), stored.shape(), Math.max(1, cols), arena -> {
+            ChunkFiller rowsOf = stored.producer().open(arena);
+            return (first, count, dest) -> {
+                long firstRow = first / cols;
+                for (long r = firstRow; r < firstRow + count / cols; r++) {
+                    rowsOf.fill(ropeSourceRow(r, headDim) * cols, cols, dest.asSlice((r - firstRow) * rowBytes, rowBytes));
+                }
+            };
+        });
     }
 
     /** F32 values planned by this class, as a dense tensor for an encoder that reads them. */
