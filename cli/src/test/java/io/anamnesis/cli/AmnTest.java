@@ -253,7 +253,9 @@ class AmnTest {
             "remember F --output OUT --to f16 --quiet", "remember F --threads x -o OUT", "remember F --threads 0 -o OUT",
             "remember BAD -o OUT", "remember F -o OUT --json", "convert F --to safetensors -o OUT -q",
             "convert F --to safetensors --dtype f32 --threads 2 -o OUT", "convert F --to safetensors --as-stored -o OUT",
-            "convert F -o OUT", "convert F --to nothing -o OUT", "convert F --to safetensors --dtype q4 -o OUT"})
+            "convert F -o OUT", "convert F --to nothing -o OUT", "convert F --to safetensors --dtype q4 -o OUT",
+            "convert F --to safetensors --dtype f16 --dtype f32 -o OUT", "convert F --to safetensors --dtype --quiet -o OUT",
+            "convert F --to safetensors -o OUT --dtype"})
     void recoveringFastPathAndPicocliAgree(String line) throws IOException {
         Path f = Fakes.write(dir, "m.fake", "ok");
         Path bad = Fakes.write(dir, "b.fake", "security");
