@@ -50,6 +50,7 @@ import java.util.function.Supplier;
                 AotTrainCommand.class,
                 AotTrainCommand.Recover.class,
                 AotTrainCommand.Forget.class,
+                AotTrainCommand.Convert.class,
                 CommandLine.HelpCommand.class},
         footerHeading = "%nExit codes:%n",
         footer = {

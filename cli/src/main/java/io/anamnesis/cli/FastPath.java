@@ -57,7 +57,8 @@ final class FastPath {
             Map.entry("formats", Set.of("--debug", "--json")),
             Map.entry("aot-train", Set.of("--debug")),
             Map.entry("aot-train-recover", Set.of("--debug")),
-            Map.entry("aot-train-forget", Set.of("--debug")));
+            Map.entry("aot-train-forget", Set.of("--debug")),
+            Map.entry("aot-train-convert", Set.of("--debug")));
 
     /**
      * Commands that always go through picocli: diff reads two whole models, so its start-up
@@ -204,14 +205,15 @@ final class FastPath {
         Amn parent = new Amn(context);
         Callable<Integer> call;
         switch (command) {
-            case "aot-train", "aot-train-recover", "aot-train-forget" -> {
+            case "aot-train", "aot-train-recover", "aot-train-forget", "aot-train-convert" -> {
                 // the training runs must not go through picocli, or its classes' JDK
                 // dependencies land in the cache that every inspect loads at VM start
                 if (input == null || json || full) return OptionalInt.empty();
                 AotTrainCommand c = switch (command) {
                     case "aot-train" -> new AotTrainCommand();
                     case "aot-train-recover" -> new AotTrainCommand.Recover();
-                    default -> new AotTrainCommand.Forget();
+                    case "aot-train-forget" -> new AotTrainCommand.Forget();
+                    default -> new AotTrainCommand.Convert();
                 };
                 c.parent = parent;
                 c.sample = input;

@@ -71,4 +71,23 @@ class AotTrainTest {
             assertThat(s).containsExactly(f);
         }
     }
+
+    @Test
+    void convertTrainingConvertsItsLlamaFolderToGgufThreeWaysAndDeletesWhatItWrote() throws IOException {
+        Path samples = Files.createDirectory(dir.resolve("samples"));
+        Path f = Fakes.write(samples, "model.fake", "ok");
+        Runs.Run r = amn(io.anamnesis.api.Anamnesis.installed(), "aot-train-convert", samples.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        java.util.List<String> lines = r.out().lines().toList();
+        // the installed modules convert the folder it writes (exit 0), the samples are not its input
+        assertThat(lines).extracting(l -> l.replaceFirst(" -o \\S+ ", " -o OUT ").replaceFirst(" \\S+ -> ", " FOLDER -> "))
+                .containsExactly("convert --quiet --no-vocab --to gguf --dtype q8_0 -o OUT FOLDER -> 0",
+                        "convert --quiet --no-vocab --to gguf --dtype f16 -o OUT FOLDER -> 0",
+                        "convert --quiet --no-vocab --to gguf --dtype bf16 -o OUT FOLDER -> 0");
+        Path folder = Path.of(lines.getFirst().replaceFirst(" -> 0$", "").replaceFirst(".* ", ""));
+        assertThat(folder.getParent()).doesNotExist();
+        try (Stream<Path> s = Files.list(samples)) {
+            assertThat(s).containsExactly(f);
+        }
+    }
 }
