@@ -30,27 +30,8 @@ out=$work/out.safetensors
 copy=$work/copy.safetensors
 trap 'rm -f "$out" "$copy"' EXIT
 
-pretouch() { # fault in 4 GiB and let it go, so the runs do not pay the host for fresh pages
-  "$java" -Xms4g -Xmx4g -XX:+AlwaysPreTouch -version >/dev/null 2>&1 || true
-}
-
-fmt='wall %e s  user %U s  sys %S s  peak RSS %M KiB'
+# shellcheck source=process-rounds.sh
+. "$here/bench/scripts/process-rounds.sh"
+if [ -n "$kernels" ]; then export AMN_KERNELS=$kernels; fi
 echo "# $(date -u +%FT%TZ) $(uname -m) $(nproc) CPUs, kernels=${kernels:-launcher default}"
-for r in $(seq 1 "$rounds"); do
-  cat "$input" >/dev/null
-  pretouch
-  if [ "$r" = 1 ]; then
-    # the first output, so that cp has a 1 GiB file to copy
-    if [ -n "$kernels" ]; then export AMN_KERNELS=$kernels; fi
-    "$amn" remember "$input" -o "$out" --to bf16 --threads 2 --quiet
-  fi
-  cat "$out" >/dev/null
-  echo "round $r  load: $(cut -d' ' -f1-3 /proc/loadavg)"
-  /usr/bin/time -f "  cp   $fmt" cp "$out" "$copy"
-  rm -f "$copy"
-  cat "$input" >/dev/null
-  pretouch
-  rm -f "$out"
-  if [ -n "$kernels" ]; then export AMN_KERNELS=$kernels; fi
-  /usr/bin/time -f "  amn  $fmt" "$amn" remember "$input" -o "$out" --to bf16 --threads 2 --quiet
-done
+time_rounds "$rounds" "$input" "$out" "$copy" "$amn" remember "$input" -o "$out" --to bf16 --threads 2 --quiet

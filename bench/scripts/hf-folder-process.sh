@@ -33,25 +33,8 @@ out=$work/out.gguf
 copy=$work/copy.gguf
 trap 'rm -f "$out" "$copy"' EXIT
 
-pretouch() { # fault in 4 GiB and let it go, so the runs do not pay the host for fresh pages
-  "$java" -Xms4g -Xmx4g -XX:+AlwaysPreTouch -version >/dev/null 2>&1 || true
-}
-
-fmt='wall %e s  user %U s  sys %S s  peak RSS %M KiB'
+# shellcheck source=process-rounds.sh
+. "$here/bench/scripts/process-rounds.sh"
 echo "# $(date -u +%FT%TZ) $(uname -m) $(nproc) CPUs, --dtype $dtype, kernels=${AMN_KERNELS:-launcher default}"
-for r in $(seq 1 "$rounds"); do
-  cat "$input/model.safetensors" >/dev/null
-  pretouch
-  if [ "$r" = 1 ]; then
-    # the first output, so that cp has a file to copy
-    "$amn" convert "$input" --to gguf --dtype "$dtype" -o "$out" --threads 2 --quiet
-  fi
-  cat "$out" >/dev/null
-  echo "round $r  load: $(cut -d' ' -f1-3 /proc/loadavg)"
-  /usr/bin/time -f "  cp   $fmt" cp "$out" "$copy"
-  rm -f "$copy"
-  cat "$input/model.safetensors" >/dev/null
-  pretouch
-  rm -f "$out"
-  /usr/bin/time -f "  amn  $fmt" "$amn" convert "$input" --to gguf --dtype "$dtype" -o "$out" --threads 2 --quiet
-done
+time_rounds "$rounds" "$input/model.safetensors" "$out" "$copy" \
+  "$amn" convert "$input" --to gguf --dtype "$dtype" -o "$out" --threads 2 --quiet
