@@ -102,9 +102,10 @@ final class LegacyEncoders {
     }
 
     /**
-     * quantize_row_q8_0_ref for {@code blocks} blocks, in three passes so that the one per value
-     * is a loop C2 vectorizes: each block's scale (its reciprocal copied to each of its
-     * values), then every level of the piece in one loop, then the levels copied into place
+     * quantize_row_q8_0_ref for {@code blocks} blocks, in passes so that those per value are
+     * loops C2 vectorizes: the blocks' largest magnitudes ({@link Piece#largestMagnitudes}), each
+     * block's scale (its reciprocal copied to each of its values), then every level of the
+     * piece in one loop, then the levels copied into place
      * behind each scale. A block that needs ggml's scan (an infinity, a NaN, an overflowing
      * reciprocal) is done by it afterwards, over what the loop wrote. The level loop rounds
      * half away by adding {@code signum(v)} times the float below a half, which is
@@ -222,9 +223,10 @@ final class LegacyEncoders {
     }
 
     /**
-     * {@link #q4_0RefBlock} for {@code blocks} blocks in passes, as {@link #q8_0Piece}: each
-     * block's scale (its reciprocal copied to its values), every level of the piece in one loop
-     * C2 vectorizes, then the levels packed two to a byte behind each scale. The signed extreme
+     * {@link #q4_0RefBlock} for {@code blocks} blocks in passes, as {@link #q8_0Piece}: the
+     * largest magnitudes, each block's scale (its reciprocal copied to its values), every level
+     * of the piece in one loop C2 vectorizes, then the levels packed two to a byte behind each
+     * scale. The signed extreme
      * without ggml's branch per larger value (a coin toss per block, mispredicted): the largest
      * magnitude from the bits, then the first value that has it, which is the one ggml's scan
      * (replacing only on a strictly larger magnitude) keeps. With every value and the
