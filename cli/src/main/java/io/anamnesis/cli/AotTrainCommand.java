@@ -89,16 +89,21 @@ class AotTrainCommand implements Callable<Integer> {
         Path out = training == Training.QUICK ? null : Files.createTempDirectory("amn-aot-train");
         int failures = 0;
         try {
-            int n = 0;
-            if (training == Training.CONVERT) return run(ctx, sink, convertRuns(out)) == 0 ? Amn.OK : Amn.INTERNAL;
-            for (String file : samples(Path.of(sample))) {
-                Path recovered = out == null ? null : out.resolve("recovered-" + n++ + ".safetensors");
-                List<String[]> runs = switch (training) {
-                    case QUICK -> quickRuns(file);
-                    case RECOVER -> recoverRuns(file, recovered);
-                    case FORGET, CONVERT -> forgetRuns(file, recovered);
-                };
-                failures += run(ctx, sink, runs);
+            if (training == Training.CONVERT) {
+                // its own folder, written by the training: the samples are not model folders
+                failures = run(ctx, sink, convertRuns(out));
+            } else {
+                int n = 0;
+                for (String file : samples(Path.of(sample))) {
+                    Path recovered = out == null ? null : out.resolve("recovered-" + n++ + ".safetensors");
+                    List<String[]> runs = switch (training) {
+                        case QUICK -> quickRuns(file);
+                        case RECOVER -> recoverRuns(file, recovered);
+                        case FORGET -> forgetRuns(file, recovered);
+                        case CONVERT -> throw new IllegalStateException("convert trains on its own folder");
+                    };
+                    failures += run(ctx, sink, runs);
+                }
             }
         } finally {
             if (out != null) deleteTree(out);

@@ -69,9 +69,9 @@ final class LegacyEncoders {
         }
 
         /**
-         * The bits of the largest {@code |x|} of each of {@code blocks} blocks from {@code s}, into
-         * {@link #largest}: for floats without their sign the bit patterns order as the values do
-         * (an infinity at 0x7F800000, a NaN above it), so an integer maximum stands for ggml's
+         * The bits of the largest {@code |x|} of each of {@code blocks} blocks from {@code s}, in
+         * {@link #largest} (returned): for floats without their sign the bit patterns order as
+         * the values do (an infinity at 0x7F800000, a NaN above it), so an integer maximum stands for ggml's
          * float scan with its NaN rule (the blocks with a NaN or an infinity are redone by that
          * scan). A maximum over 32 values is a chain of compare-and-branch C2 does not vectorize
          * (0.6-0.9 ns a value, most of it mispredicted branches); five halvings of the whole
@@ -80,7 +80,7 @@ final class LegacyEncoders {
          * arrays of two types, which C2 need not suspect of overlapping), copied back into the
          * longs, four more times.
          */
-        void largestMagnitudes(float[] src, int s, int blocks) {
+        int[] largestMagnitudes(float[] src, int s, int blocks) {
             int n = blocks * QK / 2;
             MemorySegment.copy(src, s, pairsView, ValueLayout.JAVA_FLOAT, 0, 2 * n);
             halve(pairs, halved, n);
@@ -90,6 +90,7 @@ final class LegacyEncoders {
                 halve(pairs, halved, n);
             }
             System.arraycopy(halved, 0, largest, 0, blocks);
+            return largest;
         }
 
         /** halved[j] = the larger magnitude of the two floats' (or magnitudes') bits in pairs[j]. */
@@ -118,8 +119,7 @@ final class LegacyEncoders {
         byte[] levels = t.levels;
         int[] special = t.special;
         int specials = 0;
-        t.largestMagnitudes(src, s, blocks);
-        int[] largest = t.largest;
+        int[] largest = t.largestMagnitudes(src, s, blocks);
         for (int b = 0; b < blocks; b++) {
             int bits = largest[b];
             float d = Float.intBitsToFloat(bits) / 127;
@@ -238,8 +238,7 @@ final class LegacyEncoders {
         byte[] levels = t.levels;
         int[] special = t.special;
         int specials = 0;
-        t.largestMagnitudes(src, s, blocks);
-        int[] largest = t.largest;
+        int[] largest = t.largestMagnitudes(src, s, blocks);
         for (int b = 0; b < blocks; b++) {
             int at = s + b * QK;
             int bits = largest[b];
