@@ -27,6 +27,31 @@ class FloatsTest {
     }
 
     @Test
+    void bf16NarrowingOfAnArrayRoundsEveryValueAsTheRuleSays() {
+        // {F32 bits, BF16 bits}: ties to even, just above a tie, signed zero, the largest finite
+        // float carried to infinity, infinities, NaNs kept quiet with sign and upper payload,
+        // subnormals rounding to zero or up
+        int[][] cases = {
+                {0x3F80_8000, 0x3F80}, {0x3F81_8000, 0x3F82}, {0x3F80_8001, 0x3F81}, {0x8000_0000, 0x8000},
+                {0x7F7F_FFFF, 0x7F80}, {0xFF7F_FFFF, 0xFF80}, {0x7F80_0000, 0x7F80}, {0xFF80_0000, 0xFF80},
+                {0x7F80_0001, 0x7FC0}, {0xFFFF_FFFF, 0xFFFF}, {0x7FBF_FFFF, 0x7FFF}, {0xFF81_0000, 0xFFC1},
+                {0x0000_0001, 0x0000}, {0x0000_8000, 0x0000}, {0x0001_8000, 0x0002}, {0x8000_8001, 0x8001},
+                {0x4049_0FDB, 0x4049}, {0xC2F6_E979, 0xC2F7},
+        };
+        // the cases repeated past a vector width, at an offset in both arrays
+        int n = cases.length * 5;
+        float[] values = new float[n + 3];
+        short[] out = new short[n + 7];
+        for (int i = 0; i < n; i++) values[3 + i] = Float.intBitsToFloat(cases[i % cases.length][0]);
+        Floats.f32ToBf16(values, 3, n, out, 7, new int[n]);
+        for (int i = 0; i < n; i++) {
+            int[] c = cases[i % cases.length];
+            assertThat(out[7 + i] & 0xFFFF).as("F32 %08x", c[0]).isEqualTo(c[1]);
+        }
+        assertThat(out[6]).isZero();
+    }
+
+    @Test
     void f16NarrowingHandlesSubnormalsAndOverflow() {
         assertThat(Floats.f32ToF16(65504f)).isEqualTo((short) 0x7BFF);   // largest finite
         assertThat(Floats.f32ToF16(65520f)).isEqualTo((short) 0x7C00);   // rounds to infinity

@@ -2,6 +2,8 @@ package io.anamnesis.api.numeric;
 
 import io.anamnesis.api.DType;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * Conversions between F32 and the 16-bit float formats, as pure static functions on bit
  * patterns. Narrowing is round-to-nearest-even, the rule every reference (PyTorch, numpy,
@@ -24,6 +26,32 @@ public final class Floats {
 
     public static short f32ToBf16(float value) {
         return f32ToBf16(Float.floatToRawIntBits(value));
+    }
+
+    /**
+     * {@code count} values of {@code values} from {@code from} to BF16 bits in {@code out} from
+     * {@code to}, each as {@link #f32ToBf16(int)} narrows it; {@code scratch} (at least
+     * {@code count} long) holds the rounded bits in between.
+     *
+     * <p>For the kernels' batches: C2 vectorizes neither {@link Float#floatToRawIntBits} in a
+     * loop nor a shifted int stored as a short, so the per-value call runs scalar, with a
+     * branch. Here the floats' bits are copied whole into {@code scratch}, rounded there in
+     * place with the NaN case selected by masks, and narrowed by a second loop: both loops
+     * vectorize (docs/benchmarks.md). Reading the bits element by element through a segment
+     * over {@code values} vectorized in a small benchmark but not in the application, where
+     * the segment accessors' shared profiles see native segments too.
+     */
+    public static void f32ToBf16(float[] values, int from, int count, short[] out, int to, int[] scratch) {
+        java.util.Objects.checkFromIndexSize(to, count, out.length);
+        MemorySegment.copy(MemorySegment.ofArray(values), 4L * from, MemorySegment.ofArray(scratch), 0, 4L * count);
+        for (int i = 0; i < count; i++) {
+            int b = scratch[i];
+            int nan = (0x7F80_0000 - (b & 0x7FFF_FFFF)) >> 31;  // all ones for a NaN
+            int rounded = (b + 0x7FFF + ((b >>> 16) & 1)) >>> 16;
+            int quiet = (b >>> 16) | 0x0040;
+            scratch[i] = (rounded & ~nan) | (quiet & nan);
+        }
+        for (int i = 0; i < count; i++) out[to + i] = (short) scratch[i];
     }
 
     /** BF16 bits to the F32 value (exact). */

@@ -116,6 +116,7 @@ final class GgufKernel implements RecoveryKernel {
         float[] values = new float[batchBlocks * be];
         short[] narrow = target.equals(DType.F32) ? null : new short[values.length];
         boolean lookUp = narrow != null && !(vector && bf16) && GgufTableKernels.decodes(type);
+        int[] rounded = bf16 && !vector && !lookUp ? new int[values.length] : null;
         long block = first / be;
         long blocksLeft = count / be;
         long out = 0;
@@ -134,7 +135,7 @@ final class GgufKernel implements RecoveryKernel {
                 } else if (narrow == null) {
                     MemorySegment.copy(values, 0, dest, LittleEndian.F32, out * 4, len);
                 } else if (bf16) {
-                    for (int i = 0; i < len; i++) narrow[i] = Floats.f32ToBf16(Float.floatToRawIntBits(values[i]));
+                    Floats.f32ToBf16(values, 0, len, narrow, 0, rounded);
                     MemorySegment.copy(narrow, 0, dest, LittleEndian.I16, out * 2, len);
                 } else {
                     for (int i = 0; i < len; i++) narrow[i] = Float.floatToFloat16(values[i]);

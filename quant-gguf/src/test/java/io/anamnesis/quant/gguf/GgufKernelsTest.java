@@ -229,6 +229,41 @@ class GgufKernelsTest {
         assertBits(y[96], 10f);  // (0.5*1) * (52 - 32)
     }
 
+    /**
+     * Every 6-bit code at many positions of two blocks, read at offsets: the blocks are built
+     * from codes chosen per element (element e of a 128-value half: ql[l] low nibble for
+     * quarter 0, ql[l+32] low for 1, ql[l] high for 2, ql[l+32] high for 3, where l = e % 32,
+     * and the top two bits in qh[l] at 2*quarter), expected values (d*sc[e/16]) * (code - 32).
+     */
+    @Test
+    void q6_kDecodesEveryCodeAtEveryPositionOfTwoBlocks() {
+        float[] d = {0.25f, 3.0f};
+        byte[] src = new byte[5 + 2 * 210];
+        int[][] codes = new int[2][256];
+        for (int blk = 0; blk < 2; blk++) {
+            int base = 5 + 210 * blk;
+            put16(src, base + 208, Float.floatToFloat16(d[blk]));
+            for (int j = 0; j < 16; j++) src[base + 192 + j] = (byte) (blk == 0 ? j - 8 : 127 - 17 * j);
+            for (int e = 0; e < 256; e++) {
+                int code = (e * 7 + blk * 3 + e / 64) % 64;
+                codes[blk][e] = code;
+                int half = e / 128, quarter = (e % 128) / 32, l = e % 32;
+                int ql = base + 64 * half + l + 32 * (quarter & 1);
+                src[ql] |= (byte) (quarter < 2 ? code & 0xF : (code & 0xF) << 4);
+                src[base + 128 + 32 * half + l] |= (byte) ((code >> 4) << (2 * quarter));
+            }
+        }
+        float[] y = new float[3 + 512];
+        GgufBlockType.Q6_K.decode(src, 5, y, 3, 2);
+        for (int blk = 0; blk < 2; blk++) {
+            for (int e = 0; e < 256; e++) {
+                int sc = src[5 + 210 * blk + 192 + e / 16];
+                assertBits(y[3 + 256 * blk + e], (d[blk] * sc) * (codes[blk][e] - 32));
+            }
+        }
+        assertBits(y[2], 0f);
+    }
+
     @Test
     void q8_kReadsAnF32Scale() {
         byte[] b = new byte[292];
