@@ -230,6 +230,58 @@ class GgufKernelsTest {
     }
 
     /**
+     * Every 5-bit code at many positions of two blocks, read at offsets: element e is in
+     * chunk c = e / 64 (qs[32c + l], l = e % 32), the low nibble for sub-block 2c (e % 64 < 32)
+     * and the high one for 2c + 1, its fifth bit bit (e / 32) of qh[l]; the scales and mins of
+     * sub-blocks 0-3 are 6-bit fields of bytes 0-7, those of 4-7 split between bytes 8-11
+     * (low four bits) and the top two bits of bytes 0-7. Expected (d*sc) * q - (dmin*m).
+     */
+    @Test
+    void q5_kDecodesEveryCodeAtEveryPositionOfTwoBlocks() {
+        float[] d = {0.5f, 0.0625f};
+        float[] dmin = {0.25f, -3.0f};
+        byte[] src = new byte[7 + 2 * 176];
+        int[][] codes = new int[2][256];
+        int[][] sc = new int[2][8];
+        int[][] mn = new int[2][8];
+        for (int blk = 0; blk < 2; blk++) {
+            int base = 7 + 176 * blk;
+            put16(src, base, Float.floatToFloat16(d[blk]));
+            put16(src, base + 2, Float.floatToFloat16(dmin[blk]));
+            for (int j = 0; j < 8; j++) {
+                sc[blk][j] = (j * 9 + 5 * blk + 1) % 64;
+                mn[blk][j] = (j * 23 + 11 * blk + 7) % 64;
+                if (j < 4) {
+                    src[base + 4 + j] |= (byte) sc[blk][j];
+                    src[base + 8 + j] |= (byte) mn[blk][j];
+                } else {
+                    src[base + 4 + j + 4] |= (byte) ((sc[blk][j] & 0xF) | ((mn[blk][j] & 0xF) << 4));
+                    src[base + 4 + j - 4] |= (byte) ((sc[blk][j] >> 4) << 6);
+                    src[base + 4 + j] |= (byte) ((mn[blk][j] >> 4) << 6);
+                }
+            }
+            for (int e = 0; e < 256; e++) {
+                int code = (e * 5 + blk * 11 + e / 32) % 32;
+                codes[blk][e] = code;
+                int c = e / 64, l = e % 32;
+                boolean high = e % 64 >= 32;
+                src[base + 48 + 32 * c + l] |= (byte) (high ? (code & 0xF) << 4 : code & 0xF);
+                src[base + 16 + l] |= (byte) ((code >> 4) << (e / 32));
+            }
+        }
+        float[] y = new float[5 + 512];
+        GgufBlockType.Q5_K.decode(src, 7, y, 5, 2);
+        for (int blk = 0; blk < 2; blk++) {
+            for (int e = 0; e < 256; e++) {
+                int j = e / 32;
+                float want = (d[blk] * sc[blk][j]) * codes[blk][e] - (dmin[blk] * mn[blk][j]);
+                assertBits(y[5 + 256 * blk + e], want);
+            }
+        }
+        assertBits(y[4], 0f);
+    }
+
+    /**
      * Every 6-bit code at many positions of two blocks, read at offsets: the blocks are built
      * from codes chosen per element (element e of a 128-value half: ql[l] low nibble for
      * quarter 0, ql[l+32] low for 1, ql[l] high for 2, ql[l+32] high for 3, where l = e % 32,
