@@ -108,12 +108,18 @@ final class ByteLevelBpe {
         }
         if (HfConfig.number(model.get("dropout")).filter(d -> d > 0).isPresent()) throw unsupported("its BPE model has dropout");
 
-        Map<String, Integer> vocab = new HashMap<>();
-        for (Map.Entry<?, ?> e : object(model.get("vocab"), "model.vocab").entrySet()) {
-            vocab.put(String.valueOf(e.getKey()), id(e.getValue(), "model.vocab[" + e.getKey() + "]"));
+        // sized up front: Llama 3's 128,256 tokens and 280,147 merges grew these maps through a
+        // dozen resizes each, and an id message built per token cost as much (docs/benchmarks.md)
+        Map<?, ?> vocabJson = object(model.get("vocab"), "model.vocab");
+        Map<String, Integer> vocab = HashMap.newHashMap(vocabJson.size());
+        for (Map.Entry<?, ?> e : vocabJson.entrySet()) {
+            Object v = e.getValue();
+            int id = v instanceof Long n && n >= 0 && n <= Integer.MAX_VALUE ? (int) (long) n
+                    : id(v, "model.vocab[" + e.getKey() + "]");
+            vocab.put(String.valueOf(e.getKey()), id);
         }
-        Map<Long, long[]> merges = new HashMap<>();
         List<?> mergeList = model.get("merges") instanceof List<?> l ? l : List.of();
+        Map<Long, long[]> merges = HashMap.newHashMap(mergeList.size());
         for (int rank = 0; rank < mergeList.size(); rank++) {
             String[] pair = mergePair(mergeList.get(rank), rank);
             Integer a = vocab.get(pair[0]), b = vocab.get(pair[1]), ab = vocab.get(pair[0] + pair[1]);
@@ -126,7 +132,8 @@ final class ByteLevelBpe {
         if (model.get("unk_token") instanceof String unk) unknown = vocab.get(unk);
 
         List<AddedToken> added = addedTokens(json);
-        Map<String, Integer> all = new HashMap<>(vocab);
+        Map<String, Integer> all = HashMap.newHashMap(vocab.size() + added.size());
+        all.putAll(vocab);
         for (AddedToken t : added) all.put(t.content(), t.id());
         return new ByteLevelBpe(vocab, merges, Boolean.TRUE.equals(model.get("ignore_merges")), unknown, added,
                 normalizer(json.get("normalizer")), preTokenizer(json.get("pre_tokenizer")),
@@ -489,9 +496,11 @@ final class ByteLevelBpe {
 
     private static String[] mergePair(Object merge, int rank) {
         if (merge instanceof String s) {
-            String[] parts = s.split(" ", -1);
-            if (parts.length != 2) throw malformed("merge " + rank + " (" + s + ") is not two tokens separated by a space");
-            return parts;
+            int space = s.indexOf(' ');
+            if (space < 0 || s.indexOf(' ', space + 1) >= 0) {
+                throw malformed("merge " + rank + " (" + s + ") is not two tokens separated by a space");
+            }
+            return new String[]{s.substring(0, space), s.substring(space + 1)};
         }
         if (merge instanceof List<?> l && l.size() == 2 && l.get(0) instanceof String a && l.get(1) instanceof String b) {
             return new String[]{a, b};

@@ -135,6 +135,10 @@ class ByteLevelBpeTest {
                 .isInstanceOf(MalformedFileException.class).hasMessageContaining("merge 0");
         assertThatThrownBy(() -> bpe(tokenizer(BYTE_LEVEL, "null", false, MERGES).replace("\"ab\": 4", "\"ab\": \"four\"")))
                 .isInstanceOf(MalformedFileException.class).hasMessageContaining("model.vocab[ab]");
+        assertThatThrownBy(() -> bpe(tokenizer(BYTE_LEVEL, "null", false, MERGES).replace("\"ab\": 4", "\"ab\": -4")))
+                .isInstanceOf(MalformedFileException.class).hasMessageContaining("model.vocab[ab]").hasMessageContaining("out of range");
+        assertThatThrownBy(() -> bpe(tokenizer(BYTE_LEVEL, "null", false, "[\"ab\"]")))
+                .isInstanceOf(MalformedFileException.class).hasMessageContaining("merge 0").hasMessageContaining("separated by a space");
         assertThatThrownBy(() -> bpe("{\"model\": []}")).isInstanceOf(MalformedFileException.class).hasMessageContaining("model");
     }
 }
