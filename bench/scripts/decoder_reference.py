@@ -60,6 +60,13 @@ scaling), scaled-local (Gemma 3's local layers with the global layers' rope scal
 --mutate swap-factors computes a longrope Phi-3 with the other factor list (short for long),
 no-attn-factor without its attention factor (and a YaRN folder without its 0.1 ln(factor) + 1).
 --mutate reverse-experts the Qwen3-MoE reference with its experts numbered backwards.
+--variant no-multipliers computes a Granite folder as plain llama.
+
+GraniteForCausalLM (make granite: llama's sizes, multipliers 0.125 attention, 3 embedding, 0.5
+residual, 4 logits): Hugging Face's Granite is llama with x = embed[tokens] *
+embedding_multiplier, scores q k^T * attention_multiplier (not 1/sqrt(d)), each block's
+attention and MLP outputs times residual_multiplier before they are added, and the logits
+divided by logits_scaling.
 
 Qwen3MoeForCausalLM (make qwen3moe: 4 experts, 2 per token, expert width 48, no dense MLP):
 the MLP is, per token, softmax(h Wr^T) over the router mlp.gate, the top num_experts_per_tok
@@ -425,7 +432,7 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
     moe = arch in ("qwen3moe", "mixtral")
     head_dim = 32 if arch in ("qwen3", "qwen3moe") else hidden // heads
     cls = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
-           "qwen3moe": "Qwen3MoeForCausalLM", "mixtral": "MixtralForCausalLM"}[arch]
+           "qwen3moe": "Qwen3MoeForCausalLM", "mixtral": "MixtralForCausalLM", "granite": "GraniteForCausalLM"}[arch]
     config = {
         "architectures": [cls], "model_type": arch, "vocab_size": vocab, "hidden_size": hidden,
         "intermediate_size": inter, "num_hidden_layers": layers, "num_attention_heads": heads,
@@ -453,6 +460,10 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
                        "mlp_only_layers": [], "output_router_logits": False, "router_aux_loss_coef": 0.001})
     if arch == "qwen2":
         config.update({"use_sliding_window": False, "sliding_window": 4096, "max_window_layers": layers})
+    if arch == "granite":
+        # each unlike its default of 1 (and the attention scale unlike 1/sqrt(head)), so that each shows
+        config.update({"attention_multiplier": 0.125, "embedding_multiplier": 3.0, "residual_multiplier": 0.5,
+                       "logits_scaling": 4.0})
 
     def w(*shape, s=0.15):
         return rng.standard_normal(shape) * s
@@ -631,12 +642,18 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
     scale = 1 / np.sqrt(d)
     if gemma2 or gemma3:
         scale = cfg["query_pre_attn_scalar"] ** -0.5
+    granite = arch == "GraniteForCausalLM" and variant != "no-multipliers"
+    residual = cfg["residual_multiplier"] if granite else 1.0
+    if granite:
+        scale = cfg["attention_multiplier"]
     cap = cfg.get("attn_logit_softcapping") if gemma2 and variant != "no-softcap" else None
     toks = np.array(tokens)
     pos = np.arange(len(toks), dtype=np.float64)
     x = W["model.embed_tokens.weight"][toks]
     if gemma and variant != "no-embed-scale":
         x = x * np.sqrt(hidden)
+    if granite:
+        x = x * cfg["embedding_multiplier"]
     T = len(toks)
     mask = np.triu(np.full((T, T), -np.inf), 1)
     window = mask.copy()
@@ -707,8 +724,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
             a = norm(a, p + "post_attention_layernorm.weight")
             h = norm(x + a, p + "pre_feedforward_layernorm.weight")
         else:
-            h = norm(x + a, p + "post_attention_layernorm.weight")
-        x = x + a
+            h = norm(x + residual * a, p + "post_attention_layernorm.weight")
+        x = x + residual * a
         if phi3:
             g, u = np.split(h @ W[p + "mlp.gate_up_proj.weight"].T, 2, axis=-1)   # rows [gate | up]
             if mutate == "swap-gate-up":
@@ -727,12 +744,14 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         m = (act * u) @ W[p + "mlp.down_proj.weight"].T
         if post_norms:
             m = norm(m, p + "post_feedforward_layernorm.weight")
-        x = x + m
+        x = x + residual * m
     last = norm(x[-1], "model.norm.weight")
     head = W["model.embed_tokens.weight"] if gemma else W.get("lm_head.weight", W["model.embed_tokens.weight"])
     logits = head @ last
     if (gemma2 or (gemma3 and cfg.get("final_logit_softcapping"))) and variant != "no-softcap":
         logits = np.tanh(logits / cfg["final_logit_softcapping"]) * cfg["final_logit_softcapping"]
+    if granite:
+        logits = logits / cfg["logits_scaling"]
     return arch, logits
 
 
@@ -767,7 +786,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
-    m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3"])
+    m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
+                                    "granite"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--sp")
@@ -794,7 +814,7 @@ def main():
         p.add_argument("--tokens", default="1,7,42,100,3,250,17,64")
         p.add_argument("--weights", choices=["f32", "f16"], default="f32")
         p.add_argument("--variant", choices=["no-norm-shift", "no-embed-scale", "no-softcap", "no-window",
-                                             "global-rope-everywhere", "scaled-local"])
+                                             "global-rope-everywhere", "scaled-local", "no-multipliers"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
     c.add_argument("--no-rope-scaling", action="store_true")
     c.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor", "reverse-experts"])
