@@ -384,10 +384,23 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      *                       vocabulary the converter reads (gemma3's "remove OOV rows")
      * @param slidingWindow  the local (sliding-window) and global layers llama.cpp's graph
      *                       lays out, when the family has them
+     * @param configIgnored  config.json keys the family's {@code set_gguf_parameters} removes
+     *                       before anything reads them (granite's {@code head_dim}): the keys,
+     *                       the rope dimension and the row permutation then go without them
      */
     record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
-                  Optional<SlidingWindow> slidingWindow) {
-        static final Extras NONE = new Extras(Map.of(), Optional.empty(), false, Optional.empty());
+                  Optional<SlidingWindow> slidingWindow, List<String> configIgnored) {
+        static final Extras NONE = new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of());
+
+        Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
+               Optional<SlidingWindow> slidingWindow) {
+            this(configDefaults, multimodal, trimEmbeddings, slidingWindow, List.of());
+        }
+
+        /** Only config.json keys the family removes. */
+        static Extras ignoring(String... keys) {
+            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(keys));
+        }
     }
 
     /**

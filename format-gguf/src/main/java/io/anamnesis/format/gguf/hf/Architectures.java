@@ -118,6 +118,29 @@ final class Architectures {
             .build();
 
     /**
+     * IBM Granite ({@code GraniteForCausalLM}, the converter's {@code GraniteModel}, a
+     * {@code LlamaModel}): llama's tensors, rows, keys and vocabulary; config.json's
+     * {@code head_dim} removed before anything reads it (no key/value length, the rope
+     * dimension from hidden size over heads), then the four multipliers as
+     * {@code attention.scale}, {@code embedding_scale}, {@code residual_scale} and
+     * {@code logit_scale} (each only when not zero). gguf-py's granite tensors have no
+     * {@code rope_freqs}, so a llama3 rope scaling is refused (the converter stops on it).
+     * GraniteConfig's defaults for the multipliers (1.0) are not guessed: they are required.
+     */
+    static final Architecture GRANITE = Architecture.of("granite", "GraniteForCausalLM")
+            .tensors(DECODER)
+            .ropeRows(LLAMA.ropeRows())
+            .keys(List.of(LLAMA.extraKeys().get(0), LLAMA.extraKeys().get(1),
+                    HyperParameter.f32("{arch}.attention.scale", "attention_multiplier").skippedWhenZero(),
+                    HyperParameter.f32("{arch}.embedding_scale", "embedding_multiplier").skippedWhenZero(),
+                    HyperParameter.f32("{arch}.residual_scale", "residual_multiplier").skippedWhenZero(),
+                    HyperParameter.f32("{arch}.logit_scale", "logits_scaling").skippedWhenZero()))
+            .vocabulary(Architecture.VocabularyRule.LLAMA)
+            .requires(List.of("attention_multiplier", "embedding_multiplier", "residual_multiplier", "logits_scaling"))
+            .extras(Architecture.Extras.ignoring("head_dim"))
+            .build();
+
+    /**
      * Mixtral ({@code MixtralForCausalLM}, which the converter takes as {@code LlamaModel}): llama
      * with each block's experts {@code block_sparse_moe.experts.{x}.w1/w2/w3} stacked in that
      * order into {@code ffn_gate_exps}, {@code ffn_down_exps}, {@code ffn_up_exps}
@@ -372,7 +395,7 @@ final class Architectures {
                     "intermediate_size", "num_attention_heads", "num_key_value_heads", "rms_norm_eps", "rope_theta"))
             .build();
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL);
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

@@ -197,14 +197,16 @@ public final class HfGgufExporter implements ModelExporter {
      */
     static Map<?, ?> textModelConfig(Architecture arch, Map<?, ?> config) {
         Map<?, ?> text = config.get("text_config") instanceof Map<?, ?> t ? t : null;
-        if (text == null && arch.extras().configDefaults().isEmpty()) return config;
+        Architecture.Extras extras = arch.extras();
+        if (text == null && extras.configDefaults().isEmpty() && extras.configIgnored().isEmpty()) return config;
         Map<Object, Object> merged = new LinkedHashMap<>();
         if (text != null) merged.putAll(config);
         Map<?, ?> own = text == null ? config : text;
-        arch.extras().configDefaults().forEach((k, v) -> {
+        extras.configDefaults().forEach((k, v) -> {
             if (!own.containsKey(k)) merged.put(k, v);
         });
         merged.putAll(own);
+        extras.configIgnored().forEach(merged::remove);
         return merged;
     }
 
@@ -774,8 +776,12 @@ public final class HfGgufExporter implements ModelExporter {
                 if (n < 0 || n > 0xFFFF_FFFFL) throw badKey(from, n + " does not fit a GGUF uint32");
                 kv.put(h.key(arch), MetaValue.u32(n));
             }
-            case F32 -> kv.put(h.key(arch), MetaValue.Real.f32(HfConfig.number(v.get())
-                    .orElseThrow(() -> badKey(from, "is not a number: " + v.get())).floatValue()));
+            case F32 -> {
+                double x = HfConfig.number(v.get()).orElseThrow(() -> badKey(from, "is not a number: " + v.get()));
+                // the converter's "if x := hparams.get(...)": a zero is not written
+                if (h.unlessZero() && x == 0) return;
+                kv.put(h.key(arch), MetaValue.Real.f32((float) x));
+            }
         }
     }
 
