@@ -1,5 +1,7 @@
 package io.anamnesis.corpus;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -10,6 +12,9 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -19,7 +24,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * config.json's {@code head_dim} would have given (the converter pops it first: no key/value
  * length, the rope dimension from hidden size over heads), then the four multipliers as
  * float32 keys, a zero one left out; llama's tensors with the same rows permuted; and the bad
- * inputs. {@link ConverterParityTest} compares such folders with the converter's own files.
+ * inputs. {@link ConverterParityTest} compares such folders with the converter's own files;
+ * with the oracles ({@code ORACLE_CACHE}) and the corpus's SentencePiece tokenizer.model,
+ * llama.cpp's logits of a converted folder are checked against
+ * {@code bench/scripts/decoder_reference.py}'s forward pass with the multipliers (skipped,
+ * saying so, without them).
  */
 class GraniteToGgufTest {
     @TempDir
@@ -127,5 +136,36 @@ class GraniteToGgufTest {
         assertThat(r.code()).as(r.err()).isEqualTo(6);
         assertThat(r.err()).contains("llama3").contains("granite");
         assertThat(out).doesNotExist();
+    }
+
+    /**
+     * llama.cpp's logits against the reference forward pass with Granite's multipliers: F32
+     * within 1e-4 (measured 8.7e-8 relative), F16 3e-3 (2.2e-4); the same file against plain
+     * llama's forward pass 0.85 off.
+     */
+    @ParameterizedTest
+    @CsvSource({"f32,", "f16,", "f32,no-multipliers"})
+    void llamaCppComputesTheReferenceForwardPass(String dtype, String variant) throws Exception {
+        Optional<Path> sp = DecoderReference.sentencePiece();
+        Assumptions.assumeTrue(sp.isPresent(), "the corpus's SentencePiece tokenizer.model is not here: llama.cpp needs a vocabulary; not checked");
+        Path oracles = DecoderReference.oracles();
+        Path script = DecoderReference.SCRIPT;
+        Path dir = tmp.resolve("granite-forward");
+        DecoderReference.run(tmp, List.of("python3", script.toString(), "make", "granite", dir.toString(), "--sp", sp.get().toString(),
+                "--seed", "3"));
+        Path out = tmp.resolve("granite-" + dtype + ".gguf");
+        CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
+        assertThat(r.code()).as(r.err()).isZero();
+        List<String> cmd = new ArrayList<>(List.of("python3", script.toString(), "compare", dir.toString(), out.toString(),
+                oracles.toString(), "--weights", dtype, "--tokens", "1,7,42,100,3,250,17,64,5,9,200,300"));
+        if (variant != null) cmd.addAll(List.of("--variant", variant));
+        JsonNode cmp = LlamaRunOracleTest.JSON.readTree(DecoderReference.run(tmp, cmd));
+        JsonNode f16cache = cmp.path("kv_f16");
+        if (variant != null) {
+            assertThat(f16cache.path("max_rel_diff").asDouble()).as("plain llama is told apart: " + cmp).isGreaterThan(0.1);
+            return;
+        }
+        assertThat(f16cache.path("argmax").asInt()).as(cmp.toString()).isEqualTo(cmp.path("llama_argmax").asInt());
+        assertThat(f16cache.path("max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(dtype.equals("f32") ? 1e-4 : 3e-3);
     }
 }
