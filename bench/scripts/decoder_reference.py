@@ -60,7 +60,12 @@ scaling), scaled-local (Gemma 3's local layers with the global layers' rope scal
 --mutate swap-factors computes a longrope Phi-3 with the other factor list (short for long),
 no-attn-factor without its attention factor (and a YaRN folder without its 0.1 ln(factor) + 1).
 --mutate reverse-experts the Qwen3-MoE reference with its experts numbered backwards.
---variant no-multipliers computes a Granite folder as plain llama.
+--variant no-multipliers computes a Granite folder as plain llama, --variant rope-everywhere a
+SmolLM3 folder with rope in every layer.
+
+SmolLM3ForCausalLM (make smollm3: llama's sizes with 4 layers): llama whose layer i has no
+rotary embedding where no_rope_layers[i] is 0 (default: every no_rope_layer_interval-th
+layer, 4).
 
 GraniteForCausalLM (make granite: llama's sizes, multipliers 0.125 attention, 3 embedding, 0.5
 residual, 4 logits): Hugging Face's Granite is llama with x = embed[tokens] *
@@ -365,6 +370,8 @@ def make_phi3(out, sp_tokenizer=None, seed=0, theta=10000.0, partial=None, longr
     if sp_tokenizer:
         vocab = (sentencepiece_size(sp_tokenizer) + 64) // 64 * 64
     hidden, inter, layers, heads, kv = 64, 160, 2, 4, 2
+    if arch == "smollm3":
+        layers = 4  # its fourth layer is the one without rope
     d = hidden // heads
     config = {
         "architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "vocab_size": vocab, "hidden_size": hidden,
@@ -429,10 +436,13 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
         top = max(list(tj["model"]["vocab"].values()) + [t["id"] for t in tj.get("added_tokens", [])])
         vocab = 151936 if top < 151936 else (top + 64) // 64 * 64
     hidden, inter, layers, heads, kv = 64, 160, 2, 4, 2
+    if arch == "smollm3":
+        layers = 4  # its fourth layer is the one without rope
     moe = arch in ("qwen3moe", "mixtral")
     head_dim = 32 if arch in ("qwen3", "qwen3moe") else hidden // heads
     cls = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
-           "qwen3moe": "Qwen3MoeForCausalLM", "mixtral": "MixtralForCausalLM", "granite": "GraniteForCausalLM"}[arch]
+           "qwen3moe": "Qwen3MoeForCausalLM", "mixtral": "MixtralForCausalLM", "granite": "GraniteForCausalLM",
+           "smollm3": "SmolLM3ForCausalLM"}[arch]
     config = {
         "architectures": [cls], "model_type": arch, "vocab_size": vocab, "hidden_size": hidden,
         "intermediate_size": inter, "num_hidden_layers": layers, "num_attention_heads": heads,
@@ -460,6 +470,9 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
                        "mlp_only_layers": [], "output_router_logits": False, "router_aux_loss_coef": 0.001})
     if arch == "qwen2":
         config.update({"use_sliding_window": False, "sliding_window": 4096, "max_window_layers": layers})
+    if arch == "smollm3":
+        config.update({"no_rope_layer_interval": 4,
+                       "no_rope_layers": [int((i + 1) % 4 != 0) for i in range(layers)]})
     if arch == "granite":
         # each unlike its default of 1 (and the attention scale unlike 1/sqrt(head)), so that each shows
         config.update({"attention_multiplier": 0.125, "embedding_multiplier": 3.0, "residual_multiplier": 0.5,
@@ -643,6 +656,10 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
     if gemma2 or gemma3:
         scale = cfg["query_pre_attn_scalar"] ** -0.5
     granite = arch == "GraniteForCausalLM" and variant != "no-multipliers"
+    no_rope = None
+    if arch == "SmolLM3ForCausalLM" and variant != "rope-everywhere":
+        n = cfg.get("no_rope_layer_interval", 4)
+        no_rope = cfg.get("no_rope_layers") or [int((i + 1) % n != 0) for i in range(cfg["num_hidden_layers"])]
     residual = cfg["residual_multiplier"] if granite else 1.0
     if granite:
         scale = cfg["attention_multiplier"]
@@ -697,7 +714,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         if p + "self_attn.q_norm.weight" in W:
             q = norm(q, p + "self_attn.q_norm.weight")
             k = norm(k, p + "self_attn.k_norm.weight")
-        q, k = rotary(q, pos, inv, r, mscale), rotary(k, pos, inv, r, mscale)
+        if not (no_rope and not no_rope[i]):
+            q, k = rotary(q, pos, inv, r, mscale), rotary(k, pos, inv, r, mscale)
         if kv_cache == "f16":
             k, v = f16(k), f16(v)
         if gemma:
@@ -787,7 +805,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
-                                    "granite"])
+                                    "granite", "smollm3"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--sp")
@@ -814,7 +832,8 @@ def main():
         p.add_argument("--tokens", default="1,7,42,100,3,250,17,64")
         p.add_argument("--weights", choices=["f32", "f16"], default="f32")
         p.add_argument("--variant", choices=["no-norm-shift", "no-embed-scale", "no-softcap", "no-window",
-                                             "global-rope-everywhere", "scaled-local", "no-multipliers"])
+                                             "global-rope-everywhere", "scaled-local", "no-multipliers",
+                                             "rope-everywhere"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
     c.add_argument("--no-rope-scaling", action="store_true")
     c.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor", "reverse-experts"])
