@@ -387,19 +387,40 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      * @param configIgnored  config.json keys the family's {@code set_gguf_parameters} removes
      *                       before anything reads them (granite's {@code head_dim}): the keys,
      *                       the rope dimension and the row permutation then go without them
+     * @param noRope         the layers without rotary embedding llama.cpp's graph for the family
+     *                       lays out (no key says which), when it has them
      */
     record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
-                  Optional<SlidingWindow> slidingWindow, List<String> configIgnored) {
-        static final Extras NONE = new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of());
+                  Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope) {
+        static final Extras NONE = new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.empty());
 
         Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                Optional<SlidingWindow> slidingWindow) {
-            this(configDefaults, multimodal, trimEmbeddings, slidingWindow, List.of());
+            this(configDefaults, multimodal, trimEmbeddings, slidingWindow, List.of(), Optional.empty());
         }
 
         /** Only config.json keys the family removes. */
         static Extras ignoring(String... keys) {
-            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(keys));
+            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(keys), Optional.empty());
+        }
+
+        /** Only layers without rope, every {@code period}-th. */
+        static Extras noRopeEvery(int period) {
+            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.of(new NoRopeLayers(period)));
+        }
+    }
+
+    /**
+     * Layers without rotary embedding as llama.cpp's graph for the family lays them out, which
+     * no GGUF key says: every {@code period}-th layer ({@code (il + 1) % period == 0}) attends
+     * without rope. config.json's {@code no_rope_layers} (1 with rope, 0 without, per layer)
+     * and {@code no_rope_layer_interval}, when given, must lay the layers out the same; when
+     * neither is given, Hugging Face's default is that layout.
+     */
+    record NoRopeLayers(int period) {
+        /** Whether layer {@code il} has rope in this layout. */
+        boolean rope(long il) {
+            return (il + 1) % period != 0;
         }
     }
 

@@ -141,6 +141,21 @@ final class Architectures {
             .build();
 
     /**
+     * SmolLM3 ({@code SmolLM3ForCausalLM}, the converter's {@code SmolLM3Model}, a
+     * {@code LlamaModel} under another name): llama's tensors, rows, keys, vocabulary and llama3
+     * rope tensor. Its every fourth layer has no rotary embedding, which llama.cpp's smollm3
+     * graph lays out by itself: a config.json that says otherwise is refused.
+     */
+    static final Architecture SMOLLM3 = Architecture.of("smollm3", "SmolLM3ForCausalLM")
+            .tensors(DECODER)
+            .ropeRows(LLAMA.ropeRows())
+            .keys(LLAMA.extraKeys())
+            .vocabulary(Architecture.VocabularyRule.LLAMA)
+            .llama3Rope()
+            .extras(Architecture.Extras.noRopeEvery(4))
+            .build();
+
+    /**
      * Mixtral ({@code MixtralForCausalLM}, which the converter takes as {@code LlamaModel}): llama
      * with each block's experts {@code block_sparse_moe.experts.{x}.w1/w2/w3} stacked in that
      * order into {@code ffn_gate_exps}, {@code ffn_down_exps}, {@code ffn_up_exps}
@@ -395,7 +410,7 @@ final class Architectures {
                     "intermediate_size", "num_attention_heads", "num_key_value_heads", "rms_norm_eps", "rope_theta"))
             .build();
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE);
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

@@ -91,6 +91,7 @@ public final class HfGgufExporter implements ModelExporter {
         long blockCount = required(config, Architectures.BLOCK_COUNT);
         if (blockCount < 0 || blockCount > Integer.MAX_VALUE) throw badKey("num_hidden_layers", blockCount + " is out of range");
         arch.extras().slidingWindow().ifPresent(w -> expectLayers(arch, w, config, blockCount));
+        arch.extras().noRope().ifPresent(n -> expectNoRopeLayers(arch, n, config, blockCount));
 
         List<String> order = converterOrder(request.source());
         String outtype = request.outputType().equals("auto") ? auto(request.source(), order) : request.outputType();
@@ -208,6 +209,36 @@ public final class HfGgufExporter implements ModelExporter {
         merged.putAll(own);
         extras.configIgnored().forEach(merged::remove);
         return merged;
+    }
+
+    /**
+     * A family's layers without rope as llama.cpp lays them out without a key (smollm3's every
+     * fourth): config.json's {@code no_rope_layer_interval} and {@code no_rope_layers}, when
+     * given, must say the same, or llama.cpp would compute another model (exit 6); a
+     * {@code no_rope_layers} that is not one 0 or 1 per layer is malformed (exit 3).
+     */
+    private static void expectNoRopeLayers(Architecture arch, Architecture.NoRopeLayers n, Map<?, ?> config, long blockCount) {
+        String why = "llama.cpp's " + arch.gguf() + " leaves rope out of every " + n.period() + "th layer (layers "
+                + (n.period() - 1) + ", " + (2 * n.period() - 1) + ", ...) and no key says otherwise; not converted";
+        Object interval = config.get("no_rope_layer_interval");
+        if (interval != null && interval != io.anamnesis.api.json.Json.NULL) {
+            long i = HfConfig.asInteger(interval).orElseThrow(() -> badKey("no_rope_layer_interval", "is not an integer: " + interval));
+            if (i != n.period()) throw new UnsupportedFeatureException("config.json no_rope_layer_interval is " + i + ": " + why);
+        }
+        Object layers = config.get("no_rope_layers");
+        if (layers == null || layers == io.anamnesis.api.json.Json.NULL) return;
+        if (!(layers instanceof List<?> list) || list.size() != blockCount) {
+            throw badKey("no_rope_layers", "is not one 0 or 1 for each of the " + blockCount + " layers: " + layers);
+        }
+        for (int il = 0; il < list.size(); il++) {
+            Object v = list.get(il);
+            long flag = HfConfig.asInteger(v).filter(x -> x == 0 || x == 1)
+                    .orElseThrow(() -> badKey("no_rope_layers", "holds " + v + ", not 0 or 1"));
+            if ((flag == 1) != n.rope(il)) {
+                throw new UnsupportedFeatureException("config.json no_rope_layers gives layer " + il + (flag == 1 ? "" : " no")
+                        + " rope: " + why);
+            }
+        }
     }
 
     /**
