@@ -67,6 +67,13 @@ SmolLM3ForCausalLM (make smollm3: llama's sizes with 4 layers): llama whose laye
 rotary embedding where no_rope_layers[i] is 0 (default: every no_rope_layer_interval-th
 layer, 4).
 
+Olmo2ForCausalLM (make olmo2, with --tokenizer for its byte-level BPE vocabulary): no norm
+before attention or the MLP; q and k RMS-normed over each position's whole projection
+(q_norm of heads x d, k_norm of kv x d) before they are split into heads and rotated; the
+attention and MLP outputs RMS-normed (post_attention_layernorm, post_feedforward_layernorm)
+before they are added. --variant per-head-qk-norm norms q and k per head instead (Qwen3's
+way), to show a comparison catches it.
+
 GraniteForCausalLM (make granite: llama's sizes, multipliers 0.125 attention, 3 embedding, 0.5
 residual, 4 logits): Hugging Face's Granite is llama with x = embed[tokens] *
 embedding_multiplier, scores q k^T * attention_multiplier (not 1/sqrt(d)), each block's
@@ -442,7 +449,7 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
     head_dim = 32 if arch in ("qwen3", "qwen3moe") else hidden // heads
     cls = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
            "qwen3moe": "Qwen3MoeForCausalLM", "mixtral": "MixtralForCausalLM", "granite": "GraniteForCausalLM",
-           "smollm3": "SmolLM3ForCausalLM"}[arch]
+           "smollm3": "SmolLM3ForCausalLM", "olmo2": "Olmo2ForCausalLM"}[arch]
     config = {
         "architectures": [cls], "model_type": arch, "vocab_size": vocab, "hidden_size": hidden,
         "intermediate_size": inter, "num_hidden_layers": layers, "num_attention_heads": heads,
@@ -484,7 +491,13 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
     t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0)}
     for i in range(layers):
         p = f"model.layers.{i}."
-        t[p + "input_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        if arch == "olmo2":
+            # no norm before attention or MLP: one after each, and q/k norms over the whole projection
+            t[p + "post_feedforward_layernorm.weight"] = 1 + w(hidden, s=0.2)
+            t[p + "self_attn.q_norm.weight"] = 1 + w(heads * head_dim, s=0.3)
+            t[p + "self_attn.k_norm.weight"] = 1 + w(kv * head_dim, s=0.3)
+        else:
+            t[p + "input_layernorm.weight"] = 1 + w(hidden, s=0.2)
         t[p + "self_attn.q_proj.weight"] = w(heads * head_dim, hidden)
         t[p + "self_attn.k_proj.weight"] = w(kv * head_dim, hidden)
         t[p + "self_attn.v_proj.weight"] = w(kv * head_dim, hidden)
@@ -647,6 +660,7 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
     gemma = arch in ("GemmaForCausalLM", "Gemma2ForCausalLM") or gemma3
     gemma2 = arch == "Gemma2ForCausalLM"
     post_norms = gemma2 or gemma3
+    olmo2 = arch == "Olmo2ForCausalLM"
     shift = 1.0 if gemma and variant != "no-norm-shift" else 0.0
 
     def norm(x, name):
@@ -696,7 +710,7 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         p = f"model.layers.{i}."
         if gemma3:
             inv = inv_local if local[i] else inv_global
-        h = norm(x, p + "input_layernorm.weight")
+        h = x if olmo2 else norm(x, p + "input_layernorm.weight")
         proj = {}
         if phi3:
             qkv = h @ W[p + "self_attn.qkv_proj.weight"].T       # rows [q | k | v]
@@ -711,7 +725,14 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
                 y = y + W[p + f"self_attn.{n}_proj.bias"]
             proj[n] = y.reshape(T, -1, d)
         q, k, v = proj["q"], proj["k"], proj["v"]
-        if p + "self_attn.q_norm.weight" in W:
+        if olmo2 and variant != "per-head-qk-norm":
+            # OLMo 2's q/k norms: over each position's whole projection, then split into heads
+            q = norm(q.reshape(T, -1), p + "self_attn.q_norm.weight").reshape(T, -1, d)
+            k = norm(k.reshape(T, -1), p + "self_attn.k_norm.weight").reshape(T, -1, d)
+        elif olmo2:
+            q = np.stack([rmsnorm(q[:, hh, :], W[p + "self_attn.q_norm.weight"][hh * d:(hh + 1) * d], eps) for hh in range(H)], 1)
+            k = np.stack([rmsnorm(k[:, g, :], W[p + "self_attn.k_norm.weight"][g * d:(g + 1) * d], eps) for g in range(KV)], 1)
+        elif p + "self_attn.q_norm.weight" in W:
             q = norm(q, p + "self_attn.q_norm.weight")
             k = norm(k, p + "self_attn.k_norm.weight")
         if not (no_rope and not no_rope[i]):
@@ -738,7 +759,10 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
                 s = f16(s)  # and an F16 V by the probabilities converted to F16
             out[:, hh, :] = s @ v[:, g, :]
         a = out.reshape(T, H * d) @ W[p + "self_attn.o_proj.weight"].T
-        if post_norms:
+        if olmo2:
+            a = norm(a, p + "post_attention_layernorm.weight")
+            h = x + a
+        elif post_norms:
             a = norm(a, p + "post_attention_layernorm.weight")
             h = norm(x + a, p + "pre_feedforward_layernorm.weight")
         else:
@@ -760,7 +784,7 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         else:
             act = gelu_tanh(g) if gemma else g / (1 + np.exp(-g))
         m = (act * u) @ W[p + "mlp.down_proj.weight"].T
-        if post_norms:
+        if post_norms or olmo2:
             m = norm(m, p + "post_feedforward_layernorm.weight")
         x = x + residual * m
     last = norm(x[-1], "model.norm.weight")
@@ -805,7 +829,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
-                                    "granite", "smollm3"])
+                                    "granite", "smollm3", "olmo2"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--sp")
@@ -833,7 +857,7 @@ def main():
         p.add_argument("--weights", choices=["f32", "f16"], default="f32")
         p.add_argument("--variant", choices=["no-norm-shift", "no-embed-scale", "no-softcap", "no-window",
                                              "global-rope-everywhere", "scaled-local", "no-multipliers",
-                                             "rope-everywhere"])
+                                             "rope-everywhere", "per-head-qk-norm"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
     c.add_argument("--no-rope-scaling", action="store_true")
     c.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor", "reverse-experts"])
