@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * {@code amn convert --to gguf --no-vocab} against llama.cpp's own {@code convert_hf_to_gguf.py}
  * on tiny random folders of every family beyond plain llama (qwen2, qwen3, qwen3moe, mixtral,
- * gemma, gemma2, gemma3 (and a multimodal one's text model), phi3 with and without longrope, granite, smollm3,
+ * gemma, gemma2, gemma3 (and a multimodal one's text model), phi3 with and without longrope, granite, smollm3, olmo2,
  * llama with llama3/yarn/linear rope scaling),
  * stored F32, BF16 or F16, for each output type the converter has (f32, f16, bf16, q8_0, and
  * auto on some): every key in order with its type and value, every tensor in order with its
@@ -305,6 +305,10 @@ class ConverterParityTest {
         f.add(new Folder("SmolLM3-tiny", SmolLm3ToGgufTest.config(SmolLm3ToGgufTest.NO_ROPE), Llama3RopeToGgufTest.tensors(36), ALL));
         f.add(new Folder("SmolLM3-3.1-tiny-bf16", SmolLm3ToGgufTest.config(LLAMA3_OLD).replace("\"rope_scaling\": null",
                 "\"rope_scaling\": " + Llama3RopeToGgufTest.LLAMA3), as("BF16", Llama3RopeToGgufTest.tensors(37)), withAuto));
+
+        // olmo2: norms after attention and MLP only, q/k norms over the whole projection, no permutation
+        f.add(new Folder("OLMo-2-tiny", Olmo2ToGgufTest.config(""), Olmo2ToGgufTest.tensors(38, 64), ALL));
+        f.add(new Folder("OLMo-2-tiny-bf16", Olmo2ToGgufTest.config(""), as("BF16", Olmo2ToGgufTest.tensors(39, 64)), withAuto));
 
         // the value conversions at their edges: NaNs, infinities, ties, overflow, subnormals
         f.add(new Folder("Qwen2-specials-tiny", qwen2, specials(QwenToGgufTest.tensors("qwen2", false, 26), SPECIALS),

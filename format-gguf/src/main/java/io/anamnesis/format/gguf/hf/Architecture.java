@@ -389,24 +389,35 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      *                       the rope dimension and the row permutation then go without them
      * @param noRope         the layers without rotary embedding llama.cpp's graph for the family
      *                       lays out (no key says which), when it has them
+     * @param configRefused  config.json keys with which the converter writes what is not
+     *                       converted here (olmo2's {@code sliding_window}: Olmo 3's window
+     *                       keys), each with why: present and not null, exit 6
      */
     record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
-                  Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope) {
-        static final Extras NONE = new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.empty());
+                  Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
+                  Map<String, String> configRefused) {
+        static final Extras NONE = new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(),
+                Map.of());
 
         Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                Optional<SlidingWindow> slidingWindow) {
-            this(configDefaults, multimodal, trimEmbeddings, slidingWindow, List.of(), Optional.empty());
+            this(configDefaults, multimodal, trimEmbeddings, slidingWindow, List.of(), Optional.empty(), Map.of());
         }
 
         /** Only config.json keys the family removes. */
         static Extras ignoring(String... keys) {
-            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(keys), Optional.empty());
+            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(keys), Optional.empty(), Map.of());
         }
 
         /** Only layers without rope, every {@code period}-th. */
         static Extras noRopeEvery(int period) {
-            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.of(new NoRopeLayers(period)));
+            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.of(new NoRopeLayers(period)),
+                    Map.of());
+        }
+
+        /** Only config.json keys refused, each with why. */
+        static Extras refusing(Map<String, String> keys) {
+            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(), keys);
         }
     }
 

@@ -410,7 +410,27 @@ final class Architectures {
                     "intermediate_size", "num_attention_heads", "num_key_value_heads", "rms_norm_eps", "rope_theta"))
             .build();
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3);
+    /**
+     * OLMo 2 ({@code Olmo2ForCausalLM}, the converter's {@code Olmo2Model}, a {@code TextModel}):
+     * no norm before attention or MLP but one after each ({@code post_attention_layernorm}
+     * {@code post_attention_norm}, {@code post_feedforward_layernorm} {@code post_ffw_norm}),
+     * q/k RMS norms over the whole projection ({@code attn_q_norm}/{@code attn_k_norm}, F32);
+     * no permutation (llama.cpp's olmo2 rope is NEOX); TextModel's keys only;
+     * {@code TextModel.set_vocab} (byte-level BPE tokenizer.json). A {@code sliding_window} in
+     * config.json makes the converter write Olmo 3's window keys: refused.
+     */
+    static final Architecture OLMO2 = Architecture.of("olmo2", "Olmo2ForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION.subList(1, ATTENTION.size()), QK_NORMS,
+                    List.of(Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.post_attention_norm"),
+                            Architecture.TensorName.of("model.layers.{bid}.post_feedforward_layernorm", "blk.{bid}.post_ffw_norm")),
+                    MLP))
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(QWEN2_REQUIRED)
+            .extras(Architecture.Extras.refusing(Map.of("sliding_window",
+                    "the converter writes Olmo 3's sliding-window keys for it (its window pattern)")))
+            .build();
+
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3, OLMO2);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

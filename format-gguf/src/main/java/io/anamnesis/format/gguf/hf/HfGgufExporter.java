@@ -92,6 +92,12 @@ public final class HfGgufExporter implements ModelExporter {
         if (blockCount < 0 || blockCount > Integer.MAX_VALUE) throw badKey("num_hidden_layers", blockCount + " is out of range");
         arch.extras().slidingWindow().ifPresent(w -> expectLayers(arch, w, config, blockCount));
         arch.extras().noRope().ifPresent(n -> expectNoRopeLayers(arch, n, config, blockCount));
+        arch.extras().configRefused().forEach((key, why) -> {
+            Object v = config.get(key);
+            if (v != null && v != io.anamnesis.api.json.Json.NULL) {
+                throw new UnsupportedFeatureException("config.json " + key + " is " + v + ": " + why + "; not converted");
+            }
+        });
 
         List<String> order = converterOrder(request.source());
         String outtype = request.outputType().equals("auto") ? auto(request.source(), order) : request.outputType();
@@ -104,7 +110,7 @@ public final class HfGgufExporter implements ModelExporter {
         inputs.sort(Comparator.comparingInt((DenseTensor d) -> rank.getOrDefault(d.name(), Integer.MAX_VALUE))
                 .thenComparing(DenseTensor::name));
 
-        Shapes shapes = new Shapes(config);
+        Shapes shapes = new Shapes(config, arch == Architectures.OLMO2);
         List<PlannedTensor> out = new ArrayList<>();
         Optional<Stacks> stacks = arch.experts().map(e -> new Stacks(arch, e, config, blockCount, outtype, request.encoder()));
         // generate_extra_tensors comes first in prepare_tensors' chain
@@ -934,9 +940,12 @@ public final class HfGgufExporter implements ModelExporter {
      */
     private static final class Shapes {
         private final Map<?, ?> config;
+        /** q/k norms over the whole projection (olmo2's), not one head's elements (qwen3's, gemma3's). */
+        private final boolean wholeQkNorms;
 
-        Shapes(Map<?, ?> config) {
+        Shapes(Map<?, ?> config, boolean wholeQkNorms) {
             this.config = config;
+            this.wholeQkNorms = wholeQkNorms;
         }
 
         void check(DenseTensor d) {
@@ -965,6 +974,9 @@ public final class HfGgufExporter implements ModelExporter {
                 attentionRows(d, "num_attention_heads");
             } else if (n.matches(".*self_attn\\.[kv]_proj\\.(weight|bias)")) {
                 attentionRows(d, config.containsKey("num_key_value_heads") ? "num_key_value_heads" : "num_attention_heads");
+            } else if (wholeQkNorms && (n.endsWith("self_attn.q_norm.weight") || n.endsWith("self_attn.k_norm.weight"))) {
+                attentionRows(d, n.endsWith("q_norm.weight") || !config.containsKey("num_key_value_heads")
+                        ? "num_attention_heads" : "num_key_value_heads");
             } else if (n.endsWith("self_attn.q_norm.weight") || n.endsWith("self_attn.k_norm.weight")) {
                 headDim().ifPresent(h -> {
                     if (d.shape().rank() != 1 || d.shape().dim(0) != h) {

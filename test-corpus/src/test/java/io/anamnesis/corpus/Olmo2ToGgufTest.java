@@ -1,0 +1,156 @@
+package io.anamnesis.corpus;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * An OLMo 2 folder ({@code Olmo2ForCausalLM}) to GGUF as the converter's {@code Olmo2Model}
+ * writes it: no norm before attention or the MLP, one after each
+ * ({@code post_attention_norm}, {@code post_ffw_norm}), q/k norms over the whole projection,
+ * no row permutation, TextModel's keys only; and the bad inputs. {@link ConverterParityTest}
+ * compares such folders with the converter's own files; with the oracles ({@code ORACLE_CACHE})
+ * and Qwen3's byte-level BPE tokenizer ({@code AMN_TOKENIZER_QWEN3}), llama.cpp's logits of a
+ * converted folder are checked against {@code bench/scripts/decoder_reference.py}'s forward
+ * pass (skipped, saying so, without them).
+ */
+class Olmo2ToGgufTest {
+    static final int VOCAB = 64, HIDDEN = 64, FF = 96, LAYERS = 2, HEADS = 4, KV_HEADS = 2, HEAD = HIDDEN / HEADS;
+
+    @TempDir
+    Path tmp;
+
+    /** A tiny OLMo 2 config.json; {@code extra} more top-level entries. */
+    static String config(String extra) {
+        return "{\"architectures\": [\"Olmo2ForCausalLM\"], \"model_type\": \"olmo2\", \"vocab_size\": " + VOCAB + ", "
+                + "\"hidden_size\": " + HIDDEN + ", \"intermediate_size\": " + FF + ", \"num_hidden_layers\": " + LAYERS + ", "
+                + "\"num_attention_heads\": " + HEADS + ", \"num_key_value_heads\": " + KV_HEADS + ", "
+                + "\"max_position_embeddings\": 512, \"rms_norm_eps\": 1e-06, \"rope_theta\": 500000.0, \"rope_scaling\": null, "
+                + extra + "\"attention_bias\": false, \"tie_word_embeddings\": false, \"torch_dtype\": \"float32\"}";
+    }
+
+    /** OLMo 2's tensors, random F32; {@code qNorm} the length of each q norm (HEADS x HEAD when right). */
+    static Map<String, ReferenceSafetensors.Tensor> tensors(long seed, int qNorm) {
+        Map<String, long[]> shapes = new java.util.TreeMap<>();
+        shapes.put("model.embed_tokens.weight", new long[]{VOCAB, HIDDEN});
+        shapes.put("lm_head.weight", new long[]{VOCAB, HIDDEN});
+        shapes.put("model.norm.weight", new long[]{HIDDEN});
+        for (int i = 0; i < LAYERS; i++) {
+            String p = "model.layers." + i + ".";
+            shapes.put(p + "self_attn.q_proj.weight", new long[]{(long) HEADS * HEAD, HIDDEN});
+            shapes.put(p + "self_attn.k_proj.weight", new long[]{(long) KV_HEADS * HEAD, HIDDEN});
+            shapes.put(p + "self_attn.v_proj.weight", new long[]{(long) KV_HEADS * HEAD, HIDDEN});
+            shapes.put(p + "self_attn.o_proj.weight", new long[]{HIDDEN, (long) HEADS * HEAD});
+            shapes.put(p + "self_attn.q_norm.weight", new long[]{qNorm});
+            shapes.put(p + "self_attn.k_norm.weight", new long[]{(long) KV_HEADS * HEAD});
+            shapes.put(p + "post_attention_layernorm.weight", new long[]{HIDDEN});
+            shapes.put(p + "post_feedforward_layernorm.weight", new long[]{HIDDEN});
+            shapes.put(p + "mlp.gate_proj.weight", new long[]{FF, HIDDEN});
+            shapes.put(p + "mlp.up_proj.weight", new long[]{FF, HIDDEN});
+            shapes.put(p + "mlp.down_proj.weight", new long[]{HIDDEN, FF});
+        }
+        return DecoderReference.randomF32(shapes, new Random(seed));
+    }
+
+    private Path folder(String name, String config, Map<String, ReferenceSafetensors.Tensor> tensors) throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve(name));
+        Files.writeString(dir.resolve("config.json"), config);
+        HfToGgufTest.writeSafetensors(dir.resolve("model.safetensors"), tensors);
+        return dir;
+    }
+
+    private CorpusCliTest.Run convert(Path dir, String dtype, Path out) {
+        return CorpusCliTest.amn("convert", dir.toString(), "--to", "gguf", "--dtype", dtype, "-o", out.toString(), "-q", "--no-vocab");
+    }
+
+    @Test
+    void normsAfterAttentionAndMlpWholeQkNormsAndNoPermutation() throws IOException {
+        Map<String, ReferenceSafetensors.Tensor> t = tensors(51, HEADS * HEAD);
+        Path out = tmp.resolve("olmo2.gguf");
+        CorpusCliTest.Run r = convert(folder("OLMo-2-tiny", config(""), t), "f32", out);
+        assertThat(r.code()).as(r.err()).isZero();
+        ReferenceGguf g = ReferenceGguf.read(out);
+        assertThat(g.kv.get("general.architecture").asString()).isEqualTo("olmo2");
+        assertThat(g.kv).containsKeys("olmo2.attention.layer_norm_rms_epsilon", "olmo2.rope.freq_base")
+                .doesNotContainKeys("olmo2.vocab_size", "olmo2.rope.dimension_count", "olmo2.attention.sliding_window");
+        List<String> names = g.tensors.stream().map(ReferenceGguf.Tensor::name).toList();
+        assertThat(names).contains("blk.0.post_attention_norm.weight", "blk.0.post_ffw_norm.weight", "blk.1.attn_q_norm.weight",
+                "blk.1.attn_k_norm.weight").noneMatch(n -> n.contains("attn_norm.") || n.contains("ffn_norm."));
+        // no permutation: llama.cpp's olmo2 rope is NEOX, Hugging Face's rotate-half, so q and k are stored as they are
+        assertThat(g.tensor("blk.1.attn_q.weight").bytes()).isEqualTo(t.get("model.layers.1.self_attn.q_proj.weight").bytes());
+        assertThat(g.tensor("blk.1.attn_k.weight").bytes()).isEqualTo(t.get("model.layers.1.self_attn.k_proj.weight").bytes());
+        assertThat(g.tensor("blk.1.attn_q_norm.weight").ne()).containsExactly((long) HEADS * HEAD);
+    }
+
+    @Test
+    void aSlidingWindowIsRefused() throws IOException {
+        Path out = tmp.resolve("window.gguf");
+        CorpusCliTest.Run r = convert(folder("OLMo-window", config("\"sliding_window\": 4096, "), tensors(52, HEADS * HEAD)), "f16", out);
+        assertThat(r.code()).as(r.err()).isEqualTo(6);
+        assertThat(r.err()).contains("sliding_window").doesNotContain("Exception");
+        assertThat(out).doesNotExist();
+    }
+
+    @Test
+    void aQNormOfOneHeadIsRefusedNamingTheKey() throws IOException {
+        Path out = tmp.resolve("qnorm.gguf");
+        CorpusCliTest.Run r = convert(folder("OLMo-qnorm", config(""), tensors(53, HEAD)), "f16", out);
+        assertThat(r.code()).as(r.err()).isEqualTo(3);
+        assertThat(r.err()).contains("num_attention_heads").contains("q_norm").doesNotContain("Exception");
+        assertThat(out).doesNotExist();
+    }
+
+    @Test
+    void aMissingRopeThetaIsRefusedNotGuessed() throws IOException {
+        Path out = tmp.resolve("theta.gguf");
+        CorpusCliTest.Run r = convert(folder("OLMo-theta", config("").replace("\"rope_theta\": 500000.0, ", ""),
+                tensors(54, HEADS * HEAD)), "f16", out);
+        assertThat(r.code()).as(r.err()).isEqualTo(3);
+        assertThat(r.err()).contains("rope_theta").doesNotContain("Exception");
+    }
+
+    /**
+     * llama.cpp's logits against the reference forward pass: F32 within 1e-4 relative (measured
+     * 1.1e-7), F16 3e-3 (4.6e-4); the same file against q/k norms taken per head 0.13 off.
+     */
+    @ParameterizedTest
+    @CsvSource({"f32,", "f16,", "f32,per-head-qk-norm"})
+    void llamaCppComputesTheReferenceForwardPass(String dtype, String variant) throws Exception {
+        Optional<Path> tok = DecoderReference.tokenizerFolder("AMN_TOKENIZER_QWEN3");
+        Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_QWEN3 not set: llama.cpp needs the vocabulary; not checked");
+        Path oracles = DecoderReference.oracles();
+        Path script = DecoderReference.SCRIPT;
+        Path dir = tmp.resolve("olmo2-forward");
+        DecoderReference.run(tmp, List.of("python3", script.toString(), "make", "olmo2", dir.toString(), "--tokenizer",
+                tok.get().toString(), "--seed", "9"));
+        Path out = tmp.resolve("olmo2-" + dtype + ".gguf");
+        CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
+        assertThat(r.code()).as(r.err()).isZero();
+        List<String> cmd = new ArrayList<>(List.of("python3", script.toString(), "compare", dir.toString(), out.toString(),
+                oracles.toString(), "--weights", dtype, "--tokens", "1,7,42,100,3,250,17,64,5,9,200,300"));
+        if (variant != null) cmd.addAll(List.of("--variant", variant));
+        JsonNode cmp = LlamaRunOracleTest.JSON.readTree(DecoderReference.run(tmp, cmd));
+        JsonNode f16cache = cmp.path("kv_f16");
+        if (variant != null) {
+            assertThat(f16cache.path("max_rel_diff").asDouble()).as("per-head norms are told apart: " + cmp).isGreaterThan(0.05);
+            return;
+        }
+        assertThat(f16cache.path("argmax").asInt()).as(cmp.toString()).isEqualTo(cmp.path("llama_argmax").asInt());
+        assertThat(f16cache.path("max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(dtype.equals("f32") ? 1e-4 : 3e-3);
+    }
+}
