@@ -85,6 +85,37 @@ final class DecoderReference {
         return ReferenceGguf.read(out);
     }
 
+    /**
+     * A tiny {@code arch} folder made with {@code makeArgs} (its vocabulary's options, the seed),
+     * converted to {@code dtype} with its vocabulary, and llama.cpp's logits of 12 tokens against
+     * the reference forward pass, llama.cpp's F16 KV cache modelled: without a {@code variant}
+     * the same argmax and within 1e-4 (F32) or 3e-3 (F16) of the largest logit; with one
+     * ({@code compare --variant}, a deliberately wrong model), more than {@code apart} off, so
+     * that the comparison is seen to catch what the family changes.
+     */
+    static void llamaCppComputesTheReference(Path tmp, String arch, List<String> makeArgs, String dtype, String variant,
+                                             double apart) throws Exception {
+        Path oracles = oracles();
+        Path dir = tmp.resolve(arch + "-forward");
+        List<String> make = new ArrayList<>(List.of(arch, dir.toString()));
+        make.addAll(makeArgs);
+        make(tmp, make.toArray(String[]::new));
+        Path out = tmp.resolve(arch + "-" + dtype + ".gguf");
+        CorpusCliTest.Run r = convert(dir, dtype, out, true);
+        assertThat(r.code()).as(r.err()).isZero();
+        List<String> cmd = new ArrayList<>(List.of("python3", SCRIPT.toString(), "compare", dir.toString(), out.toString(),
+                oracles.toString(), "--weights", dtype, "--tokens", "1,7,42,100,3,250,17,64,5,9,200,300"));
+        if (variant != null) cmd.addAll(List.of("--variant", variant));
+        JsonNode cmp = LlamaRunOracleTest.JSON.readTree(run(tmp, cmd));
+        JsonNode f16cache = cmp.path("kv_f16");
+        if (variant != null) {
+            assertThat(f16cache.path("max_rel_diff").asDouble()).as(variant + " is told apart: " + cmp).isGreaterThan(apart);
+            return;
+        }
+        assertThat(f16cache.path("argmax").asInt()).as(cmp.toString()).isEqualTo(cmp.path("llama_argmax").asInt());
+        assertThat(f16cache.path("max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(dtype.equals("f32") ? 1e-4 : 3e-3);
+    }
+
     /** {@code decoder_reference.py make ARGS...}: a tiny random model folder. */
     static void make(Path tmp, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of("python3", SCRIPT.toString(), "make"));

@@ -1,6 +1,5 @@
 package io.anamnesis.corpus;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -10,7 +9,6 @@ import org.junit.jupiter.params.provider.CsvSource;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -133,24 +131,7 @@ class Olmo2ToGgufTest {
     void llamaCppComputesTheReferenceForwardPass(String dtype, String variant) throws Exception {
         Optional<Path> tok = DecoderReference.tokenizerFolder("AMN_TOKENIZER_QWEN3");
         Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_QWEN3 not set: llama.cpp needs the vocabulary; not checked");
-        Path oracles = DecoderReference.oracles();
-        Path script = DecoderReference.SCRIPT;
-        Path dir = tmp.resolve("olmo2-forward");
-        DecoderReference.run(tmp, List.of("python3", script.toString(), "make", "olmo2", dir.toString(), "--tokenizer",
-                tok.get().toString(), "--seed", "9"));
-        Path out = tmp.resolve("olmo2-" + dtype + ".gguf");
-        CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
-        assertThat(r.code()).as(r.err()).isZero();
-        List<String> cmd = new ArrayList<>(List.of("python3", script.toString(), "compare", dir.toString(), out.toString(),
-                oracles.toString(), "--weights", dtype, "--tokens", "1,7,42,100,3,250,17,64,5,9,200,300"));
-        if (variant != null) cmd.addAll(List.of("--variant", variant));
-        JsonNode cmp = LlamaRunOracleTest.JSON.readTree(DecoderReference.run(tmp, cmd));
-        JsonNode f16cache = cmp.path("kv_f16");
-        if (variant != null) {
-            assertThat(f16cache.path("max_rel_diff").asDouble()).as("per-head norms are told apart: " + cmp).isGreaterThan(0.05);
-            return;
-        }
-        assertThat(f16cache.path("argmax").asInt()).as(cmp.toString()).isEqualTo(cmp.path("llama_argmax").asInt());
-        assertThat(f16cache.path("max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(dtype.equals("f32") ? 1e-4 : 3e-3);
+        DecoderReference.llamaCppComputesTheReference(tmp, "olmo2", List.of("--tokenizer", tok.get().toString(), "--seed", "9"), dtype, variant,
+                0.05);
     }
 }
