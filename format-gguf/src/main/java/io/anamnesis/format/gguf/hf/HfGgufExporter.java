@@ -514,10 +514,12 @@ public final class HfGgufExporter implements ModelExporter {
                 kv.put(a + ".rope.scaling.type", MetaValue.str("linear"));
                 kv.put(a + ".rope.scaling.factor", MetaValue.Real.f32(HfConfig.number(rope.get("factor")).get().floatValue()));
             } else if (RopeFreqs.isLlama3(type)) {
-                // no key: LlamaModel.generate_extra_tensors writes rope_freqs.weight; other families drop the scaling
+                // no key: LlamaModel.generate_extra_tensors writes rope_freqs.weight; other families drop the
+                // scaling, and granite (a LlamaModel without a rope_freqs tensor in gguf-py) stops on it
                 if (!arch.llama3Rope()) {
                     throw new UnsupportedFeatureException("config.json rope scaling type " + type + " on " + arch.gguf()
-                            + ": the converter writes it for llama only, and would drop it here");
+                            + ": the converter writes it as a rope_freqs tensor for llama and smollm3 only, and drops it or "
+                            + "stops on it here");
                 }
             } else if (Yarn.isYarn(type)) {
                 Yarn.keys(a, rope, config.containsKey("rope_parameters") ? "rope_parameters" : "rope_scaling", kv);
