@@ -74,6 +74,12 @@ attention and MLP outputs RMS-normed (post_attention_layernorm, post_feedforward
 before they are added. --variant per-head-qk-norm norms q and k per head instead (Qwen3's
 way), to show a comparison catches it.
 
+Qwen2MoeForCausalLM (make qwen2moe, with --tokenizer): qwen2's attention (biases) and
+Qwen3-MoE's sparse block without renormalizing the top-k weights (norm_topk_prob false), plus
+in every block a shared expert's SwiGLU output (width 2 x the experts') times
+sigmoid(h Wsg^T), Wsg the one-row mlp.shared_expert_gate. --mutate no-shared-expert leaves it
+out.
+
 GraniteForCausalLM (make granite: llama's sizes, multipliers 0.125 attention, 3 embedding, 0.5
 residual, 4 logits): Hugging Face's Granite is llama with x = embed[tokens] *
 embedding_multiplier, scores q k^T * attention_multiplier (not 1/sqrt(d)), each block's
@@ -445,11 +451,12 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
     hidden, inter, layers, heads, kv = 64, 160, 2, 4, 2
     if arch == "smollm3":
         layers = 4  # its fourth layer is the one without rope
-    moe = arch in ("qwen3moe", "mixtral")
+    moe = arch in ("qwen3moe", "mixtral", "qwen2moe")
     head_dim = 32 if arch in ("qwen3", "qwen3moe") else hidden // heads
     cls = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
            "qwen3moe": "Qwen3MoeForCausalLM", "mixtral": "MixtralForCausalLM", "granite": "GraniteForCausalLM",
-           "smollm3": "SmolLM3ForCausalLM", "olmo2": "Olmo2ForCausalLM"}[arch]
+           "smollm3": "SmolLM3ForCausalLM", "olmo2": "Olmo2ForCausalLM",
+           "qwen2moe": "Qwen2MoeForCausalLM"}[arch]
     config = {
         "architectures": [cls], "model_type": arch, "vocab_size": vocab, "hidden_size": hidden,
         "intermediate_size": inter, "num_hidden_layers": layers, "num_attention_heads": heads,
@@ -475,6 +482,12 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
         config.update({"model_type": "qwen3_moe", "num_experts": experts, "num_experts_per_tok": top_k,
                        "moe_intermediate_size": moe_inter, "norm_topk_prob": True, "decoder_sparse_step": 1,
                        "mlp_only_layers": [], "output_router_logits": False, "router_aux_loss_coef": 0.001})
+    if arch == "qwen2moe":
+        config.update({"model_type": "qwen2_moe", "num_experts": experts, "num_experts_per_tok": top_k,
+                       "moe_intermediate_size": moe_inter, "shared_expert_intermediate_size": 2 * moe_inter,
+                       "norm_topk_prob": False, "decoder_sparse_step": 1, "mlp_only_layers": [],
+                       "output_router_logits": False, "router_aux_loss_coef": 0.001,
+                       "use_sliding_window": False, "sliding_window": 4096, "max_window_layers": layers})
     if arch == "qwen2":
         config.update({"use_sliding_window": False, "sliding_window": 4096, "max_window_layers": layers})
     if arch == "smollm3":
@@ -501,7 +514,7 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
         t[p + "self_attn.q_proj.weight"] = w(heads * head_dim, hidden)
         t[p + "self_attn.k_proj.weight"] = w(kv * head_dim, hidden)
         t[p + "self_attn.v_proj.weight"] = w(kv * head_dim, hidden)
-        if arch == "qwen2":
+        if arch in ("qwen2", "qwen2moe"):
             t[p + "self_attn.q_proj.bias"] = w(heads * head_dim, s=0.5)
             t[p + "self_attn.k_proj.bias"] = w(kv * head_dim, s=0.5)
             t[p + "self_attn.v_proj.bias"] = w(kv * head_dim, s=0.5)
@@ -517,6 +530,11 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
                 t[p + f"block_sparse_moe.experts.{x}.w3.weight"] = w(moe_inter, hidden)
                 t[p + f"block_sparse_moe.experts.{x}.w2.weight"] = w(hidden, moe_inter)
             continue
+        if arch == "qwen2moe":
+            t[p + "mlp.shared_expert_gate.weight"] = w(1, hidden, s=0.5)
+            t[p + "mlp.shared_expert.gate_proj.weight"] = w(2 * moe_inter, hidden)
+            t[p + "mlp.shared_expert.up_proj.weight"] = w(2 * moe_inter, hidden)
+            t[p + "mlp.shared_expert.down_proj.weight"] = w(hidden, 2 * moe_inter)
         if moe:
             t[p + "mlp.gate.weight"] = w(experts, hidden, s=0.5)
             for x in range(experts):
@@ -639,7 +657,7 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
             W = {k[len("language_model."):]: v for k, v in W.items() if k.startswith("language_model.")}
     if weights == "f16":
         # a router (mlp.gate) stays F32 in the GGUF, as every ffn_gate_inp
-        W = {k: (v.astype(np.float16).astype(np.float64) if v.ndim == 2 and not k.endswith(("mlp.gate.weight",
+        W = {k: (v.astype(np.float16).astype(np.float64) if v.ndim == 2 and not k.endswith(("mlp.gate.weight", "mlp.shared_expert_gate.weight",
                                                                                           "block_sparse_moe.gate.weight")) else v)
              for k, v in W.items()}
     H, KV = cfg["num_attention_heads"], cfg.get("num_key_value_heads", cfg["num_attention_heads"])
@@ -772,7 +790,7 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
             g, u = np.split(h @ W[p + "mlp.gate_up_proj.weight"].T, 2, axis=-1)   # rows [gate | up]
             if mutate == "swap-gate-up":
                 g, u = u, g
-        elif arch in ("Qwen3MoeForCausalLM", "MixtralForCausalLM"):
+        elif arch in ("Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen2MoeForCausalLM"):
             x = x + moe(cfg, W, p, h, mutate)
             continue
         else:
@@ -821,6 +839,13 @@ def moe(cfg, W, p, h, mutate=None):
             g = W[q + names[0] + ".weight"] @ h[t]
             u = W[q + names[1] + ".weight"] @ h[t]
             out[t] += we * (W[q + names[2] + ".weight"] @ (g / (1 + np.exp(-g)) * u))
+    if p + "mlp.shared_expert_gate.weight" in W and mutate != "no-shared-expert":
+        # Qwen2-MoE's shared expert, in every block: sigmoid(h Wsg^T) times its SwiGLU output
+        s = p + "mlp.shared_expert."
+        g = h @ W[s + "gate_proj.weight"].T
+        u = h @ W[s + "up_proj.weight"].T
+        gate = 1 / (1 + np.exp(-(h @ W[p + "mlp.shared_expert_gate.weight"].T)))
+        out += gate * ((g / (1 + np.exp(-g)) * u) @ W[s + "down_proj.weight"].T)
     return out
 
 
@@ -829,7 +854,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
-                                    "granite", "smollm3", "olmo2"])
+                                    "granite", "smollm3", "olmo2", "qwen2moe"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--sp")
@@ -860,7 +885,8 @@ def main():
                                              "rope-everywhere", "per-head-qk-norm"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
     c.add_argument("--no-rope-scaling", action="store_true")
-    c.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor", "reverse-experts"])
+    c.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor", "reverse-experts",
+                                        "no-shared-expert"])
     a = ap.parse_args()
     if a.cmd == "make":
         if a.arch == "gemma3":
