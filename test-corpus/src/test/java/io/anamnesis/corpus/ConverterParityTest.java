@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * {@code amn convert --to gguf --no-vocab} against llama.cpp's own {@code convert_hf_to_gguf.py}
  * on tiny random folders of every family beyond plain llama (qwen2, qwen3, qwen3moe, mixtral,
- * gemma, gemma2, gemma3 (and a multimodal one's text model), phi3 with and without longrope, granite, smollm3, olmo2,
+ * gemma, gemma2, gemma3 (and a multimodal one's text model), phi3 with and without longrope, granite, smollm3, olmo2, qwen2moe,
  * llama with llama3/yarn/linear rope scaling),
  * stored F32, BF16 or F16, for each output type the converter has (f32, f16, bf16, q8_0, and
  * auto on some): every key in order with its type and value, every tensor in order with its
@@ -309,6 +309,10 @@ class ConverterParityTest {
         // olmo2: norms after attention and MLP only, q/k norms over the whole projection, no permutation
         f.add(new Folder("OLMo-2-tiny", Olmo2ToGgufTest.config(""), Olmo2ToGgufTest.tensors(38, 64), ALL));
         f.add(new Folder("OLMo-2-tiny-bf16", Olmo2ToGgufTest.config(""), as("BF16", Olmo2ToGgufTest.tensors(39, 64)), withAuto));
+
+        // qwen2moe: qwen2's attention, stacked experts, a shared expert with its gate
+        f.add(new Folder("Qwen2-MoE-tiny", Qwen2MoeToGgufTest.config(""), Qwen2MoeToGgufTest.tensors(62), ALL));
+        f.add(new Folder("Qwen2-MoE-tiny-bf16", Qwen2MoeToGgufTest.config(""), as("BF16", Qwen2MoeToGgufTest.tensors(63)), withAuto));
 
         // the value conversions at their edges: NaNs, infinities, ties, overflow, subnormals
         f.add(new Folder("Qwen2-specials-tiny", qwen2, specials(QwenToGgufTest.tensors("qwen2", false, 26), SPECIALS),

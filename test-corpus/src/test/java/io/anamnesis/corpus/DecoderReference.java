@@ -95,6 +95,12 @@ final class DecoderReference {
      */
     static void llamaCppComputesTheReference(Path tmp, String arch, List<String> makeArgs, String dtype, String variant,
                                              double apart) throws Exception {
+        llamaCppComputesTheReference(tmp, arch, makeArgs, dtype, variant == null ? null : List.of("--variant", variant), apart);
+    }
+
+    /** The same with {@code wrong} the compare options of the deliberately wrong model ({@code --mutate M}, say), or null. */
+    static void llamaCppComputesTheReference(Path tmp, String arch, List<String> makeArgs, String dtype, List<String> wrong,
+                                             double apart) throws Exception {
         Path oracles = oracles();
         Path dir = tmp.resolve(arch + "-forward");
         List<String> make = new ArrayList<>(List.of(arch, dir.toString()));
@@ -105,11 +111,11 @@ final class DecoderReference {
         assertThat(r.code()).as(r.err()).isZero();
         List<String> cmd = new ArrayList<>(List.of("python3", SCRIPT.toString(), "compare", dir.toString(), out.toString(),
                 oracles.toString(), "--weights", dtype, "--tokens", "1,7,42,100,3,250,17,64,5,9,200,300"));
-        if (variant != null) cmd.addAll(List.of("--variant", variant));
+        if (wrong != null) cmd.addAll(wrong);
         JsonNode cmp = LlamaRunOracleTest.JSON.readTree(run(tmp, cmd));
         JsonNode f16cache = cmp.path("kv_f16");
-        if (variant != null) {
-            assertThat(f16cache.path("max_rel_diff").asDouble()).as(variant + " is told apart: " + cmp).isGreaterThan(apart);
+        if (wrong != null) {
+            assertThat(f16cache.path("max_rel_diff").asDouble()).as(wrong + " is told apart: " + cmp).isGreaterThan(apart);
             return;
         }
         assertThat(f16cache.path("argmax").asInt()).as(cmp.toString()).isEqualTo(cmp.path("llama_argmax").asInt());

@@ -251,6 +251,43 @@ final class Architectures {
                                     + "experts in every block, no dense one"))))
             .build();
 
+    /**
+     * Qwen2-MoE ({@code Qwen2MoeForCausalLM}, the converter's {@code Qwen2MoeModel}; Qwen1.5-MoE,
+     * Qwen2-57B-A14B): qwen2's attention (q/k/v biases, no q/k norms, no permutation) and
+     * qwen3moe's experts stacked per block with the F32 router, plus a shared expert in every
+     * block ({@code mlp.shared_expert.*_proj} → {@code ffn_*_shexp}) and its sigmoid gate
+     * ({@code mlp.shared_expert_gate} → {@code ffn_gate_inp_shexp}, F32 as every router); the
+     * same keys; {@code TextModel.set_vocab}. llama.cpp's qwen2moe graph never renormalizes the
+     * chosen experts' weights, as transformers' default ({@code norm_topk_prob} false) does not:
+     * true is refused.
+     */
+    static final Architecture QWEN2MOE = Architecture.of("qwen2moe", "Qwen2MoeForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, List.of(FFN_NORM,
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.gate", "blk.{bid}.ffn_gate_inp"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.gate_proj", "blk.{bid}.ffn_gate_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.up_proj", "blk.{bid}.ffn_up_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.down_proj", "blk.{bid}.ffn_down_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.shared_expert_gate", "blk.{bid}.ffn_gate_inp_shexp"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.shared_expert.gate_proj", "blk.{bid}.ffn_gate_shexp"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.shared_expert.up_proj", "blk.{bid}.ffn_up_shexp"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.shared_expert.down_proj", "blk.{bid}.ffn_down_shexp"))))
+            .keys(QWEN3MOE.extraKeys())
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(concat(QWEN2_REQUIRED, List.of("num_experts", "num_experts_per_tok", "moe_intermediate_size",
+                    "shared_expert_intermediate_size")))
+            .experts(new Architecture.Experts("model.layers.{bid}.mlp.experts.{xid}.{proj}.weight",
+                    QWEN3MOE.experts().orElseThrow().projections(),
+                    "model.layers.{bid}.mlp.experts.{proj}.weight",
+                    HyperParameter.u32("{arch}.expert_count", "num_local_experts", "num_experts").asRequired(),
+                    "moe_intermediate_size", "mlp.gate.weight",
+                    List.of(new Architecture.ConfigValue("norm_topk_prob", Boolean.FALSE, false, "llama.cpp's qwen2moe "
+                                    + "never renormalizes the chosen experts' weights"),
+                            new Architecture.ConfigValue("decoder_sparse_step", 1L, false, "llama.cpp's qwen2moe has "
+                                    + "experts in every block"),
+                            new Architecture.ConfigValue("mlp_only_layers", List.of(), false, "llama.cpp's qwen2moe has "
+                                    + "experts in every block, no dense one"))))
+            .build();
+
     /** The tensors of a Gemma decoder ({@code MODEL_ARCH.GEMMA}'s; it has no output.weight: the embeddings are tied). */
     private static final List<Architecture.TensorName> GEMMA_TENSORS = parts(List.of(TOKEN_EMBD, OUTPUT_NORM), ATTENTION,
             List.of(FFN_NORM), MLP);
@@ -430,7 +467,7 @@ final class Architectures {
                     "the converter writes Olmo 3's sliding-window keys for it (its window pattern)")))
             .build();
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3, OLMO2);
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3, OLMO2, QWEN2MOE);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {
