@@ -216,6 +216,38 @@ final class Architectures {
                     new Architecture.Variant("qwen3-vl-reranker", "a Qwen3-VL reranker")))
             .build();
 
+    /** The norm before the sparse block, its router and the experts' stacks (Qwen2MoeModel's, which Qwen3MoeModel inherits). */
+    private static final List<Architecture.TensorName> QWEN_MOE_FFN = List.of(FFN_NORM,
+            Architecture.TensorName.of("model.layers.{bid}.mlp.gate", "blk.{bid}.ffn_gate_inp"),
+            Architecture.TensorName.of("model.layers.{bid}.mlp.experts.gate_proj", "blk.{bid}.ffn_gate_exps"),
+            Architecture.TensorName.of("model.layers.{bid}.mlp.experts.up_proj", "blk.{bid}.ffn_up_exps"),
+            Architecture.TensorName.of("model.layers.{bid}.mlp.experts.down_proj", "blk.{bid}.ffn_down_exps"));
+
+    /**
+     * Qwen2MoeModel's experts, stacked per block as down, gate, up, for llama.cpp's graph
+     * {@code arch}: experts in every block, the chosen experts' weights renormalized or not
+     * (config.json's {@code norm_topk_prob} must say the same; transformers' default is false).
+     */
+    private static Architecture.Experts qwenExperts(String arch, boolean renormalized) {
+        Architecture.ConfigValue norm = renormalized
+                ? new Architecture.ConfigValue("norm_topk_prob", Boolean.TRUE, true, "llama.cpp's " + arch
+                        + " always renormalizes the chosen experts' weights (transformers' default is false)")
+                : new Architecture.ConfigValue("norm_topk_prob", Boolean.FALSE, false, "llama.cpp's " + arch
+                        + " never renormalizes the chosen experts' weights");
+        return new Architecture.Experts("model.layers.{bid}.mlp.experts.{xid}.{proj}.weight",
+                List.of(new Architecture.Experts.Projection("down_proj", false),
+                        new Architecture.Experts.Projection("gate_proj", true),
+                        new Architecture.Experts.Projection("up_proj", true)),
+                "model.layers.{bid}.mlp.experts.{proj}.weight",
+                HyperParameter.u32("{arch}.expert_count", "num_local_experts", "num_experts").asRequired(),
+                "moe_intermediate_size", "mlp.gate.weight",
+                List.of(norm,
+                        new Architecture.ConfigValue("decoder_sparse_step", 1L, false, "llama.cpp's " + arch + " has "
+                                + "experts in every block"),
+                        new Architecture.ConfigValue("mlp_only_layers", List.of(), false, "llama.cpp's " + arch + " has "
+                                + "experts in every block, no dense one")));
+    }
+
     /**
      * Qwen3-MoE ({@code Qwen3MoeModel}, a {@code Qwen2MoeModel}): Qwen3's attention (per-head q/k
      * RMS norms, no biases), a router ({@code mlp.gate}, kept F32 as every {@code ffn_gate_inp}) and
@@ -225,30 +257,14 @@ final class Architectures {
      * {@code expert_feed_forward_length}; no pooling type; {@code TextModel.set_vocab}, byte-level BPE.
      */
     static final Architecture QWEN3MOE = Architecture.of("qwen3moe", "Qwen3MoeForCausalLM")
-            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, QK_NORMS, List.of(FFN_NORM,
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.gate", "blk.{bid}.ffn_gate_inp"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.gate_proj", "blk.{bid}.ffn_gate_exps"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.up_proj", "blk.{bid}.ffn_up_exps"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.down_proj", "blk.{bid}.ffn_down_exps"))))
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, QK_NORMS, QWEN_MOE_FFN))
             // Qwen2MoeModel.set_gguf_parameters: TextModel's, then the experts' width and the shared expert's
             .keys(List.of(HyperParameter.u32("{arch}.expert_feed_forward_length", "moe_intermediate_size"),
                     HyperParameter.u32("{arch}.expert_shared_feed_forward_length", "shared_expert_intermediate_size")))
             .vocabulary(Architecture.VocabularyRule.GPT2)
             .requires(concat(QWEN2_REQUIRED, List.of("head_dim", "num_experts", "num_experts_per_tok", "moe_intermediate_size")))
-            .experts(new Architecture.Experts("model.layers.{bid}.mlp.experts.{xid}.{proj}.weight",
-                    List.of(new Architecture.Experts.Projection("down_proj", false),
-                            new Architecture.Experts.Projection("gate_proj", true),
-                            new Architecture.Experts.Projection("up_proj", true)),
-                    "model.layers.{bid}.mlp.experts.{proj}.weight",
-                    HyperParameter.u32("{arch}.expert_count", "num_local_experts", "num_experts").asRequired(),
-                    "moe_intermediate_size", "mlp.gate.weight",
-                    // llama.cpp's qwen3moe graph: every block sparse, the top-k weights renormalized (norm_w true)
-                    List.of(new Architecture.ConfigValue("norm_topk_prob", Boolean.TRUE, true, "llama.cpp's qwen3moe "
-                                    + "always renormalizes the chosen experts' weights (transformers' default is false)"),
-                            new Architecture.ConfigValue("decoder_sparse_step", 1L, false, "llama.cpp's qwen3moe has "
-                                    + "experts in every block"),
-                            new Architecture.ConfigValue("mlp_only_layers", List.of(), false, "llama.cpp's qwen3moe has "
-                                    + "experts in every block, no dense one"))))
+            // llama.cpp's qwen3moe graph: every block sparse, the top-k weights renormalized (norm_w true)
+            .experts(qwenExperts("qwen3moe", true))
             .build();
 
     /**
@@ -262,11 +278,7 @@ final class Architectures {
      * true is refused.
      */
     static final Architecture QWEN2MOE = Architecture.of("qwen2moe", "Qwen2MoeForCausalLM")
-            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, List.of(FFN_NORM,
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.gate", "blk.{bid}.ffn_gate_inp"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.gate_proj", "blk.{bid}.ffn_gate_exps"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.up_proj", "blk.{bid}.ffn_up_exps"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.down_proj", "blk.{bid}.ffn_down_exps"),
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, QWEN_MOE_FFN, List.of(
                     Architecture.TensorName.of("model.layers.{bid}.mlp.shared_expert_gate", "blk.{bid}.ffn_gate_inp_shexp"),
                     Architecture.TensorName.of("model.layers.{bid}.mlp.shared_expert.gate_proj", "blk.{bid}.ffn_gate_shexp"),
                     Architecture.TensorName.of("model.layers.{bid}.mlp.shared_expert.up_proj", "blk.{bid}.ffn_up_shexp"),
@@ -275,17 +287,7 @@ final class Architectures {
             .vocabulary(Architecture.VocabularyRule.GPT2)
             .requires(concat(QWEN2_REQUIRED, List.of("num_experts", "num_experts_per_tok", "moe_intermediate_size",
                     "shared_expert_intermediate_size")))
-            .experts(new Architecture.Experts("model.layers.{bid}.mlp.experts.{xid}.{proj}.weight",
-                    QWEN3MOE.experts().orElseThrow().projections(),
-                    "model.layers.{bid}.mlp.experts.{proj}.weight",
-                    HyperParameter.u32("{arch}.expert_count", "num_local_experts", "num_experts").asRequired(),
-                    "moe_intermediate_size", "mlp.gate.weight",
-                    List.of(new Architecture.ConfigValue("norm_topk_prob", Boolean.FALSE, false, "llama.cpp's qwen2moe "
-                                    + "never renormalizes the chosen experts' weights"),
-                            new Architecture.ConfigValue("decoder_sparse_step", 1L, false, "llama.cpp's qwen2moe has "
-                                    + "experts in every block"),
-                            new Architecture.ConfigValue("mlp_only_layers", List.of(), false, "llama.cpp's qwen2moe has "
-                                    + "experts in every block, no dense one"))))
+            .experts(qwenExperts("qwen2moe", false))
             .build();
 
     /** The tensors of a Gemma decoder ({@code MODEL_ARCH.GEMMA}'s; it has no output.weight: the embeddings are tied). */
