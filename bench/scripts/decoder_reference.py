@@ -383,8 +383,6 @@ def make_phi3(out, sp_tokenizer=None, seed=0, theta=10000.0, partial=None, longr
     if sp_tokenizer:
         vocab = (sentencepiece_size(sp_tokenizer) + 64) // 64 * 64
     hidden, inter, layers, heads, kv = 64, 160, 2, 4, 2
-    if arch == "smollm3":
-        layers = 4  # its fourth layer is the one without rope
     d = hidden // heads
     config = {
         "architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "vocab_size": vocab, "hidden_size": hidden,

@@ -229,11 +229,12 @@ class QwenToGgufTest {
     @Test
     void unknownArchitectureListsTheQwenFamilies() throws IOException {
         Path dir = folder("other", "qwen2", true);
-        Files.writeString(dir.resolve("config.json"), config("qwen2", true).replace("Qwen2ForCausalLM", "Qwen2MoeForCausalLM"));
+        // Qwen3-Next (gated delta-net attention), which the converter has and amn does not
+        Files.writeString(dir.resolve("config.json"), config("qwen2", true).replace("Qwen2ForCausalLM", "Qwen3NextForCausalLM"));
         CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", tmp.resolve("out.gguf"), false);
         assertThat(r.code()).as(r.err()).isEqualTo(6);
-        assertThat(r.err()).contains("Qwen2MoeForCausalLM").contains("LlamaForCausalLM").contains("Qwen2ForCausalLM")
-                .contains("Qwen3ForCausalLM");
+        assertThat(r.err()).contains("Qwen3NextForCausalLM").contains("LlamaForCausalLM").contains("Qwen2ForCausalLM")
+                .contains("Qwen3ForCausalLM").contains("Qwen2MoeForCausalLM");
     }
 
     /** Qwen2Model.set_vocab: the byte-level BPE vocabulary without LlamaModel's add_space_prefix. */
