@@ -51,17 +51,6 @@ class GraniteToGgufTest {
         return dir;
     }
 
-    private CorpusCliTest.Run convert(Path dir, Path out) {
-        return CorpusCliTest.amn("convert", dir.toString(), "--to", "gguf", "--dtype", "f16", "-o", out.toString(), "-q", "--no-vocab");
-    }
-
-    private ReferenceGguf converted(Path dir) throws IOException {
-        Path out = dir.resolveSibling(dir.getFileName() + ".gguf");
-        CorpusCliTest.Run r = convert(dir, out);
-        assertThat(r.code()).as(r.err()).isZero();
-        return ReferenceGguf.read(out);
-    }
-
     private static float f32(ReferenceGguf g, String key) {
         ReferenceGguf.Kv kv = g.kv.get(key);
         assertThat(kv).as(key).isNotNull();
@@ -71,7 +60,7 @@ class GraniteToGgufTest {
 
     @Test
     void theMultipliersAreKeysAndHeadDimIsIgnored() throws IOException {
-        ReferenceGguf g = converted(folder("granite-tiny", config(MULTIPLIERS, "null")));
+        ReferenceGguf g = DecoderReference.converted(folder("granite-tiny", config(MULTIPLIERS, "null")), "f16", false, tmp);
         assertThat(g.kv.get("general.architecture").asString()).isEqualTo("granite");
         assertThat(f32(g, "granite.attention.scale")).isEqualTo(0.0078125f);
         assertThat(f32(g, "granite.embedding_scale")).isEqualTo(12.0f);
@@ -91,8 +80,10 @@ class GraniteToGgufTest {
     /** The same weights as a llama folder: the same tensors, names, types and bytes (q and k rows permuted alike). */
     @Test
     void theTensorsAreLlamas() throws IOException {
-        ReferenceGguf granite = converted(folder("granite/tiny", config(MULTIPLIERS, "null")));
-        ReferenceGguf llama = converted(folder("llama/tiny", Llama3RopeToGgufTest.config("null", "")));
+        ReferenceGguf granite = DecoderReference.converted(folder("granite/tiny", config(MULTIPLIERS, "null")), "f16", false,
+                tmp.resolve("granite"));
+        ReferenceGguf llama = DecoderReference.converted(folder("llama/tiny", Llama3RopeToGgufTest.config("null", "")), "f16", false,
+                tmp.resolve("llama"));
         assertThat(granite.tensors).hasSameSizeAs(llama.tensors);
         for (int i = 0; i < llama.tensors.size(); i++) {
             ReferenceGguf.Tensor a = granite.tensors.get(i), b = llama.tensors.get(i);
@@ -107,7 +98,8 @@ class GraniteToGgufTest {
     /** {@code if x := hparams.get(...)}: a zero multiplier is not written. */
     @Test
     void aZeroMultiplierIsLeftOut() throws IOException {
-        ReferenceGguf g = converted(folder("granite-zero", config(MULTIPLIERS.replace("\"residual_multiplier\": 0.22", "\"residual_multiplier\": 0"), "null")));
+        ReferenceGguf g = DecoderReference.converted(folder("granite-zero", config(MULTIPLIERS.replace("\"residual_multiplier\": 0.22",
+                "\"residual_multiplier\": 0"), "null")), "f16", false, tmp);
         assertThat(g.kv).doesNotContainKey("granite.residual_scale").containsKey("granite.embedding_scale");
     }
 
@@ -119,7 +111,7 @@ class GraniteToGgufTest {
     void aMissingOrBadMultiplierIsRefusedNamingIt(String from, String to, int exit, String named) throws IOException {
         Path dir = folder("granite-bad", config(MULTIPLIERS.replace(from, to == null ? "" : to), "null"));
         Path out = tmp.resolve("bad.gguf");
-        CorpusCliTest.Run r = convert(dir, out);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", out, false);
         assertThat(r.code()).as(r.err()).isEqualTo(exit);
         assertThat(r.err()).contains(named).doesNotContain("Exception");
         assertThat(out).doesNotExist();
@@ -130,7 +122,7 @@ class GraniteToGgufTest {
     void aLlama3RopeScalingIsRefused() throws IOException {
         Path dir = folder("granite-llama3", config(MULTIPLIERS, Llama3RopeToGgufTest.LLAMA3));
         Path out = tmp.resolve("llama3.gguf");
-        CorpusCliTest.Run r = convert(dir, out);
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", out, false);
         assertThat(r.code()).as(r.err()).isEqualTo(6);
         assertThat(r.err()).contains("llama3").contains("granite");
         assertThat(out).doesNotExist();

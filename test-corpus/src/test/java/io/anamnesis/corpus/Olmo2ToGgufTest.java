@@ -71,15 +71,11 @@ class Olmo2ToGgufTest {
         return dir;
     }
 
-    private CorpusCliTest.Run convert(Path dir, String dtype, Path out) {
-        return CorpusCliTest.amn("convert", dir.toString(), "--to", "gguf", "--dtype", dtype, "-o", out.toString(), "-q", "--no-vocab");
-    }
-
     @Test
     void normsAfterAttentionAndMlpWholeQkNormsAndNoPermutation() throws IOException {
         Map<String, ReferenceSafetensors.Tensor> t = tensors(51, HEADS * HEAD);
         Path out = tmp.resolve("olmo2.gguf");
-        CorpusCliTest.Run r = convert(folder("OLMo-2-tiny", config(""), t), "f32", out);
+        CorpusCliTest.Run r = DecoderReference.convert(folder("OLMo-2-tiny", config(""), t), "f32", out, false);
         assertThat(r.code()).as(r.err()).isZero();
         ReferenceGguf g = ReferenceGguf.read(out);
         assertThat(g.kv.get("general.architecture").asString()).isEqualTo("olmo2");
@@ -97,7 +93,7 @@ class Olmo2ToGgufTest {
     @Test
     void aSlidingWindowIsRefused() throws IOException {
         Path out = tmp.resolve("window.gguf");
-        CorpusCliTest.Run r = convert(folder("OLMo-window", config("\"sliding_window\": 4096, "), tensors(52, HEADS * HEAD)), "f16", out);
+        CorpusCliTest.Run r = DecoderReference.convert(folder("OLMo-window", config("\"sliding_window\": 4096, "), tensors(52, HEADS * HEAD)), "f16", out, false);
         assertThat(r.code()).as(r.err()).isEqualTo(6);
         assertThat(r.err()).contains("sliding_window").doesNotContain("Exception");
         assertThat(out).doesNotExist();
@@ -106,7 +102,7 @@ class Olmo2ToGgufTest {
     @Test
     void aQNormOfOneHeadIsRefusedNamingTheKey() throws IOException {
         Path out = tmp.resolve("qnorm.gguf");
-        CorpusCliTest.Run r = convert(folder("OLMo-qnorm", config(""), tensors(53, HEAD)), "f16", out);
+        CorpusCliTest.Run r = DecoderReference.convert(folder("OLMo-qnorm", config(""), tensors(53, HEAD)), "f16", out, false);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains("num_attention_heads").contains("q_norm").doesNotContain("Exception");
         assertThat(out).doesNotExist();
@@ -115,8 +111,8 @@ class Olmo2ToGgufTest {
     @Test
     void aMissingRopeThetaIsRefusedNotGuessed() throws IOException {
         Path out = tmp.resolve("theta.gguf");
-        CorpusCliTest.Run r = convert(folder("OLMo-theta", config("").replace("\"rope_theta\": 500000.0, ", ""),
-                tensors(54, HEADS * HEAD)), "f16", out);
+        CorpusCliTest.Run r = DecoderReference.convert(folder("OLMo-theta", config("").replace("\"rope_theta\": 500000.0, ", ""),
+                tensors(54, HEADS * HEAD)), "f16", out, false);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains("rope_theta").doesNotContain("Exception");
     }

@@ -79,14 +79,10 @@ class Qwen2MoeToGgufTest {
         return dir;
     }
 
-    private CorpusCliTest.Run convert(Path dir, Path out) {
-        return CorpusCliTest.amn("convert", dir.toString(), "--to", "gguf", "--dtype", "f16", "-o", out.toString(), "-q", "--no-vocab");
-    }
-
     @Test
     void sharedExpertAndRoutersAsTheConverterWritesThem() throws IOException {
         Path out = tmp.resolve("q2m.gguf");
-        CorpusCliTest.Run r = convert(folder("Qwen2-MoE-tiny", config("")), out);
+        CorpusCliTest.Run r = DecoderReference.convert(folder("Qwen2-MoE-tiny", config("")), "f16", out, false);
         assertThat(r.code()).as(r.err()).isZero();
         ReferenceGguf g = ReferenceGguf.read(out);
         assertThat(g.kv.get("general.architecture").asString()).isEqualTo("qwen2moe");
@@ -108,7 +104,7 @@ class Qwen2MoeToGgufTest {
     @Test
     void renormalizedTopKIsRefused() throws IOException {
         Path out = tmp.resolve("norm.gguf");
-        CorpusCliTest.Run r = convert(folder("Qwen2-MoE-norm", config("\"norm_topk_prob\": true, ")), out);
+        CorpusCliTest.Run r = DecoderReference.convert(folder("Qwen2-MoE-norm", config("\"norm_topk_prob\": true, ")), "f16", out, false);
         assertThat(r.code()).as(r.err()).isEqualTo(6);
         assertThat(r.err()).contains("norm_topk_prob").doesNotContain("Exception");
         assertThat(out).doesNotExist();
@@ -117,7 +113,7 @@ class Qwen2MoeToGgufTest {
     @Test
     void aMissingSharedExpertWidthIsRefusedNotGuessed() throws IOException {
         Path out = tmp.resolve("shared.gguf");
-        CorpusCliTest.Run r = convert(folder("Qwen2-MoE-shared", config("").replace("\"shared_expert_intermediate_size\": " + SHARED + ", ", "")), out);
+        CorpusCliTest.Run r = DecoderReference.convert(folder("Qwen2-MoE-shared", config("").replace("\"shared_expert_intermediate_size\": " + SHARED + ", ", "")), "f16", out, false);
         assertThat(r.code()).as(r.err()).isEqualTo(3);
         assertThat(r.err()).contains("shared_expert_intermediate_size").doesNotContain("Exception");
     }

@@ -43,17 +43,13 @@ class SmolLm3ToGgufTest {
         return dir;
     }
 
-    private CorpusCliTest.Run convert(Path dir, Path out) {
-        return CorpusCliTest.amn("convert", dir.toString(), "--to", "gguf", "--dtype", "f16", "-o", out.toString(), "-q", "--no-vocab");
-    }
-
     /** llama's keys under smollm3's name, and llama's tensors, names, types and bytes. */
     @Test
     void itIsLlamaUnderAnotherName() throws IOException {
         Path a = tmp.resolve("smollm3.gguf"), b = tmp.resolve("llama.gguf");
-        CorpusCliTest.Run r = convert(folder("s/SmolLM3-tiny", config(NO_ROPE)), a);
+        CorpusCliTest.Run r = DecoderReference.convert(folder("s/SmolLM3-tiny", config(NO_ROPE)), "f16", a, false);
         assertThat(r.code()).as(r.err()).isZero();
-        r = convert(folder("l/SmolLM3-tiny", Llama3RopeToGgufTest.config("null", "")), b);
+        r = DecoderReference.convert(folder("l/SmolLM3-tiny", Llama3RopeToGgufTest.config("null", "")), "f16", b, false);
         assertThat(r.code()).as(r.err()).isZero();
         ReferenceGguf smol = ReferenceGguf.read(a), llama = ReferenceGguf.read(b);
         assertThat(smol.kv.get("general.architecture").asString()).isEqualTo("smollm3");
@@ -72,7 +68,7 @@ class SmolLm3ToGgufTest {
     /** Hugging Face's default layout is llama.cpp's: no key needed. */
     @Test
     void withoutNoRopeKeysItConverts() throws IOException {
-        CorpusCliTest.Run r = convert(folder("SmolLM3-default", config("")), tmp.resolve("default.gguf"));
+        CorpusCliTest.Run r = DecoderReference.convert(folder("SmolLM3-default", config("")), "f16", tmp.resolve("default.gguf"), false);
         assertThat(r.code()).as(r.err()).isZero();
     }
 
@@ -84,7 +80,7 @@ class SmolLm3ToGgufTest {
             "\"no_rope_layers\": [1, 1]|\"no_rope_layers\": [1, 2]|3|not 0 or 1"})
     void aLayoutLlamaCppWouldNotComputeIsRefused(String from, String to, int exit, String message) throws IOException {
         Path out = tmp.resolve("bad.gguf");
-        CorpusCliTest.Run r = convert(folder("SmolLM3-bad", config(NO_ROPE.replace(from, to))), out);
+        CorpusCliTest.Run r = DecoderReference.convert(folder("SmolLM3-bad", config(NO_ROPE.replace(from, to))), "f16", out, false);
         assertThat(r.code()).as(r.err()).isEqualTo(exit);
         assertThat(r.err()).contains(message).doesNotContain("Exception");
         assertThat(out).doesNotExist();
