@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An independent forward pass of a Hugging Face decoder folder (LlamaForCausalLM,
 Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM,
-Gemma3ForCausalLM, the text model of Gemma3ForConditionalGeneration, Phi3ForCausalLM), to check what
+Gemma3ForCausalLM, the text model of Gemma3ForConditionalGeneration, Phi3ForCausalLM, GptOssForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -42,8 +42,28 @@ code or the converter's.
         max_position_embeddings 32 times that (131072 / 4096, as Phi-3.5-mini's), and a
         rope_scaling of type longrope with short factors near 1 and long factors rising from
         1 to about 40 (shaped as Phi-3.5-mini's), one per rotary pair
+    python3 decoder_reference.py make gpt-oss DIR [--tokenizer MODELS_DIR] [--mxfp4] [--yarn OLD_CONTEXT
+            [--yarn-factor F]] [--seed N] [--tied]
+        a tiny random gpt-oss folder in openai/gpt-oss-20b's layout (its config.json's keys, sorted, sizes shrunk):
+        hidden 64, 4 layers (sliding, full, sliding, full; sliding_window 4), 4 heads of 32, 2 key/value heads,
+        4 experts of width 64 (intermediate_size), 2 per token, rope_theta 150000, rms_norm_eps 1e-5,
+        swiglu_limit 7, rope_scaling null (max_position_embeddings 4096); the vocabulary 512 or MODELS_DIR's
+        (as above; bos/eos/pad o200k_harmony's 199998/200002/199999 when the vocabulary holds them, else 1/2/0).
+        Tensors, BF16: model.embed_tokens.weight, model.norm.weight, lm_head.weight (not with --tied), and per
+        layer input_layernorm.weight, post_attention_layernorm.weight, self_attn.{q,k,v,o}_proj.{weight,bias},
+        self_attn.sinks [heads], mlp.router.{weight [E, hidden], bias [E]}, mlp.experts.gate_up_proj
+        [E, hidden, 2 I] (transformers' GptOssExperts: input-major, gate and up interleaved along the last axis,
+        gate the even columns, up the odd), gate_up_proj_bias [E, 2 I], down_proj [E, I, hidden], down_proj_bias
+        [E, hidden]. --mxfp4 stores the expert matrices as the published checkpoint does instead:
+        mlp.experts.gate_up_proj_blocks U8 [E, 2 I, hidden / 32, 16] and _scales U8 [E, 2 I, hidden / 32],
+        down_proj_blocks U8 [E, hidden, I / 32, 16] and _scales U8 [E, hidden, I / 32] (random codes, exponents
+        121..125 and 118..122), the biases BF16, and config.json gets its quantization_config (quant_method
+        mxfp4, modules_to_not_convert as gpt-oss-20b's). --yarn gives the rope_scaling gpt-oss declares:
+        {"rope_type": "yarn", "factor": F (default 32), "original_max_position_embeddings": OLD_CONTEXT,
+        "beta_fast": 32.0, "beta_slow": 1.0, "truncate": false}, initial_context_length OLD_CONTEXT and
+        max_position_embeddings F * OLD_CONTEXT
     python3 decoder_reference.py forward DIR --tokens 1,7,42 [--weights f32|f16] [--kv f64|f16]
-            [--variant V]
+            [--variant V] [--mutate M]
         the last token's logits as JSON
     ORACLE_CACHE=... python3 decoder_reference.py compare DIR OUT.gguf ORACLES_DIR --tokens 1,7,42
         [--weights f32|f16] [--no-rope-scaling] [--variant V] [--mutate M]: the forward pass against
@@ -61,7 +81,38 @@ scaling), scaled-local (Gemma 3's local layers with the global layers' rope scal
 no-attn-factor without its attention factor (and a YaRN folder without its 0.1 ln(factor) + 1).
 --mutate reverse-experts the Qwen3-MoE reference with its experts numbered backwards.
 --variant no-multipliers computes a Granite folder as plain llama, --variant rope-everywhere a
-SmolLM3 folder with rope in every layer.
+SmolLM3 folder with rope in every layer. For gpt-oss: --variant no-sinks leaves the attention sinks out,
+--variant no-window lets the sliding layers see every earlier position, --mutate swap-gate-up takes gate
+from the odd columns and up from the even ones, --mutate no-expert-bias leaves both expert biases out
+(and --mutate no-attn-factor, a YaRN folder's attention factor).
+
+GptOssForCausalLM (make gpt-oss), as transformers' modeling_gpt_oss computes it with eager attention:
+  MXFP4 experts are first unpacked as transformers' convert_moe_packed_tensors does: per row r of a
+  *_blocks [E, R, G, 16] and 32-value group g, W[e, r, 32 g + 2 j] = FP4[byte j & 0x0F] and
+  W[e, r, 32 g + 2 j + 1] = FP4[byte j >> 4] (the low nibble first), FP4 the E2M1 values 0, 0.5, 1, 1.5,
+  2, 3, 4, 6 and their negatives (codes 8..15), times 2^(scales[e, r, g] - 127); then transposed to
+  [E, G * 32, R], which makes gate_up_proj [E, hidden, 2 I] and down_proj [E, I, hidden].
+  x = embed[tokens]
+  per layer: h = rmsnorm(x) * input_layernorm
+             q, k, v = h Wq^T + bq, h Wk^T + bk, h Wv^T + bv; rotate-half rotary, inv_freq theta^(-2i/d) or
+             rope_scaling yarn (below, with "truncate": false the correction range's bounds kept unrounded)
+             per query head h (key/value head h // (H/KV)): s = q k^T / sqrt(head_dim) + mask, the mask
+             causal, and on a layer that layer_types calls sliding_attention (default: the even ones) a key
+             at distance >= sliding_window masked too (transformers' sliding_window_overlay: kv > q - window);
+             the head's sink appended to each query's row as one more logit, softmax over the row (max
+             subtracted), the sink's column dropped, so a row's weights sum to less than 1; times v
+             x += attn Wo^T + bo
+             h = rmsnorm(x) * post_attention_layernorm
+             router: l = h Wr^T + br; the top num_experts_per_tok of l by value, w = softmax over those k
+             per chosen expert e: gu = h gate_up_proj[e] + gate_up_proj_bias[e]; gate = gu[0::2],
+             up = gu[1::2]; gate = min(gate, swiglu_limit); up = clamp(up, -swiglu_limit, swiglu_limit);
+             glu = gate * sigmoid(1.702 gate); y_e = ((up + 1) * glu) down_proj[e] + down_proj_bias[e]
+             x += sum_e w_e y_e
+  logits = rmsnorm(x[-1]) * norm (lm_head, or embed when tied)^T, every rmsnorm with eps rms_norm_eps.
+  --weights f16 rounds the 2-D weights and the expert stacks, not the router, the biases or the sinks; --kv
+  f16 rounds Q, K, V and the probabilities (the sink's column already dropped) as for the others. Note
+  that transformers 5's GptOssConfig takes a null rope_scaling as its default YaRN (factor 32 over 4096,
+  truncate false), 4.55's as no scaling; this computes null as no scaling.
 
 SmolLM3ForCausalLM (make smollm3: llama's sizes with 4 layers): llama whose layer i has no
 rotary embedding where no_rope_layers[i] is 0 (default: every no_rope_layer_interval-th
@@ -107,7 +158,8 @@ The forward pass, in float64:
                      s = (old / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
                      rope_scaling yarn, Hugging Face's _compute_yarn_parameters: with d the rotary
                      size, old = original_max_position_embeddings, the pairs
-                     lo = floor(c(beta_fast)) .. hi = ceil(c(beta_slow)), clamped to [0, d-1],
+                     lo = floor(c(beta_fast)) .. hi = ceil(c(beta_slow)) (c's values unrounded when
+                     "truncate" is false), clamped to [0, d-1],
                      c(b) = d ln(old / (2 pi b)) / (2 ln theta), beta_fast 32 and beta_slow 1
                      unless given; ramp[i] = clamp((i - lo) / (hi - lo), 0, 1) (hi += 0.001 when
                      equal); inv_freq[i] = inv[i] / factor * ramp[i] + inv[i] * (1 - ramp[i]);
@@ -191,6 +243,8 @@ def read_safetensors(path):
             v = np.frombuffer(raw, "<f2").astype(np.float64)
         elif t["dtype"] == "BF16":
             v = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view("<f4").astype(np.float64)
+        elif t["dtype"] == "U8":
+            v = np.frombuffer(raw, np.uint8)  # packed bytes (gpt-oss's MXFP4 blocks and scales), kept as bytes
         else:
             raise SystemExit(f"{name}: dtype {t['dtype']} not handled")
         out[name] = v.reshape(t["shape"])
@@ -198,14 +252,18 @@ def read_safetensors(path):
 
 
 def write_safetensors_bf16(path, tensors):
+    # every float tensor as BF16; a uint8 array as U8, its bytes as they are
     header, blobs, off = {}, [], 0
     for name, v in tensors.items():
-        f32 = np.ascontiguousarray(v, dtype="<f4")
-        bits = f32.view("<u4")
-        # round to nearest even
-        bf = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype("<u2")
-        b = bf.tobytes()
-        header[name] = {"dtype": "BF16", "shape": list(v.shape), "data_offsets": [off, off + len(b)]}
+        if isinstance(v, np.ndarray) and v.dtype == np.uint8:
+            b, dtype = np.ascontiguousarray(v).tobytes(), "U8"
+        else:
+            f32 = np.ascontiguousarray(v, dtype="<f4")
+            bits = f32.view("<u4")
+            # round to nearest even
+            bf = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype("<u2")
+            b, dtype = bf.tobytes(), "BF16"
+        header[name] = {"dtype": dtype, "shape": list(v.shape), "data_offsets": [off, off + len(b)]}
         blobs.append(b)
         off += len(b)
     h = json.dumps(header, separators=(",", ":")).encode()
@@ -436,6 +494,94 @@ def make_phi3(out, sp_tokenizer=None, seed=0, theta=10000.0, partial=None, longr
                        "tokenizer_class": "LlamaTokenizer"}, f, indent=2)
 
 
+def tokenizer_vocab(tokenizer):
+    """The vocabulary size make() gives a folder with MODELS_DIR's tokenizer.json: 151936 (Qwen's) when its ids
+    fit, else its top id rounded up past a multiple of 64."""
+    tj = json.load(open(os.path.join(tokenizer, "tokenizer.json"), encoding="utf-8"))
+    top = max(list(tj["model"]["vocab"].values()) + [t["id"] for t in tj.get("added_tokens", [])])
+    return 151936 if top < 151936 else (top + 64) // 64 * 64
+
+
+def make_gpt_oss(out, tokenizer=None, tied=False, seed=0, mxfp4=False, yarn_old=None, yarn_factor=32.0):
+    """A tiny random GptOssForCausalLM folder, laid out as openai/gpt-oss-20b's (config.json's keys, the tensor
+    names, BF16 everywhere but the MXFP4 experts), the sizes shrunk."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, inter, layers, heads, kv, head_dim, experts, top_k = 64, 64, 4, 4, 2, 32, 4, 2
+    # o200k_harmony's <|startoftext|>, <|return|>, <|endoftext|> where the vocabulary has them
+    bos, eos, pad = (199998, 200002, 199999) if vocab > 200002 else (1, 2, 0)
+    config = {
+        "architectures": ["GptOssForCausalLM"], "attention_bias": True, "attention_dropout": 0.0,
+        "bos_token_id": bos, "eos_token_id": eos, "experts_per_token": top_k, "head_dim": head_dim,
+        "hidden_act": "silu", "hidden_size": hidden, "initial_context_length": 4096, "initializer_range": 0.02,
+        "intermediate_size": inter,
+        "layer_types": ["sliding_attention" if i % 2 == 0 else "full_attention" for i in range(layers)],
+        "max_position_embeddings": 4096, "model_type": "gpt_oss", "num_attention_heads": heads,
+        "num_experts_per_tok": top_k, "num_hidden_layers": layers, "num_key_value_heads": kv,
+        "num_local_experts": experts, "output_router_logits": False, "pad_token_id": pad, "rms_norm_eps": 1e-05,
+        "rope_scaling": None, "rope_theta": 150000, "router_aux_loss_coef": 0.9, "sliding_window": 4,
+        "swiglu_limit": 7.0, "tie_word_embeddings": tied, "transformers_version": "4.55.0.dev0",
+        "use_cache": True, "vocab_size": vocab,
+    }
+    if yarn_old is not None:
+        # as gpt-oss's own: factor 32 over original_max_position_embeddings 4096, the bounds not truncated
+        config["rope_scaling"] = {"beta_fast": 32.0, "beta_slow": 1.0, "factor": yarn_factor,
+                                  "original_max_position_embeddings": yarn_old, "rope_type": "yarn", "truncate": False}
+        config["initial_context_length"] = yarn_old
+        config["max_position_embeddings"] = int(yarn_factor * yarn_old)
+    if mxfp4:
+        config["quantization_config"] = {"modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                                                    "model.embed_tokens", "lm_head"],
+                                         "quant_method": "mxfp4"}
+    else:
+        config["torch_dtype"] = "bfloat16"  # as save_pretrained writes a BF16 copy's
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    def packed(rows, cols, lo, hi):
+        # MXFP4 as the checkpoint stores [E, rows, cols] (out, in): 16 bytes of two FP4 codes per 32 values, and
+        # one E8M0 exponent per 32 (2^(byte - 127), kept within lo..hi so the weights are of a sane size)
+        blocks = rng.integers(0, 256, size=(experts, rows, cols // 32, 16), dtype=np.uint8)
+        scales = rng.integers(lo, hi + 1, size=(experts, rows, cols // 32), dtype=np.uint8)
+        return blocks, scales
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        t[p + "input_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "post_attention_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        for n, rows in (("q", heads * head_dim), ("k", kv * head_dim), ("v", kv * head_dim)):
+            t[p + f"self_attn.{n}_proj.weight"] = w(rows, hidden)
+            t[p + f"self_attn.{n}_proj.bias"] = w(rows, s=0.5)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * head_dim)
+        t[p + "self_attn.o_proj.bias"] = w(hidden, s=0.3)
+        t[p + "self_attn.sinks"] = w(heads, s=1.5)  # BF16, as the published checkpoint's
+        t[p + "mlp.router.weight"] = w(experts, hidden, s=0.5)
+        t[p + "mlp.router.bias"] = w(experts, s=0.5)
+        e = p + "mlp.experts."
+        if mxfp4:
+            t[e + "gate_up_proj_blocks"], t[e + "gate_up_proj_scales"] = packed(2 * inter, hidden, 121, 125)
+            t[e + "down_proj_blocks"], t[e + "down_proj_scales"] = packed(hidden, inter, 118, 122)
+        else:
+            # transformers' GptOssExperts: [E, in, out], gate and up interleaved along gate_up_proj's last axis
+            t[e + "gate_up_proj"] = w(experts, hidden, 2 * inter, s=0.5)   # pre-activations past +-7: the clamps bite
+            t[e + "down_proj"] = w(experts, inter, hidden, s=0.06)
+        t[e + "gate_up_proj_bias"] = w(experts, 2 * inter, s=0.5)
+        t[e + "down_proj_bias"] = w(experts, hidden, s=0.3)
+    t["model.norm.weight"] = 1 + w(hidden, s=0.2)
+    if not tied:
+        t["lm_head.weight"] = w(vocab, hidden, s=0.3)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
 def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=1000000.0, sp=None, experts=4, top_k=2,
          moe_inter=48, yarn_old=None, yarn_factor=4.0):
     if arch in ("gemma", "gemma2"):
@@ -585,7 +731,11 @@ def yarn(scaling, theta, d):
     def corr(rot):
         return d * np.log(old / (rot * 2 * np.pi)) / (2 * np.log(theta))
 
-    lo, hi = max(np.floor(corr(fast)), 0), min(np.ceil(corr(slow)), d - 1)
+    lo, hi = corr(fast), corr(slow)
+    if scaling.get("truncate", True):
+        # "truncate": false (gpt-oss) keeps the correction range's bounds fractional
+        lo, hi = np.floor(lo), np.ceil(hi)
+    lo, hi = max(lo, 0), min(hi, d - 1)
     if lo == hi:
         hi += 0.001
     ramp = np.clip((np.arange(d // 2, dtype=np.float64) - lo) / (hi - lo), 0, 1)
@@ -647,6 +797,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
     W = {}
     for f in files:
         W.update(read_safetensors(os.path.join(folder, f)))
+    if arch == "GptOssForCausalLM":
+        return arch, gpt_oss_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
     gemma3 = arch in ("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
     if gemma3:
         # the text model: text_config over the top level, Gemma3TextConfig's defaults under both
@@ -847,12 +999,120 @@ def moe(cfg, W, p, h, mutate=None):
     return out
 
 
+FP4_E2M1 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0])
+
+
+def mxfp4_dequantize(blocks, scales):
+    """gpt-oss's MXFP4 experts as transformers' convert_moe_packed_tensors unpacks them: blocks [E, R, G, 16] and
+    scales [E, R, G] give W[e, r, 32 g + 2 j] = FP4[byte j & 0x0F], W[e, r, 32 g + 2 j + 1] = FP4[byte j >> 4] (the
+    low nibble first), times 2^(scales[e, r, g] - 127); returned transposed, [E, G * 32, R] (in, out)."""
+    vals = np.stack([FP4_E2M1[blocks & 0x0F], FP4_E2M1[blocks >> 4]], -1)          # [E, R, G, 16, 2]
+    vals = vals.reshape(*blocks.shape[:-1], 32)                                     # [E, R, G, 32]
+    vals = np.ldexp(vals, scales.astype(np.int64)[..., None] - 127)
+    return np.ascontiguousarray(np.swapaxes(vals.reshape(*blocks.shape[:-2], -1), -1, -2))  # [E, G * 32, R]
+
+
+def gpt_oss_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=True, variant=None, mutate=None):
+    """GptOssForCausalLM as transformers' modeling_gpt_oss computes it (eager attention), in float64: see the
+    module's description."""
+    H, KV, hidden = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["hidden_size"]
+    d = cfg.get("head_dim") or hidden // H
+    eps, theta, L = cfg.get("rms_norm_eps", 1e-5), cfg.get("rope_theta", 150000.0), cfg["num_hidden_layers"]
+    for i in range(L):
+        for proj in ("gate_up_proj", "down_proj"):
+            q = f"model.layers.{i}.mlp.experts.{proj}"
+            if q + "_blocks" in W:
+                W[q] = mxfp4_dequantize(W.pop(q + "_blocks"), W.pop(q + "_scales"))
+    if weights == "f16":
+        # the matrices and the expert stacks to float16; the router, the biases, the sinks and the norms kept
+        W = {k: (f16(v) if (v.ndim == 2 and k.endswith(".weight") and not k.endswith("mlp.router.weight"))
+                 or k.endswith(("mlp.experts.gate_up_proj", "mlp.experts.down_proj")) else v)
+             for k, v in W.items()}
+    scaling = cfg.get("rope_scaling") if rope_scaling else None
+    kind = (scaling or {}).get("rope_type", (scaling or {}).get("type", "default"))
+    mscale = 1.0
+    if kind == "yarn":
+        inv, mscale = yarn(scaling, theta, d)
+        if mutate == "no-attn-factor":
+            mscale = 1.0
+    elif kind in (None, "default"):
+        inv = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    else:
+        raise SystemExit(f"gpt-oss rope scaling {scaling} not modelled")
+    # GptOssConfig's default layer_types: even layers sliding, odd full
+    types = cfg.get("layer_types") or ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(L)]
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+    window = mask.copy()
+    if cfg.get("sliding_window") and variant != "no-window":
+        # transformers' sliding_window_overlay: key kv visible from query q when kv > q - sliding_window
+        window[np.arange(T)[:, None] - np.arange(T)[None, :] >= cfg["sliding_window"]] = -np.inf
+    x = W["model.embed_tokens.weight"][np.array(toks)]
+    for i in range(L):
+        p = f"model.layers.{i}."
+        h = rmsnorm(x, W[p + "input_layernorm.weight"], eps)
+        q, k, v = (
+            (h @ W[p + f"self_attn.{n}_proj.weight"].T + W.get(p + f"self_attn.{n}_proj.bias", 0.0)).reshape(T, -1, d)
+            for n in "qkv")
+        q, k = rotary(q, pos, inv, mscale=mscale), rotary(k, pos, inv, mscale=mscale)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        sinks = W[p + "self_attn.sinks"]
+        out = np.empty((T, H, d))
+        for hh in range(H):
+            g = hh // (H // KV)
+            s = q[:, hh, :] @ k[:, g, :].T / np.sqrt(d)
+            s = s + (window if types[i] == "sliding_attention" else mask)
+            if variant != "no-sinks":
+                # the head's sink: one more logit in every query's row, in the softmax, its column then dropped
+                s = np.concatenate([s, np.full((T, 1), sinks[hh])], -1)
+            s = np.exp(s - s.max(-1, keepdims=True))
+            s = (s / s.sum(-1, keepdims=True))[:, :T]
+            if kv_cache == "f16":
+                s = f16(s)
+            out[:, hh, :] = s @ v[:, g, :]
+        x = x + out.reshape(T, H * d) @ W[p + "self_attn.o_proj.weight"].T + W.get(p + "self_attn.o_proj.bias", 0.0)
+        h = rmsnorm(x, W[p + "post_attention_layernorm.weight"], eps)
+        x = x + gpt_oss_moe(cfg, W, p, h, mutate)
+    last = rmsnorm(x[-1], W["model.norm.weight"], eps)
+    tied = cfg.get("tie_word_embeddings", False) or "lm_head.weight" not in W
+    return (W["model.embed_tokens.weight"] if tied else W["lm_head.weight"]) @ last
+
+
+def gpt_oss_moe(cfg, W, p, h, mutate=None):
+    """gpt-oss's sparse block (GptOssTopKRouter, GptOssExperts): the router's biased logits, their top
+    num_experts_per_tok by value, a softmax over those k; each chosen expert's clamped GLU with the biases.
+    --mutate swap-gate-up takes gate and up from the other halves of the interleaving; no-expert-bias leaves both
+    expert biases out."""
+    k = cfg.get("num_experts_per_tok") or cfg.get("experts_per_token", 4)
+    limit, alpha = cfg.get("swiglu_limit", 7.0), cfg.get("swiglu_alpha", 1.702)
+    e = p + "mlp.experts."
+    gu_w, down_w = W[e + "gate_up_proj"], W[e + "down_proj"]                      # [E, hidden, 2I], [E, I, hidden]
+    bias = mutate != "no-expert-bias"
+    logits = h @ W[p + "mlp.router.weight"].T + W[p + "mlp.router.bias"]         # [T, E]
+    out = np.zeros_like(h)
+    for t in range(h.shape[0]):
+        top = np.argsort(-logits[t], kind="stable")[:k]
+        wt = np.exp(logits[t, top] - logits[t, top].max())
+        wt /= wt.sum()
+        for x, we in zip(top, wt):
+            gu = h[t] @ gu_w[x] + (W[e + "gate_up_proj_bias"][x] if bias else 0.0)
+            gate, up = (gu[1::2], gu[::2]) if mutate == "swap-gate-up" else (gu[::2], gu[1::2])
+            gate = np.minimum(gate, limit)
+            up = np.clip(up, -limit, limit)
+            glu = gate * 0.5 * (1 + np.tanh(0.5 * alpha * gate))                   # gate * sigmoid(alpha gate)
+            y = ((up + 1) * glu) @ down_w[x] + (W[e + "down_proj_bias"][x] if bias else 0.0)
+            out[t] += we * y
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
-                                    "granite", "smollm3", "olmo2", "qwen2moe"])
+                                    "granite", "smollm3", "olmo2", "qwen2moe", "gpt-oss"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--sp")
@@ -864,7 +1124,8 @@ def main():
     m.add_argument("--partial-rotary", type=float)
     m.add_argument("--longrope", type=int, metavar="OLD_CONTEXT")
     m.add_argument("--yarn", type=int, metavar="OLD_CONTEXT")
-    m.add_argument("--yarn-factor", type=float, default=4.0)
+    m.add_argument("--yarn-factor", type=float, help="default 4 (gpt-oss: 32)")
+    m.add_argument("--mxfp4", action="store_true", help="gpt-oss: the experts as MXFP4 blocks and scales")
     m.add_argument("--linear", type=float, metavar="F")
     m.add_argument("--multimodal", action="store_true")
     m.add_argument("--final-softcap", type=float, metavar="C")
@@ -880,24 +1141,26 @@ def main():
         p.add_argument("--weights", choices=["f32", "f16"], default="f32")
         p.add_argument("--variant", choices=["no-norm-shift", "no-embed-scale", "no-softcap", "no-window",
                                              "global-rope-everywhere", "scaled-local", "no-multipliers",
-                                             "rope-everywhere", "per-head-qk-norm"])
+                                             "rope-everywhere", "per-head-qk-norm", "no-sinks"])
+        p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
+                                            "reverse-experts", "no-shared-expert", "no-expert-bias"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
     c.add_argument("--no-rope-scaling", action="store_true")
-    c.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor", "reverse-experts",
-                                        "no-shared-expert"])
     a = ap.parse_args()
     if a.cmd == "make":
         if a.arch == "gemma3":
             make_gemma3(a.dir, a.sp, a.seed, a.linear, a.multimodal, a.final_softcap, a.local_theta)
+        elif a.arch == "gpt-oss":
+            make_gpt_oss(a.dir, a.tokenizer, a.tied, a.seed, a.mxfp4, a.yarn, 32.0 if a.yarn_factor is None else a.yarn_factor)
         elif a.arch == "phi3":
             make_phi3(a.dir, a.sp_tokenizer, a.seed, 10000.0 if a.theta is None else a.theta, a.partial_rotary, a.longrope)
         else:
             make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 1000000.0 if a.theta is None else a.theta, a.sp,
-                 yarn_old=a.yarn, yarn_factor=a.yarn_factor)
+                 yarn_old=a.yarn, yarn_factor=4.0 if a.yarn_factor is None else a.yarn_factor)
         return
     toks = [int(t) for t in a.tokens.split(",")]
     if a.cmd == "forward":
-        arch, logits = forward(a.dir, toks, a.weights, a.kv, variant=a.variant)
+        arch, logits = forward(a.dir, toks, a.weights, a.kv, variant=a.variant, mutate=a.mutate)
         print(json.dumps({"arch": arch, "tokens": toks, "logits": logits.tolist()}))
         return
     sys.path.insert(0, a.oracles)
