@@ -35,7 +35,8 @@ What is stubbed, and why it does not touch what is compared:
   `uint16`/`uint32`/`uint64` and no `float8_e4m3fn`/`float8_e5m2`, which the converter
   names only as keys of its dtype tables (for byte swapping and for U16..U64 or FP8
   safetensors); each missing one is given a placeholder that matches no tensor. The
-  folders compared hold F32, BF16 or F16 tensors only.
+  folders compared hold F32, BF16 or F16 tensors, and U8 ones (gpt-oss's MXFP4 blocks and
+  scales, which the converter repacks as bytes).
 - `tqdm` (the progress bar of `write_tensors_to_file`) is replaced by a silent one when it
   is not installed.
 - Logging is silenced below errors.

@@ -859,8 +859,10 @@ public final class Anamnesis {
             } catch (LinkageError e) {
                 throw KnownModules.missingLibrary(e, writer);
             }
-            return new ModelExport(output, writer.format(), type, model.outputType(), tensors.size(),
-                    recovered.recoveries().size(), plan.dataBytes(), recovered.schemeDescriptions(), model.notes());
+            List<io.anamnesis.api.spi.Recovery> used = recovered.recoveries().stream()
+                    .filter(r -> !model.storedAsIs().contains(r.outputName())).toList();
+            return new ModelExport(output, writer.format(), type, model.outputType(), tensors.size(), used.size(),
+                    plan.dataBytes(), used.stream().map(io.anamnesis.api.spi.Recovery::description).distinct().toList(), model.notes());
         }
     }
 

@@ -36,7 +36,8 @@ import java.util.concurrent.Callable;
                         + "Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM and the text model of "
                         + "Gemma3ForConditionalGeneration (its vision tower left out), Phi3ForCausalLM, with the 128k models' longrope; "
                         + "GraniteForCausalLM, SmolLM3ForCausalLM, Olmo2ForCausalLM; "
-                        + "mixtures of experts Qwen3MoeForCausalLM, Qwen2MoeForCausalLM and MixtralForCausalLM): GGUF names, rope "
+                        + "mixtures of experts Qwen3MoeForCausalLM, Qwen2MoeForCausalLM, MixtralForCausalLM and GptOssForCausalLM, "
+                        + "whose MXFP4 experts stay MXFP4): GGUF names, rope "
                         + "row order, hyper-parameters, vocabulary; --dtype f32|f16|bf16|q8_0|auto as its --outtype (default auto), or a "
                         + "llama-quantize type (q4_k_m) applied to that file in the same pass. A quantized folder "
                         + "(FP8, GPTQ, AWQ, ...) is recovered on the way.",

@@ -29,6 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code amn convert --to gguf --no-vocab} against llama.cpp's own {@code convert_hf_to_gguf.py}
  * on tiny random folders of every family beyond plain llama (qwen2, qwen3, qwen3moe, mixtral,
  * gemma, gemma2, gemma3 (and a multimodal one's text model), phi3 with and without longrope, granite, smollm3, olmo2, qwen2moe,
+ * gpt-oss (dense experts, and MXFP4 ones as a published checkpoint stores them),
  * llama with llama3/yarn/linear rope scaling),
  * stored F32, BF16 or F16, for each output type the converter has (f32, f16, bf16, q8_0, and
  * auto on some): every key in order with its type and value, every tensor in order with its
@@ -313,6 +314,9 @@ class ConverterParityTest {
         // qwen2moe: qwen2's attention, stacked experts, a shared expert with its gate
         f.add(new Folder("Qwen2-MoE-tiny", Qwen2MoeToGgufTest.config(""), Qwen2MoeToGgufTest.tensors(62), ALL));
         f.add(new Folder("Qwen2-MoE-tiny-bf16", Qwen2MoeToGgufTest.config(""), as("BF16", Qwen2MoeToGgufTest.tensors(63)), withAuto));
+
+        // gpt-oss: packed experts split and transposed, or MXFP4 blocks repacked; sinks; yarn with truncate false
+        f.addAll(GptOssToGgufTest.parityFolders(ALL, withAuto));
 
         // the value conversions at their edges: NaNs, infinities, ties, overflow, subnormals
         f.add(new Folder("Qwen2-specials-tiny", qwen2, specials(QwenToGgufTest.tensors("qwen2", false, 26), SPECIALS),

@@ -4,6 +4,7 @@ import io.anamnesis.api.MetaValue;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * A model laid out by a {@link ModelExporter}, planned and not yet produced.
@@ -14,13 +15,22 @@ import java.util.Map;
  * @param notes      what the layout left out or changed that a user should hear of (a
  *                   multimodal model's vision tensors left out of a text model, say), one
  *                   sentence each
+ * @param storedAsIs the names of tensors the request offered recovered ({@link DenseTensor#recoveredFrom})
+ *                   that the layout wrote from their stored, quantized form instead (gpt-oss's
+ *                   MXFP4 experts, which GGUF stores as they are): not counted as recovered
  */
 public record ExportedModel(List<PlannedTensor> tensors, Map<String, MetaValue> keyValues, String outputType,
-                            List<String> notes) {
+                            List<String> notes, Set<String> storedAsIs) {
     public ExportedModel {
         tensors = List.copyOf(tensors);
         keyValues = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(keyValues));
         notes = List.copyOf(notes);
+        storedAsIs = Set.copyOf(storedAsIs);
+    }
+
+    /** A model laid out with notes, every tensor offered recovered taken recovered. */
+    public ExportedModel(List<PlannedTensor> tensors, Map<String, MetaValue> keyValues, String outputType, List<String> notes) {
+        this(tensors, keyValues, outputType, notes, Set.of());
     }
 
     /** A model laid out with nothing to note. */

@@ -363,7 +363,7 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
 
     /**
      * A config.json value the family's llama.cpp graph assumes: {@code key} must be
-     * {@code value} (a boolean, an integer, or an empty list); when absent, the model class's
+     * {@code value} (a boolean, an integer, a number, or an empty list); when absent, the model class's
      * default is taken when {@code required} is false (the default is {@code value}), refused
      * otherwise (its default differs from what llama.cpp computes).
      */
@@ -392,33 +392,65 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      * @param configRefused  config.json keys with which the converter writes what is not
      *                       converted here (olmo2's {@code sliding_window}: Olmo 3's window
      *                       keys), each with why: present and not null, exit 6
+     * @param packedExperts  experts stored already stacked, transposed and with gate and up
+     *                       interleaved (gpt-oss), when the family stores them so
      */
     record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                   Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
-                  Map<String, String> configRefused) {
+                  Map<String, String> configRefused, Optional<PackedExperts> packedExperts) {
         static final Extras NONE = new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(),
-                Map.of());
+                Map.of(), Optional.empty());
 
         Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                Optional<SlidingWindow> slidingWindow) {
-            this(configDefaults, multimodal, trimEmbeddings, slidingWindow, List.of(), Optional.empty(), Map.of());
+            this(configDefaults, multimodal, trimEmbeddings, slidingWindow, List.of(), Optional.empty(), Map.of(), Optional.empty());
         }
 
         /** Only config.json keys the family removes. */
         static Extras ignoring(String... keys) {
-            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(keys), Optional.empty(), Map.of());
+            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(keys), Optional.empty(), Map.of(),
+                    Optional.empty());
         }
 
         /** Only layers without rope, every {@code period}-th. */
         static Extras noRopeEvery(int period) {
             return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.of(new NoRopeLayers(period)),
-                    Map.of());
+                    Map.of(), Optional.empty());
         }
 
         /** Only config.json keys refused, each with why. */
         static Extras refusing(Map<String, String> keys) {
-            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(), keys);
+            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(), keys, Optional.empty());
         }
+
+        /** Local and global layers, and packed experts (gpt-oss). */
+        static Extras packed(SlidingWindow window, PackedExperts experts) {
+            return new Extras(Map.of(), Optional.empty(), false, Optional.of(window), List.of(), Optional.empty(), Map.of(),
+                    Optional.of(experts));
+        }
+    }
+
+    /**
+     * A mixture of experts stored as transformers' {@code GptOssExperts} holds it, every expert
+     * of a block in one tensor per projection, each expert's matrix {@code [in, out]} (the
+     * transpose of a linear layer's): {@code <prefix>gate_up_proj} {@code [experts, hidden,
+     * 2 x width]} with gate and up interleaved along its last dimension (gate the even columns,
+     * up the odd), {@code <prefix>down_proj} {@code [experts, width, hidden]}, and a bias per
+     * expert of each ({@code gate_up_proj_bias}, {@code down_proj_bias}); or, in a published
+     * checkpoint, the two weights as MXFP4 {@code _blocks} (U8 {@code [experts, out, groups,
+     * 16]}) and {@code _scales} (U8 {@code [experts, out, groups]}). The converter's
+     * {@code GptOssModel} splits gate and up, transposes each to {@code [experts, out, in]} and
+     * names them {@code <prefix>gate_proj.weight}, {@code up_proj.weight}, {@code down_proj.weight}
+     * (biases {@code .bias}), which {@link #tensors} map; MXFP4 blocks it repacks into ggml's
+     * MXFP4 as they are, written before every other tensor.
+     *
+     * @param prefix the experts' name prefix, {@code {bid}} the block ({@code model.layers.{bid}.mlp.experts.})
+     * @param router the router's name suffix, whose rows are the experts ({@code mlp.router.weight})
+     * @param count  the config.json key of the number of experts
+     * @param width  the config.json key of an expert's feed-forward width
+     * @param config config.json values llama.cpp's graph for the family assumes
+     */
+    record PackedExperts(String prefix, String router, String count, String width, List<ConfigValue> config) {
     }
 
     /**
@@ -462,7 +494,10 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      * @param period     llama.cpp's default pattern period for the family
      * @param localTheta the config.json keys of the local rope base, first present wins
      *                   ({@code TextModel.__init__}'s list)
+     * @param gemma3     Gemma 3's keys are checked as well: {@code sliding_window_pattern}
+     *                   (required), the query scaling, no attention soft-cap, causal
+     *                   attention, a linear rope scaling or none
      */
-    record SlidingWindow(int period, List<String> localTheta) {
+    record SlidingWindow(int period, List<String> localTheta, boolean gemma3) {
     }
 }

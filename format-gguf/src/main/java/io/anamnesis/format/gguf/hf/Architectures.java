@@ -46,6 +46,11 @@ import java.util.Optional;
  *
  * <p>phi3: {@code Phi3MiniModel} ({@code Phi3ForCausalLM}): fused attention and feed-forward
  * tensors, its own keys and vocabulary reading; verified the same way as qwen2/qwen3.
+ *
+ * <p>gpt-oss: {@code GptOssModel} ({@code GptOssForCausalLM}): attention sinks, alternating local
+ * and global layers, experts stored packed ({@link Architecture.PackedExperts}, split and
+ * transposed; a published checkpoint's MXFP4 blocks written as ggml MXFP4); verified byte for
+ * byte against the converter and by llama.cpp computing the logits of an independent forward pass.
  */
 final class Architectures {
     private Architectures() {
@@ -378,6 +383,10 @@ final class Architectures {
      * count take no default: a folder without them is not taken for gemma-2-2b's, whose
      * sizes Gemma3TextConfig's defaults are.
      */
+    /** The config.json keys of the local layers' rope base, first present wins ({@code TextModel.__init__}'s list). */
+    private static final List<String> LOCAL_ROPE_THETA = List.of("local_rope_theta", "rope_local_theta", "rope_theta_local",
+            "swa_rope_theta", "rope_local_base_freq");
+
     private static final Map<String, Object> GEMMA3_DEFAULTS = Map.ofEntries(
             Map.entry("vocab_size", 262208L), Map.entry("max_position_embeddings", 131072L),
             Map.entry("num_attention_heads", 8L), Map.entry("num_key_value_heads", 4L), Map.entry("head_dim", 256L),
@@ -411,8 +420,7 @@ final class Architectures {
                             "vision tower and multimodal projector")),
                     true,
                     // llama.cpp's gemma3: swa_period 6 unless the file says otherwise
-                    Optional.of(new Architecture.SlidingWindow(6, List.of("local_rope_theta", "rope_local_theta",
-                            "rope_theta_local", "swa_rope_theta", "rope_local_base_freq")))))
+                    Optional.of(new Architecture.SlidingWindow(6, LOCAL_ROPE_THETA, true))))
             .build();
 
     /**
@@ -469,7 +477,42 @@ final class Architectures {
                     "the converter writes Olmo 3's sliding-window keys for it (its window pattern)")))
             .build();
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3, OLMO2, QWEN2MOE);
+    /**
+     * OpenAI's gpt-oss ({@code GptOssForCausalLM}, the converter's {@code GptOssModel}):
+     * q/k/v/o with biases, no permutation (NEOX rope), a learned attention sink per head
+     * ({@code self_attn.sinks} → {@code attn_sinks}, F32), {@code post_attention_layernorm} as
+     * {@code post_attention_norm} (the norm before the experts), a router with a bias
+     * ({@code mlp.router} → {@code ffn_gate_inp}, F32), and the experts packed as transformers
+     * holds them ({@link Architecture.PackedExperts}): split, transposed and named
+     * {@code ffn_gate_exps}, {@code ffn_up_exps}, {@code ffn_down_exps} with their biases, or a
+     * published MXFP4 checkpoint's blocks repacked into ggml's MXFP4 unchanged. Local and global
+     * layers alternate (layer 0 local: llama.cpp's swa pattern 2, the converter writes no
+     * pattern). TextModel's keys (a yarn rope scaling included), then
+     * {@code attention.sliding_window} and {@code expert_feed_forward_length}
+     * ({@code intermediate_size}); {@code TextModel.set_vocab}.
+     */
+    static final Architecture GPT_OSS = Architecture.of("gpt-oss", "GptOssForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, List.of(
+                    // stored without a suffix; GptOssModel.modify_tensors adds ".weight"
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.sinks", "blk.{bid}.attn_sinks.weight"),
+                    Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.post_attention_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.router", "blk.{bid}.ffn_gate_inp"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.gate_proj", "blk.{bid}.ffn_gate_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.up_proj", "blk.{bid}.ffn_up_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.down_proj", "blk.{bid}.ffn_down_exps"))))
+            // GptOssModel.set_gguf_parameters: TextModel's, then these two
+            .keys(List.of(HyperParameter.u32("{arch}.attention.sliding_window", "sliding_window").asRequired(),
+                    HyperParameter.u32("{arch}.expert_feed_forward_length", "intermediate_size").asRequired()))
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(concat(QWEN2_REQUIRED, List.of("head_dim", "num_local_experts", "num_experts_per_tok")))
+            .extras(Architecture.Extras.packed(new Architecture.SlidingWindow(2, LOCAL_ROPE_THETA, false),
+                    new Architecture.PackedExperts("model.layers.{bid}.mlp.experts.", "mlp.router.weight", "num_local_experts",
+                            "intermediate_size", List.of(new Architecture.ConfigValue("swiglu_limit", 7.0, false,
+                            "llama.cpp's gpt-oss clamps the experts' SwiGLU at 7 (transformers' default)")))))
+            .build();
+
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
+            OLMO2, QWEN2MOE, GPT_OSS);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

@@ -85,7 +85,8 @@ public final class HfGgufExporter implements ModelExporter {
         Map<?, ?> config = textModelConfig(arch, stored);
         String folder = files.folder().map(p -> p.getFileName() == null ? "" : p.getFileName().toString()).orElse("");
         requireConfig(arch, config);
-        arch.experts().ifPresent(e -> expectConfig(arch, e, config));
+        arch.experts().ifPresent(e -> expectConfig(arch, e.config(), config));
+        arch.extras().packedExperts().ifPresent(e -> expectConfig(arch, e.config(), config));
         refuseUnstackedExperts(arch, config);
         refuseVariants(arch, files, config, folder);
         long blockCount = required(config, Architectures.BLOCK_COUNT);
@@ -113,12 +114,17 @@ public final class HfGgufExporter implements ModelExporter {
         Shapes shapes = new Shapes(config, arch == Architectures.OLMO2);
         List<PlannedTensor> out = new ArrayList<>();
         Optional<Stacks> stacks = arch.experts().map(e -> new Stacks(arch, e, config, blockCount, outtype, request.encoder()));
+        Optional<PackedExpertTensors> packed = arch.extras().packedExperts()
+                .map(e -> new PackedExpertTensors(arch, e, config, blockCount, request.source()));
         // generate_extra_tensors comes first in prepare_tensors' chain
+        packed.ifPresent(p -> out.addAll(p.mxfp4(order)));
+        boolean mxfp4Experts = !out.isEmpty();
         Map<?, ?> rope = ropeParameters(arch, config);
         if (arch.llama3Rope()) RopeFreqs.llama3(config, rope, ropeTheta(config, rope).flatMap(HfConfig::number)).ifPresent(out::add);
         Optional<LongRope> longRope = arch == Architectures.PHI3 ? LongRope.phi3(config) : Optional.empty();
         longRope.ifPresent(l -> out.addAll(l.tensors()));
         List<String> notes = new ArrayList<>();
+        Yarn.untruncatedNote(arch.gguf(), rope).ifPresent(notes::add);
         java.util.SortedMap<String, Integer> leftOut = new java.util.TreeMap<>();
         // Gemma3Model.modify_tensors cuts embed_tokens to the vocabulary it reads (none: --no-vocab without a tokenizer)
         Optional<Long> vocabularyRows = arch.extras().trimEmbeddings() ? Vocabulary.size(files, config) : Optional.empty();
@@ -132,6 +138,10 @@ public final class HfGgufExporter implements ModelExporter {
             DenseTensor mapped = textName.get().equals(input.name()) ? input : renamed(input, textName.get());
             if (arch.skipped().contains(mapped.name())) continue;
             if (stacks.isPresent() && stacks.get().take(mapped, out)) continue;
+            if (packed.isPresent() && packed.get().take(mapped, out,
+                    (d, gguf) -> typed(d, gguf, Optional.empty(), Optional.empty(), outtype, request.encoder()))) {
+                continue;
+            }
             String name = arch.map(mapped.name(), (int) blockCount).orElseThrow(() -> unmapped(mapped.name(), blockCount, arch));
             requireFloats(mapped);
             shapes.check(mapped);
@@ -173,7 +183,8 @@ public final class HfGgufExporter implements ModelExporter {
         putString(kv, "general.finetune", naming.finetune());
         putString(kv, "general.basename", naming.basename());
         putString(kv, "general.size_label", naming.sizeLabel());
-        hyperParameters(arch, files, config, blockCount, FILE_TYPE.get(outtype), kv);
+        int fileType = fileType(outtype, config, mxfp4Experts);
+        hyperParameters(arch, files, config, blockCount, fileType, kv);
         kv.put("general.quantization_version", MetaValue.u32(2));
         if (request.vocabulary()) {
             switch (arch.vocabulary()) {
@@ -188,7 +199,23 @@ public final class HfGgufExporter implements ModelExporter {
         } else {
             Vocabulary.none(kv);
         }
-        return new ExportedModel(out, kv, outtype, notes);
+        java.util.Set<String> storedAsIs = packed.map(PackedExpertTensors::storedAsIs).orElse(java.util.Set.of());
+        if (!storedAsIs.isEmpty()) {
+            notes.add("the experts' MXFP4 weights (" + storedAsIs.size() + " tensors of the checkpoint) written as MXFP4, not "
+                    + "recovered: their blocks re-laid into ggml's order, their values unchanged, whatever the output type, as the "
+                    + "converter writes them" + (fileType == 38 ? " (general.file_type MOSTLY_MXFP4_MOE)" : ""));
+        }
+        return new ExportedModel(out, kv, outtype, notes, storedAsIs);
+    }
+
+    /**
+     * {@code general.file_type}: the output type's, except that a checkpoint whose
+     * {@code quantization_config} says {@code mxfp4} converted to F32, F16 or BF16 is
+     * {@code MOSTLY_MXFP4_MOE} (38), as the converter's {@code prepare_metadata} sets it.
+     */
+    private static int fileType(String outtype, Map<?, ?> config, boolean mxfp4Experts) {
+        boolean mxfp4 = config.get("quantization_config") instanceof Map<?, ?> q && "mxfp4".equals(q.get("quant_method"));
+        return mxfp4 && !outtype.equals("q8_0") ? 38 : FILE_TYPE.get(outtype);
     }
 
     /** {@code d} under the name {@code name} (a multimodal checkpoint's text tensor, its prefix removed). */
@@ -259,7 +286,8 @@ public final class HfGgufExporter implements ModelExporter {
     private static void expectLayers(Architecture arch, Architecture.SlidingWindow w, Map<?, ?> config, long blockCount) {
         String name = arch.hfNames().getFirst();
         Object p = config.get("sliding_window_pattern");
-        long pattern = HfConfig.asInteger(p).orElseThrow(() -> badKey("sliding_window_pattern", "is not an integer: " + p));
+        long pattern = w.gemma3() ? HfConfig.asInteger(p).orElseThrow(() -> badKey("sliding_window_pattern", "is not an integer: " + p))
+                : w.period();
         boolean allGlobal = pattern == 1;
         if (!allGlobal && pattern != w.period()) {
             throw new UnsupportedFeatureException("config.json sliding_window_pattern is " + pattern + ": llama.cpp's " + arch.gguf()
@@ -275,7 +303,7 @@ public final class HfGgufExporter implements ModelExporter {
                 String want = allGlobal || i % w.period() == w.period() - 1 ? "full_attention" : "sliding_attention";
                 if (!want.equals(list.get(i))) {
                     throw new UnsupportedFeatureException("config.json layer_types makes layer " + i + " " + list.get(i)
-                            + ": llama.cpp's " + arch.gguf() + " makes it " + want + " (every " + (allGlobal ? "" : w.period() + "th ")
+                            + ": llama.cpp's " + arch.gguf() + " makes it " + want + " (every " + (allGlobal ? "" : w.period() == 2 ? "second " : w.period() + "th ")
                             + "layer global); not converted");
                 }
             }
@@ -285,6 +313,7 @@ public final class HfGgufExporter implements ModelExporter {
             HfConfig.asInteger(window).filter(v -> v > 0 && v <= 0xFFFF_FFFFL)
                     .orElseThrow(() -> badKey("sliding_window", "is not a positive GGUF uint32: " + window));
         }
+        if (!w.gemma3()) return;
         if (Boolean.TRUE.equals(config.get("use_bidirectional_attention"))) {
             throw new UnsupportedFeatureException("config.json use_bidirectional_attention is true: llama.cpp's " + arch.gguf()
                     + " attends causally (EmbeddingGemma's bidirectional attention is not converted)");
@@ -317,7 +346,7 @@ public final class HfGgufExporter implements ModelExporter {
     }
 
     /** Tensor {@code d} under its GGUF {@code name}, in the type the converter gives it for {@code outtype}. */
-    private static PlannedTensor typed(DenseTensor d, String name, Optional<Long> heads, Optional<Architecture.Shift> shift,
+    static PlannedTensor typed(DenseTensor d, String name, Optional<Long> heads, Optional<Architecture.Shift> shift,
                                        String outtype, ExportRequest.Encoder encoder) {
         boolean f32 = d.shape().rank() <= 1 || name.endsWith("_norm.weight") || !name.endsWith(".weight") || ROUTER.matcher(name).matches();
         if (f32 || outtype.equals("f32")) return ConvertedTensor.values(d, name, heads, shift);
@@ -588,7 +617,7 @@ public final class HfGgufExporter implements ModelExporter {
 
     /** An expert count in a family without {@link Architecture#experts}: its experts would not be stacked. */
     private static void refuseUnstackedExperts(Architecture arch, Map<?, ?> config) {
-        if (counted(config) && arch.experts().isEmpty()) {
+        if (counted(config) && arch.experts().isEmpty() && arch.extras().packedExperts().isEmpty()) {
             throw new UnsupportedFeatureException("mixture-of-experts " + arch.hfNames().getFirst() + " models are not converted "
                     + "yet (experts: " + String.join(", ", Architectures.ALL.stream().filter(x -> x.experts().isPresent())
                     .flatMap(x -> x.hfNames().stream()).toList()) + ")");
@@ -599,9 +628,9 @@ public final class HfGgufExporter implements ModelExporter {
     private static final HyperParameter EXPERT_USED_COUNT =
             HyperParameter.u32("{arch}.expert_used_count", "num_experts_per_tok", "num_experts_per_token", "top_k_experts");
 
-    /** The family's {@link Architecture.Experts#config}: each value as llama.cpp's graph assumes it, else refused naming it. */
-    private static void expectConfig(Architecture arch, Architecture.Experts experts, Map<?, ?> config) {
-        for (Architecture.ConfigValue c : experts.config()) {
+    /** The family's experts' {@link Architecture.ConfigValue}s: each value as llama.cpp's graph assumes it, else refused naming it. */
+    private static void expectConfig(Architecture arch, List<Architecture.ConfigValue> values, Map<?, ?> config) {
+        for (Architecture.ConfigValue c : values) {
             Object v = config.get(c.key());
             if (v == null || v == io.anamnesis.api.json.Json.NULL) {
                 if (c.required()) throw badKey(c.key(), "is missing; " + arch.hfNames().getFirst() + " needs it " + c.value()
@@ -611,6 +640,7 @@ public final class HfGgufExporter implements ModelExporter {
             boolean same = switch (c.value()) {
                 case Boolean b -> b.equals(v);
                 case Long n -> HfConfig.asInteger(v).filter(n::equals).isPresent();
+                case Double x -> HfConfig.number(v).filter(y -> y.doubleValue() == x).isPresent();
                 case List<?> l -> v instanceof List<?> got && got.equals(l);
                 default -> throw new IllegalStateException(c.toString());
             };

