@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """An independent forward pass of a Hugging Face decoder folder (LlamaForCausalLM,
 Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM,
-Gemma3ForCausalLM, the text model of Gemma3ForConditionalGeneration, Phi3ForCausalLM, GptOssForCausalLM), to check what
+Gemma3ForCausalLM, the text model of Gemma3ForConditionalGeneration, Phi3ForCausalLM, GptOssForCausalLM,
+Olmo3ForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -20,6 +21,17 @@ code or the converter's.
         context declares it ({"rope_type": "yarn", "factor": F (default 4),
         "original_max_position_embeddings": OLD_CONTEXT}) and max_position_embeddings
         F * OLD_CONTEXT (so transformers versions that take the factor as that ratio agree)
+    python3 decoder_reference.py make olmo3 DIR [--tokenizer MODELS_DIR] [--seed N] [--theta THETA]
+            [--yarn OLD_CONTEXT [--yarn-factor F]] [--no-layer-types]
+        a tiny random Olmo 3 folder: make olmo2's sizes, tensors and keys (post norms only, q/k norms over the
+        whole projection) with 8 layers, config.json as an Olmo 3 checkpoint's: Olmo3ForCausalLM, model_type
+        olmo3, rope_theta 500000 (Olmo 3's; --theta to change it), sliding_window 4, layer_types full_attention
+        for layers 3 and 7 and sliding_attention for the others (as the released models' 3 local, 1 global);
+        --no-layer-types leaves layer_types out (Olmo3Config's default is the same pattern). --yarn gives the
+        rope_scaling Olmo 3's long-context config.json declares: {"attention_factor": 0.1 ln(F) + 1,
+        "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
+        OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
+        1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
     python3 decoder_reference.py make gemma3 DIR [--sp TOKENIZER_MODEL] [--seed N] [--linear F]
             [--local-theta THETA] [--multimodal] [--final-softcap C]
         a tiny random Gemma 3 folder: 6 layers with sliding_window_pattern 6 (layers 0-4 local,
@@ -84,7 +96,10 @@ no-attn-factor without its attention factor (and a YaRN folder without its 0.1 l
 SmolLM3 folder with rope in every layer. For gpt-oss: --variant no-sinks leaves the attention sinks out,
 --variant no-window lets the sliding layers see every earlier position, --mutate swap-gate-up takes gate
 from the odd columns and up from the even ones, --mutate no-expert-bias leaves both expert biases out
-(and --mutate no-attn-factor, a YaRN folder's attention factor).
+(and --mutate no-attn-factor, a YaRN folder's attention factor). For olmo3: --variant no-window lets the
+sliding layers see every earlier position, --variant yarn-everywhere gives the sliding layers the full
+layers' YaRN rotary and attention factor too (transformers 5.0 to 5.x's shared rotary, below), --variant
+per-head-qk-norm as for olmo2, --mutate no-attn-factor leaves out the full layers' YaRN attention factor.
 
 GptOssForCausalLM (make gpt-oss), as transformers' modeling_gpt_oss computes it with eager attention:
   MXFP4 experts are first unpacked as transformers' convert_moe_packed_tensors does: per row r of a
@@ -124,6 +139,28 @@ before attention or the MLP; q and k RMS-normed over each position's whole proje
 attention and MLP outputs RMS-normed (post_attention_layernorm, post_feedforward_layernorm)
 before they are added. --variant per-head-qk-norm norms q and k per head instead (Qwen3's
 way), to show a comparison catches it.
+
+Olmo3ForCausalLM (make olmo3), as transformers' modeling_olmo3 computes it: Olmo 2's block unchanged
+(Olmo3Attention, Olmo3DecoderLayer and Olmo3MLP are Olmo 2's: q/k norms over the whole projection, scores
+scaled by 1/sqrt(head_dim), no biases, SiLU MLP, post norms only, lm_head untied), plus:
+  - a layer is sliding where layer_types says sliding_attention, else (no layer_types) where (i + 1) % 4 != 0
+    (Olmo3Config's default: every 4th layer full); sliding_window 4096 unless given. On a sliding layer
+    query q sees key kv when q - sliding_window < kv <= q (transformers' sliding_window_overlay,
+    kv > q - sliding_window): a key at distance exactly sliding_window is masked, so a query sees
+    sliding_window positions counting itself.
+  - the rotary is per layer type: rope_scaling (YaRN in the long-context config) on the full-attention layers
+    only; the sliding layers rotate with plain rope of the same rope_theta, attention factor 1. So transformers
+    4.57 wrote it (Olmo3Model.rotary_embs: "sliding_attention" built with rope_type "default", "full_attention"
+    from the config; "RoPE scaling is not applied to sliding window attention layers"), and so does current
+    main (Olmo3Config nests rope_parameters per layer type, a legacy rope_scaling going into full_attention
+    only, sliding_attention left default; Olmo3RotaryEmbedding keeps one inv_freq per layer type), as OLMo-core
+    trained it and vLLM runs it. In between, transformers 5.0's RoPE refactor (PR 39847) built one rotary_emb
+    from the config and gave it to every layer, so some transformers 5 releases (5.2 for one) put YaRN and its
+    attention factor on the sliding layers too: --variant yarn-everywhere computes that reading. A config.json
+    in transformers 5's form (rope_parameters {"full_attention": {...}, "sliding_attention": {...}}) is read
+    per layer type as it says. (As main's convert_rope_params_to_dict reads, a legacy top-level rope_theta is
+    popped for full_attention first and the sliding layers fall back to default_theta 500000; make olmo3 writes
+    Olmo 3's own 500000, where both readings agree.)
 
 Qwen2MoeForCausalLM (make qwen2moe, with --tokenizer): qwen2's attention (biases) and
 Qwen3-MoE's sparse block without renormalizing the top-k weights (norm_topk_prob false), plus
@@ -583,7 +620,7 @@ def make_gpt_oss(out, tokenizer=None, tied=False, seed=0, mxfp4=False, yarn_old=
 
 
 def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=1000000.0, sp=None, experts=4, top_k=2,
-         moe_inter=48, yarn_old=None, yarn_factor=4.0):
+         moe_inter=48, yarn_old=None, yarn_factor=4.0, layer_types=True):
     if arch in ("gemma", "gemma2"):
         return make_gemma(arch, out, sp, seed)
     rng = np.random.default_rng(seed)
@@ -595,11 +632,13 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
     hidden, inter, layers, heads, kv = 64, 160, 2, 4, 2
     if arch == "smollm3":
         layers = 4  # its fourth layer is the one without rope
+    if arch == "olmo3":
+        layers = 8  # the 3-local-1-global pattern twice: layers 3 and 7 global
     moe = arch in ("qwen3moe", "mixtral", "qwen2moe")
     head_dim = 32 if arch in ("qwen3", "qwen3moe") else hidden // heads
     cls = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
            "qwen3moe": "Qwen3MoeForCausalLM", "mixtral": "MixtralForCausalLM", "granite": "GraniteForCausalLM",
-           "smollm3": "SmolLM3ForCausalLM", "olmo2": "Olmo2ForCausalLM",
+           "smollm3": "SmolLM3ForCausalLM", "olmo2": "Olmo2ForCausalLM", "olmo3": "Olmo3ForCausalLM",
            "qwen2moe": "Qwen2MoeForCausalLM"}[arch]
     config = {
         "architectures": [cls], "model_type": arch, "vocab_size": vocab, "hidden_size": hidden,
@@ -613,7 +652,14 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
         config["rope_scaling"] = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                                   "original_max_position_embeddings": llama3, "rope_type": "llama3"}
         config["original_max_position_embeddings"] = llama3
-    if yarn_old is not None:
+    if yarn_old is not None and arch == "olmo3":
+        # as Olmo 3's long-context config.json declares it (factor 8 over 8192 there): attention_factor written out,
+        # 0.1 ln(factor) + 1 (1.2079441541679836 for 8, the value transformers would default to anyway)
+        config["rope_scaling"] = {"attention_factor": 0.1 * float(np.log(yarn_factor)) + 1.0, "beta_fast": 32.0,
+                                  "beta_slow": 1.0, "factor": yarn_factor, "original_max_position_embeddings": yarn_old,
+                                  "rope_type": "yarn"}
+        config["max_position_embeddings"] = int(yarn_factor * yarn_old)
+    elif yarn_old is not None:
         config["rope_scaling"] = {"rope_type": "yarn", "factor": yarn_factor, "original_max_position_embeddings": yarn_old}
         config["max_position_embeddings"] = int(yarn_factor * yarn_old)
     if arch in ("qwen3", "qwen3moe"):
@@ -637,6 +683,12 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
     if arch == "smollm3":
         config.update({"no_rope_layer_interval": 4,
                        "no_rope_layers": [int((i + 1) % 4 != 0) for i in range(layers)]})
+    if arch == "olmo3":
+        # Olmo 3's sliding layers (every one but each 4th), shrunk to a window of 4; without layer_types Olmo3Config's
+        # default gives the same pattern ((i + 1) % 4 != 0 sliding)
+        config["sliding_window"] = 4
+        if layer_types:
+            config["layer_types"] = ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention" for i in range(layers)]
     if arch == "granite":
         # each unlike its default of 1 (and the attention scale unlike 1/sqrt(head)), so that each shows
         config.update({"attention_multiplier": 0.125, "embedding_multiplier": 3.0, "residual_multiplier": 0.5,
@@ -648,7 +700,7 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
     t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0)}
     for i in range(layers):
         p = f"model.layers.{i}."
-        if arch == "olmo2":
+        if arch in ("olmo2", "olmo3"):
             # no norm before attention or MLP: one after each, and q/k norms over the whole projection
             t[p + "post_feedforward_layernorm.weight"] = 1 + w(hidden, s=0.2)
             t[p + "self_attn.q_norm.weight"] = 1 + w(heads * head_dim, s=0.3)
@@ -786,6 +838,35 @@ def rotary(x, pos, inv, r=None, mscale=1.0):
     return x * cos + np.concatenate([-x2, x1], -1) * sin
 
 
+def olmo3_rotary(cfg, d, rope_scaling=True, variant=None, mutate=None):
+    """Olmo 3's rotary per layer type, {"full_attention": (inv_freq, attention factor), "sliding_attention": ...}, as
+    transformers 4.57's Olmo3Model (and main's per-layer-type rope_parameters) computes it: the config's rope scaling
+    on the full-attention layers only, the sliding layers plain rope of the same rope_theta. A config.json in
+    transformers 5's form, rope_parameters {"full_attention": {...}, "sliding_attention": {...}}, is read as it says;
+    a flat rope_parameters as the legacy rope_theta + rope_scaling. --variant yarn-everywhere gives the sliding layers
+    the full layers' rotary too (what transformers 5.0 to 5.x's single shared rotary_emb computed)."""
+    theta = cfg.get("rope_theta", 10000.0)
+    params = cfg.get("rope_parameters") or {}
+    if "full_attention" in params or "sliding_attention" in params:
+        full, sliding = params.get("full_attention") or {}, params.get("sliding_attention") or {}
+    else:
+        full, sliding = (cfg.get("rope_scaling") or params or {}), {}
+    out = {}
+    for kind, p in (("full_attention", full), ("sliding_attention", sliding)):
+        base = p.get("rope_theta", theta)
+        rope_type = p.get("rope_type", p.get("type", "default")) if rope_scaling else "default"
+        if rope_type == "yarn":
+            inv, attn = yarn(p, base, d)
+            out[kind] = (inv, 1.0 if mutate == "no-attn-factor" else attn)
+        elif rope_type in (None, "default"):
+            out[kind] = (base ** (-np.arange(0, d, 2, dtype=np.float64) / d), 1.0)
+        else:
+            raise SystemExit(f"olmo3 rope scaling {p} not modelled")
+    if variant == "yarn-everywhere":
+        out["sliding_attention"] = out["full_attention"]
+    return out
+
+
 def gelu_tanh(x):
     return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
 
@@ -828,7 +909,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
     gemma = arch in ("GemmaForCausalLM", "Gemma2ForCausalLM") or gemma3
     gemma2 = arch == "Gemma2ForCausalLM"
     post_norms = gemma2 or gemma3
-    olmo2 = arch == "Olmo2ForCausalLM"
+    olmo3 = arch == "Olmo3ForCausalLM"
+    olmo2 = arch == "Olmo2ForCausalLM" or olmo3   # Olmo 3's block is Olmo 2's
     shift = 1.0 if gemma and variant != "no-norm-shift" else 0.0
 
     def norm(x, name):
@@ -860,6 +942,15 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         dist = np.arange(T)[:, None] - np.arange(T)[None, :]
         window[dist >= cfg["sliding_window"]] = -np.inf
     local = [gemma2 and i % 2 == 0 for i in range(cfg["num_hidden_layers"])]
+    if olmo3:
+        # Olmo3Config: layer_types, else every 4th layer full and the others sliding; sliding_window 4096 unless given
+        local = [t == "sliding_attention" for t in cfg["layer_types"]] if cfg.get("layer_types") else \
+            [(i + 1) % 4 != 0 for i in range(cfg["num_hidden_layers"])]
+        sw = cfg.get("sliding_window", 4096)
+        if sw and variant != "no-window":
+            # transformers' sliding_window_overlay: key kv visible from query q when kv > q - sliding_window
+            window[np.arange(T)[:, None] - np.arange(T)[None, :] >= sw] = -np.inf
+        olmo3_rope = olmo3_rotary(cfg, d, rope_scaling, variant, mutate)
     if gemma3:
         local = [t == "sliding_attention" for t in cfg["layer_types"]] if cfg.get("layer_types") else \
             [(i + 1) % cfg["sliding_window_pattern"] != 0 for i in range(cfg["num_hidden_layers"])]
@@ -878,6 +969,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         p = f"model.layers.{i}."
         if gemma3:
             inv = inv_local if local[i] else inv_global
+        if olmo3:
+            inv, mscale = olmo3_rope["sliding_attention" if local[i] else "full_attention"]
         h = x if olmo2 else norm(x, p + "input_layernorm.weight")
         proj = {}
         if phi3:
@@ -1112,7 +1205,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
-                                    "granite", "smollm3", "olmo2", "qwen2moe", "gpt-oss"])
+                                    "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--sp")
@@ -1124,7 +1217,8 @@ def main():
     m.add_argument("--partial-rotary", type=float)
     m.add_argument("--longrope", type=int, metavar="OLD_CONTEXT")
     m.add_argument("--yarn", type=int, metavar="OLD_CONTEXT")
-    m.add_argument("--yarn-factor", type=float, help="default 4 (gpt-oss: 32)")
+    m.add_argument("--yarn-factor", type=float, help="default 4 (gpt-oss: 32, olmo3: 8)")
+    m.add_argument("--no-layer-types", action="store_true", help="olmo3: leave layer_types out (Olmo3Config's default)")
     m.add_argument("--mxfp4", action="store_true", help="gpt-oss: the experts as MXFP4 blocks and scales")
     m.add_argument("--linear", type=float, metavar="F")
     m.add_argument("--multimodal", action="store_true")
@@ -1141,7 +1235,7 @@ def main():
         p.add_argument("--weights", choices=["f32", "f16"], default="f32")
         p.add_argument("--variant", choices=["no-norm-shift", "no-embed-scale", "no-softcap", "no-window",
                                              "global-rope-everywhere", "scaled-local", "no-multipliers",
-                                             "rope-everywhere", "per-head-qk-norm", "no-sinks"])
+                                             "rope-everywhere", "per-head-qk-norm", "no-sinks", "yarn-everywhere"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
@@ -1154,6 +1248,11 @@ def main():
             make_gpt_oss(a.dir, a.tokenizer, a.tied, a.seed, a.mxfp4, a.yarn, 32.0 if a.yarn_factor is None else a.yarn_factor)
         elif a.arch == "phi3":
             make_phi3(a.dir, a.sp_tokenizer, a.seed, 10000.0 if a.theta is None else a.theta, a.partial_rotary, a.longrope)
+        elif a.arch == "olmo3":
+            # Olmo 3's own rope_theta 500000 and YaRN factor 8 unless given
+            make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 500000.0 if a.theta is None else a.theta, a.sp,
+                 yarn_old=a.yarn, yarn_factor=8.0 if a.yarn_factor is None else a.yarn_factor,
+                 layer_types=not a.no_layer_types)
         else:
             make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 1000000.0 if a.theta is None else a.theta, a.sp,
                  yarn_old=a.yarn, yarn_factor=4.0 if a.yarn_factor is None else a.yarn_factor)

@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * {@code amn convert --to gguf --no-vocab} against llama.cpp's own {@code convert_hf_to_gguf.py}
  * on tiny random folders of every family beyond plain llama (qwen2, qwen3, qwen3moe, mixtral,
- * gemma, gemma2, gemma3 (and a multimodal one's text model), phi3 with and without longrope, granite, smollm3, olmo2, qwen2moe,
+ * gemma, gemma2, gemma3 (and a multimodal one's text model), phi3 with and without longrope, granite, smollm3, olmo2 (and olmo3), qwen2moe,
  * gpt-oss (dense experts, and MXFP4 ones as a published checkpoint stores them),
  * llama with llama3/yarn/linear rope scaling),
  * stored F32, BF16 or F16, for each output type the converter has (f32, f16, bf16, q8_0, and
@@ -310,6 +310,13 @@ class ConverterParityTest {
         // olmo2: norms after attention and MLP only, q/k norms over the whole projection, no permutation
         f.add(new Folder("OLMo-2-tiny", Olmo2ToGgufTest.config(""), Olmo2ToGgufTest.tensors(38, 64), ALL));
         f.add(new Folder("OLMo-2-tiny-bf16", Olmo2ToGgufTest.config(""), as("BF16", Olmo2ToGgufTest.tensors(39, 64)), withAuto));
+        // olmo3 (the same converter class): the window and its layers as keys; yarn as Olmo 3's long-context configs declare it
+        f.add(new Folder("OLMo-3-tiny", Olmo2ToGgufTest.olmo3("\"layer_types\": [\"sliding_attention\", \"full_attention\"], "),
+                Olmo2ToGgufTest.tensors(81, 64), ALL));
+        f.add(new Folder("OLMo-3-tiny-bf16", Olmo2ToGgufTest.olmo3("").replace("\"rope_scaling\": null", "\"rope_scaling\": "
+                + "{\"rope_type\": \"yarn\", \"factor\": 8.0, \"original_max_position_embeddings\": 64, "
+                + "\"attention_factor\": 1.2079441541679836, \"beta_fast\": 32.0, \"beta_slow\": 1.0}"),
+                as("BF16", Olmo2ToGgufTest.tensors(82, 64)), withAuto));
 
         // qwen2moe: qwen2's attention, stacked experts, a shared expert with its gate
         f.add(new Folder("Qwen2-MoE-tiny", Qwen2MoeToGgufTest.config(""), Qwen2MoeToGgufTest.tensors(62), ALL));

@@ -17,7 +17,8 @@ import java.util.Random;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * An OLMo 2 folder ({@code Olmo2ForCausalLM}) to GGUF as the converter's {@code Olmo2Model}
+ * An OLMo 2 folder ({@code Olmo2ForCausalLM}), and an OLMo 3 one ({@code Olmo3ForCausalLM}:
+ * its window and which layers have it as keys), to GGUF as the converter's {@code Olmo2Model}
  * writes it: no norm before attention or the MLP, one after each
  * ({@code post_attention_norm}, {@code post_ffw_norm}), q/k norms over the whole projection,
  * no row permutation, TextModel's keys only; and the bad inputs. {@link ConverterParityTest}
@@ -90,12 +91,62 @@ class Olmo2ToGgufTest {
         assertThat(g.tensor("blk.1.attn_q_norm.weight").ne()).containsExactly((long) HEADS * HEAD);
     }
 
+    /** An OLMo 3 config.json: OLMo 2's with its window; {@code layerTypes} the layer_types entry (or nothing). */
+    static String olmo3(String layerTypes) {
+        return config("\"sliding_window\": 4096, " + layerTypes).replace("Olmo2ForCausalLM", "Olmo3ForCausalLM")
+                .replace("\"olmo2\"", "\"olmo3\"");
+    }
+
+    /** The bools of an array-of-bool key/value (GGUF: element type 7, a u64 count, a byte each). */
+    static List<Boolean> bools(ReferenceGguf.Kv kv) {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(kv.value()).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        assertThat(kv.type()).as("an array").isEqualTo(9);
+        assertThat(b.getInt()).as("of bools").isEqualTo(7);
+        long n = b.getLong();
+        List<Boolean> out = new java.util.ArrayList<>();
+        for (long i = 0; i < n; i++) out.add(b.get() != 0);
+        return out;
+    }
+
+    /** OLMo 3: the converter's Olmo2Model writes the window and which layers have it, from layer_types. */
     @Test
-    void aSlidingWindowIsRefused() throws IOException {
-        Path out = tmp.resolve("window.gguf");
-        CorpusCliTest.Run r = DecoderReference.convert(folder("OLMo-window", config("\"sliding_window\": 4096, "), tensors(52, HEADS * HEAD)), "f16", out, false);
+    void olmo3sWindowAndItsLayers() throws IOException {
+        Path out = tmp.resolve("olmo3.gguf");
+        CorpusCliTest.Run r = DecoderReference.convert(folder("OLMo-3-tiny",
+                olmo3("\"layer_types\": [\"full_attention\", \"sliding_attention\"], "), tensors(52, HEADS * HEAD)), "f16", out, false);
+        assertThat(r.code()).as(r.err()).isZero();
+        ReferenceGguf g = ReferenceGguf.read(out);
+        assertThat(g.kv.get("general.architecture").asString()).isEqualTo("olmo2");
+        assertThat(g.kv.get("olmo2.attention.sliding_window").type()).isEqualTo(4);
+        assertThat(g.kv.get("olmo2.attention.sliding_window").asLong()).isEqualTo(4096);
+        assertThat(bools(g.kv.get("olmo2.attention.sliding_window_pattern"))).containsExactly(false, true);
+        // the last keys, after TextModel's (general.file_type among them)
+        List<String> keys = List.copyOf(g.kv.keySet());
+        assertThat(keys.indexOf("olmo2.attention.sliding_window")).isGreaterThan(keys.indexOf("general.file_type"));
+        assertThat(keys.indexOf("olmo2.attention.sliding_window_pattern")).isEqualTo(keys.indexOf("olmo2.attention.sliding_window") + 1);
+    }
+
+    /** Without layer_types the converter lays out Olmo 3's default: every fourth layer global. */
+    @Test
+    void olmo3WithoutLayerTypesHasEveryFourthLayerGlobal() throws IOException {
+        Path out = tmp.resolve("olmo3-default.gguf");
+        CorpusCliTest.Run r = DecoderReference.convert(folder("OLMo-3-default", olmo3(""), tensors(55, HEADS * HEAD)), "f16", out, false);
+        assertThat(r.code()).as(r.err()).isZero();
+        // two layers: (il + 1) % 4 != 0 for both
+        assertThat(bools(ReferenceGguf.read(out).kv.get("olmo2.attention.sliding_window_pattern"))).containsExactly(true, true);
+    }
+
+    @Test
+    void olmo3LayerTypesThatDoNotFitAreRefused() throws IOException {
+        Path out = tmp.resolve("olmo3-bad.gguf");
+        CorpusCliTest.Run r = DecoderReference.convert(folder("OLMo-3-short", olmo3("\"layer_types\": [\"full_attention\"], "),
+                tensors(56, HEADS * HEAD)), "f16", out, false);
+        assertThat(r.code()).as(r.err()).isEqualTo(3);
+        assertThat(r.err()).contains("layer_types").doesNotContain("Exception");
+        r = DecoderReference.convert(folder("OLMo-3-chunked", olmo3("\"layer_types\": [\"chunked_attention\", \"full_attention\"], "),
+                tensors(57, HEADS * HEAD)), "f16", out, false);
         assertThat(r.code()).as(r.err()).isEqualTo(6);
-        assertThat(r.err()).contains("sliding_window").doesNotContain("Exception");
+        assertThat(r.err()).contains("chunked_attention").doesNotContain("Exception");
         assertThat(out).doesNotExist();
     }
 
@@ -128,5 +179,22 @@ class Olmo2ToGgufTest {
         Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_QWEN3 not set: llama.cpp needs the vocabulary; not checked");
         DecoderReference.llamaCppComputesTheReference(tmp, "olmo2", List.of("--tokenizer", tok.get().toString(), "--seed", "9"), dtype, variant,
                 0.05);
+    }
+
+    /**
+     * OLMo 3 through llama.cpp against the reference forward pass (8 layers, three local to one
+     * global, a window of 4; 12 tokens): F32 within 1e-4 relative (measured 2.0e-7), F16 3e-3
+     * (1.1e-3); with Olmo 3's yarn on the global layers only (transformers 4.57's and main's
+     * reading, which llama.cpp's olmo2 takes) 1.8e-7, against yarn on every layer 0.32 off,
+     * against no window 1.2.
+     */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {"5|f32|", "5|f16|", "7|f32|", "5|f32|--variant no-window", "7|f32|--variant yarn-everywhere"})
+    void llamaCppComputesOlmo3(int seed, String dtype, String wrong) throws Exception {
+        Optional<Path> tok = DecoderReference.tokenizerFolder("AMN_TOKENIZER_QWEN3");
+        Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_QWEN3 not set: llama.cpp needs the vocabulary; not checked");
+        List<String> make = new java.util.ArrayList<>(List.of("--tokenizer", tok.get().toString(), "--seed", Integer.toString(seed)));
+        if (seed == 7) make.addAll(List.of("--yarn", "16"));
+        DecoderReference.llamaCppComputesTheReference(tmp, "olmo3", make, dtype, wrong == null ? null : List.of(wrong.split(" ")), 0.1);
     }
 }

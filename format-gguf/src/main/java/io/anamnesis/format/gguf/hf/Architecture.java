@@ -192,7 +192,15 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          * {@code <arch>.attention.sliding_window}: config.json {@code sliding_window}, required,
          * unless {@code sliding_window_pattern} is 1 (every layer global): then nothing (gemma3).
          */
-        SLIDING_WINDOW_UNLESS_ALL_GLOBAL
+        SLIDING_WINDOW_UNLESS_ALL_GLOBAL,
+        /**
+         * Olmo 3's window ({@code Olmo2Model}): when config.json has {@code sliding_window},
+         * {@code <arch>.attention.sliding_window} (uint32) and
+         * {@code <arch>.attention.sliding_window_pattern}, one bool per layer, true for a local
+         * layer: {@code layer_types}' {@code sliding_attention}, else every fourth layer global
+         * ({@code (il + 1) % 4 == 0}); nothing without it.
+         */
+        SLIDING_WINDOW_PATTERN_WHEN_WINDOWED
     }
 
     /**
@@ -390,8 +398,7 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      * @param noRope         the layers without rotary embedding llama.cpp's graph for the family
      *                       lays out (no key says which), when it has them
      * @param configRefused  config.json keys with which the converter writes what is not
-     *                       converted here (olmo2's {@code sliding_window}: Olmo 3's window
-     *                       keys), each with why: present and not null, exit 6
+     *                       converted here, each with why: present and not null, exit 6
      * @param packedExperts  experts stored already stacked, transposed and with gate and up
      *                       interleaved (gpt-oss), when the family stores them so
      */

@@ -462,19 +462,21 @@ final class Architectures {
      * no norm before attention or MLP but one after each ({@code post_attention_layernorm}
      * {@code post_attention_norm}, {@code post_feedforward_layernorm} {@code post_ffw_norm}),
      * q/k RMS norms over the whole projection ({@code attn_q_norm}/{@code attn_k_norm}, F32);
-     * no permutation (llama.cpp's olmo2 rope is NEOX); TextModel's keys only;
-     * {@code TextModel.set_vocab} (byte-level BPE tokenizer.json). A {@code sliding_window} in
-     * config.json makes the converter write Olmo 3's window keys: refused.
+     * no permutation (llama.cpp's olmo2 rope is NEOX); TextModel's keys (its yarn included);
+     * {@code TextModel.set_vocab} (byte-level BPE tokenizer.json). OLMo 3
+     * ({@code Olmo3ForCausalLM}, the same converter class): with a {@code sliding_window} in
+     * config.json, the window and which layers have it ({@code attention.sliding_window_pattern},
+     * from {@code layer_types}, else every fourth layer global) after TextModel's keys.
      */
-    static final Architecture OLMO2 = Architecture.of("olmo2", "Olmo2ForCausalLM")
+    static final Architecture OLMO2 = Architecture.of("olmo2", "Olmo2ForCausalLM", "Olmo3ForCausalLM")
             .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION.subList(1, ATTENTION.size()), QK_NORMS,
                     List.of(Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.post_attention_norm"),
                             Architecture.TensorName.of("model.layers.{bid}.post_feedforward_layernorm", "blk.{bid}.post_ffw_norm")),
                     MLP))
             .vocabulary(Architecture.VocabularyRule.GPT2)
+            // Olmo2Model.set_gguf_parameters: TextModel's, then Olmo 3's window keys
+            .keys(List.of(Architecture.OwnKey.SLIDING_WINDOW_PATTERN_WHEN_WINDOWED))
             .requires(QWEN2_REQUIRED)
-            .extras(Architecture.Extras.refusing(Map.of("sliding_window",
-                    "the converter writes Olmo 3's sliding-window keys for it (its window pattern)")))
             .build();
 
     /**

@@ -731,6 +731,29 @@ public final class HfGgufExporter implements ModelExporter {
                 double v = HfConfig.number(cap).orElseThrow(() -> badKey("final_logit_softcapping", "is not a number: " + cap));
                 if (v != 0) kv.put(a + ".final_logit_softcapping", MetaValue.Real.f32((float) v));
             }
+            case SLIDING_WINDOW_PATTERN_WHEN_WINDOWED -> {
+                if (!config.containsKey("sliding_window")) return;
+                Object w = config.get("sliding_window");
+                kv.put(a + ".attention.sliding_window", MetaValue.u32(HfConfig.asInteger(w).filter(v -> v >= 0 && v <= 0xFFFF_FFFFL)
+                        .orElseThrow(() -> badKey("sliding_window", "is not a GGUF uint32: " + w))));
+                List<MetaValue> local = new ArrayList<>();
+                Object types = config.get("layer_types");
+                if (types != null && types != io.anamnesis.api.json.Json.NULL) {
+                    if (!(types instanceof List<?> list) || list.size() != blockCount) {
+                        throw badKey("layer_types", "is not a list of num_hidden_layers (" + blockCount + ") layer types");
+                    }
+                    for (Object t : list) {
+                        if (!"sliding_attention".equals(t) && !"full_attention".equals(t)) {
+                            throw new UnsupportedFeatureException("config.json layer_types holds " + t + ": llama.cpp's " + a
+                                    + " has sliding_attention and full_attention layers only; not converted");
+                        }
+                        local.add(new MetaValue.Bool("sliding_attention".equals(t)));
+                    }
+                } else {
+                    for (long il = 0; il < blockCount; il++) local.add(new MetaValue.Bool((il + 1) % 4 != 0));
+                }
+                kv.put(a + ".attention.sliding_window_pattern", new MetaValue.Array(MetaValue.Type.BOOL, local));
+            }
             case SLIDING_WINDOW_UNLESS_ALL_GLOBAL -> {
                 if (HfConfig.integer(config, "sliding_window_pattern").filter(p -> p == 1).isPresent()) return;
                 Object w = config.get("sliding_window");
