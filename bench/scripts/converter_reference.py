@@ -25,7 +25,8 @@ What is stubbed, and why it does not touch what is compared:
   `from_pretrained` raises, so the converter's hyper-parameters are config.json's keys,
   without the defaults a transformers config class would add (docs/hf-to-gguf.md says
   which matter). `AutoTokenizer` is only used by the vocabulary code, which does not run.
-- The vocabulary: the model class's `set_vocab` (called last in
+- The vocabulary: the model class's `set_vocab` (and that of a model class nested in it, to
+  which it hands the work, as `Mistral3Model` does) (called last in
   `TextModel.prepare_metadata`, after every hyper-parameter and
   `general.quantization_version`) is replaced by one that writes
   `tokenizer.ggml.model = none`, as the converter's own `_set_vocab_none` does and as
@@ -139,6 +140,10 @@ def convert(converter_dir, jobs):
             arch = conv.get_model_architecture(hparams, conv.ModelType.TEXT)
             model_class = conv.ModelBase.from_model_architecture(arch, model_type=conv.ModelType.TEXT)
             model_class.set_vocab = _no_vocab
+            # a class that hands its work to a nested one (Mistral3Model's Ministral3Model): that one's too
+            for nested in vars(model_class).values():
+                if isinstance(nested, type) and issubclass(nested, conv.ModelBase):
+                    nested.set_vocab = _no_vocab
             sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outfile", str(out), "--outtype", outtype]
             conv.main()
         except BaseException as e:  # SystemExit too: main() exits on an unsupported model

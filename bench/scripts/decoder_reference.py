@@ -2,7 +2,7 @@
 """An independent forward pass of a Hugging Face decoder folder (LlamaForCausalLM,
 Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM,
 Gemma3ForCausalLM, the text model of Gemma3ForConditionalGeneration, Phi3ForCausalLM, GptOssForCausalLM,
-Olmo3ForCausalLM), to check what
+Olmo3ForCausalLM, the text model of Mistral3ForConditionalGeneration), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -32,6 +32,13 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make mistral3 DIR [--tokenizer MODELS_DIR] [--seed N] [--new-layout]
+        a tiny Mistral3ForConditionalGeneration folder (Mistral Small 3.1's layout): make llama's text model
+        with head_dim 32 (not hidden / heads) and rope_theta 1e9, nested under text_config (model_type
+        mistral, sliding_window null) beside a vision_config; tensors language_model.model.* and
+        language_model.lm_head.weight (--new-layout: model.language_model.* and lm_head.weight, as
+        transformers >= 4.52 saves them), plus a few vision tower and projector tensors. Its forward pass is
+        llama's on the text model (the vision part unused)
     python3 decoder_reference.py make gemma3 DIR [--sp TOKENIZER_MODEL] [--seed N] [--linear F]
             [--local-theta THETA] [--multimodal] [--final-softcap C]
         a tiny random Gemma 3 folder: 6 layers with sliding_window_pattern 6 (layers 0-4 local,
@@ -757,6 +764,48 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
             dst.write(src.read())
 
 
+def make_mistral3(out, tokenizer=None, seed=0, new_layout=False):
+    """A tiny Mistral3ForConditionalGeneration folder (Mistral Small 3.1's layout): make llama's text model
+    with head_dim 32 (not hidden / heads, as Mistral Small's 128 is not 5120 / 32), its config nested under
+    text_config (model_type mistral, sliding_window null) beside a vision_config, its tensors under
+    language_model.model.* and language_model.lm_head (with new_layout: model.language_model.* and lm_head, as
+    transformers >= 4.52 saves them), and a few vision tower and projector tensors."""
+    make("llama", out, tokenizer, False, seed, None, 1000000000.0)
+    text = json.load(open(os.path.join(out, "config.json")))
+    W = read_safetensors(os.path.join(out, "model.safetensors"))
+    rng = np.random.default_rng(seed + 1000)
+    heads, kv, head_dim, hidden = text["num_attention_heads"], text["num_key_value_heads"], 32, text["hidden_size"]
+    for k in list(W):
+        # head_dim 32: q/k/v/o reshaped to heads x 32 (fresh values, the same scale)
+        if k.endswith(("q_proj.weight", "k_proj.weight", "v_proj.weight")):
+            n = heads if "q_proj" in k else kv
+            W[k] = rng.standard_normal((n * head_dim, hidden)) * 0.15
+        elif k.endswith("o_proj.weight"):
+            W[k] = rng.standard_normal((hidden, heads * head_dim)) * 0.15
+    text.pop("architectures")
+    text.update({"model_type": "mistral", "head_dim": head_dim, "sliding_window": None})
+    config = {"architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3", "image_token_index": 10,
+              "multimodal_projector_bias": False, "projector_hidden_act": "gelu", "spatial_merge_size": 2,
+              "text_config": text, "torch_dtype": "bfloat16", "vision_feature_layer": -1,
+              "vision_config": {"hidden_size": 16, "model_type": "pixtral", "num_hidden_layers": 1, "head_dim": 8,
+                                "num_attention_heads": 2, "image_size": 32, "patch_size": 16}}
+    t = {}
+    for k, v in W.items():
+        if new_layout:
+            t["lm_head.weight" if k == "lm_head.weight" else "model.language_model." + k[len("model."):]] = v
+        else:
+            t["language_model." + k] = v
+    vision = "model.vision_tower." if new_layout else "vision_tower."
+    projector = "model.multi_modal_projector." if new_layout else "multi_modal_projector."
+    t[vision + "patch_conv.weight"] = rng.standard_normal((16, 3, 16, 16)) * 0.1
+    t[vision + "ln_pre.weight"] = 1 + rng.standard_normal(16) * 0.1
+    t[projector + "linear_1.weight"] = rng.standard_normal((hidden, 16 * 4)) * 0.1
+    t[projector + "norm.weight"] = 1 + rng.standard_normal(16) * 0.1
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+
+
 # ---------------------------------------------------------------- forward
 
 def f16(x):
@@ -880,6 +929,12 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         W.update(read_safetensors(os.path.join(folder, f)))
     if arch == "GptOssForCausalLM":
         return arch, gpt_oss_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
+    if arch == "Mistral3ForConditionalGeneration":
+        # its text model, a Mistral decoder (llama's block): text_config over the top level, language_model.
+        # taken out of the names (language_model.model.* or model.language_model.*), the vision part unused
+        cfg = {**cfg, **cfg["text_config"]}
+        W = {k.replace("language_model.", ""): v for k, v in W.items()
+             if "vision_tower" not in k and "multi_modal_projector" not in k}
     gemma3 = arch in ("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
     if gemma3:
         # the text model: text_config over the top level, Gemma3TextConfig's defaults under both
@@ -1205,9 +1260,10 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
-                                    "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss"])
+                                    "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
+    m.add_argument("--new-layout", action="store_true")
     m.add_argument("--sp")
     m.add_argument("--tied", action="store_true")
     m.add_argument("--seed", type=int, default=0)
@@ -1248,6 +1304,8 @@ def main():
             make_gpt_oss(a.dir, a.tokenizer, a.tied, a.seed, a.mxfp4, a.yarn, 32.0 if a.yarn_factor is None else a.yarn_factor)
         elif a.arch == "phi3":
             make_phi3(a.dir, a.sp_tokenizer, a.seed, 10000.0 if a.theta is None else a.theta, a.partial_rotary, a.longrope)
+        elif a.arch == "mistral3":
+            make_mistral3(a.dir, a.tokenizer, a.seed, a.new_layout)
         elif a.arch == "olmo3":
             # Olmo 3's own rope_theta 500000 and YaRN factor 8 unless given
             make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 500000.0 if a.theta is None else a.theta, a.sp,

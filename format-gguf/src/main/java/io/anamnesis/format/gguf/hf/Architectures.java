@@ -51,6 +51,9 @@ import java.util.Optional;
  * and global layers, experts stored packed ({@link Architecture.PackedExperts}, split and
  * transposed; a published checkpoint's MXFP4 blocks written as ggml MXFP4); verified byte for
  * byte against the converter and by llama.cpp computing the logits of an independent forward pass.
+ *
+ * <p>mistral3: {@code Mistral3Model} ({@code Mistral3ForConditionalGeneration}, Mistral Small
+ * 3.x): the multimodal checkpoint's text model as llama writes it; verified the same way.
  */
 final class Architectures {
     private Architectures() {
@@ -513,8 +516,39 @@ final class Architectures {
                             "llama.cpp's gpt-oss clamps the experts' SwiGLU at 7 (transformers' default)")))))
             .build();
 
+    /**
+     * Mistral Small 3.x and its kin ({@code Mistral3ForConditionalGeneration}: Mistral Small
+     * 3.1 and 3.2 and checkpoints built on them; the converter's {@code Mistral3Model}, whose text
+     * part is a {@code LlamaModel} under the arch {@code mistral3}): the text model of the
+     * multimodal checkpoint ({@code text_config} over the top level, {@code language_model.}
+     * removed from the names, the vision tower and projector left out) written as llama writes
+     * it: q/k rows permuted, llama's keys, its vocabulary rule, a llama3 rope as
+     * {@code rope_freqs}. Ministral 3 ({@code model_type} ministral3: yarn with llama 4's
+     * attention temperature) and Mistral 4 (a DeepSeek-V2 layout) are refused, and so is a
+     * {@code sliding_window}, which llama.cpp's mistral3 does not apply.
+     */
+    static final Architecture MISTRAL3 = Architecture.of("mistral3", "Mistral3ForConditionalGeneration")
+            .tensors(DECODER)
+            .ropeRows(LLAMA.ropeRows())
+            .keys(LLAMA.extraKeys())
+            .vocabulary(Architecture.VocabularyRule.LLAMA)
+            .llama3Rope()
+            // read raw by the converter without transformers; MistralConfig's defaults are not guessed
+            .requires(QWEN2_REQUIRED)
+            .refuses(List.of(new Architecture.Variant("ministral3", "Ministral 3 (yarn with llama 4's attention temperature "
+                            + "scaling: yarn_log_multiplier and attention.temperature_scale keys)"),
+                    new Architecture.Variant("mistral4", "Mistral 4 (DeepSeek-V2's layout, arch mistral4)")))
+            .extras(new Architecture.Extras(Map.of(),
+                    // Ministral3Model.modify_tensors: language_model. removed; the vision tower and projector skipped
+                    Optional.of(new Architecture.MultimodalText("language_model.", List.of("vision_tower.", "multi_modal_projector.",
+                            "model.vision_tower.", "model.multi_modal_projector."), "vision tower and multimodal projector")),
+                    false, Optional.empty(), List.of(), Optional.empty(),
+                    Map.of("sliding_window", "transformers' Mistral attends within the window; llama.cpp's mistral3 over the "
+                            + "whole context (the converter writes no window)"), Optional.empty()))
+            .build();
+
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
-            OLMO2, QWEN2MOE, GPT_OSS);
+            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

@@ -132,7 +132,9 @@ public final class HfGgufExporter implements ModelExporter {
             if (DROPPED.stream().anyMatch(input.name()::endsWith)) continue;
             Optional<String> textName = arch.extras().multimodal().map(m -> m.textName(input.name())).orElse(Optional.of(input.name()));
             if (textName.isEmpty()) {
-                leftOut.merge(input.name().substring(0, input.name().indexOf('.') + 1) + "*", 1, Integer::sum);
+                String part = arch.extras().multimodal().get().leftOut().stream().filter(input.name()::startsWith).findFirst()
+                        .orElse(input.name().substring(0, input.name().indexOf('.') + 1));
+                leftOut.merge(part + "*", 1, Integer::sum);
                 continue;
             }
             DenseTensor mapped = textName.get().equals(input.name()) ? input : renamed(input, textName.get());

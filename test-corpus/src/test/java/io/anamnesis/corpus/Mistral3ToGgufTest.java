@@ -1,0 +1,159 @@
+package io.anamnesis.corpus;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.TreeMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A Mistral Small 3.x folder ({@code Mistral3ForConditionalGeneration}) to GGUF as the
+ * converter's {@code Mistral3Model} writes it: the text model (its {@code text_config}, its
+ * tensors under {@code language_model.}, in the layouts transformers saved before and after
+ * 4.52) as llama writes it under the arch {@code mistral3}, the vision tower and projector left
+ * out and said so; Ministral 3, a sliding window and a missing key refused.
+ * {@link ConverterParityTest} compares such folders with the converter's own files; with the
+ * oracles ({@code ORACLE_CACHE}) and Qwen3's tokenizer ({@code AMN_TOKENIZER_QWEN3}) llama.cpp's
+ * logits are checked against {@code bench/scripts/decoder_reference.py}'s forward pass.
+ */
+class Mistral3ToGgufTest {
+    static final int VOCAB = 64, HIDDEN = 64, FF = 96, LAYERS = 2, HEADS = 4, KV_HEADS = 2, HEAD = 32;
+
+    @TempDir
+    Path tmp;
+
+    /** Mistral Small 3.1's config.json shape, sizes shrunk; {@code text} more entries of text_config. */
+    static String config(String text) {
+        return "{\"architectures\": [\"Mistral3ForConditionalGeneration\"], \"model_type\": \"mistral3\", \"image_token_index\": 10, "
+                + "\"projector_hidden_act\": \"gelu\", \"spatial_merge_size\": 2, \"multimodal_projector_bias\": false, "
+                + "\"text_config\": {\"model_type\": \"mistral\", \"vocab_size\": " + VOCAB + ", \"hidden_size\": " + HIDDEN + ", "
+                + "\"intermediate_size\": " + FF + ", \"num_hidden_layers\": " + LAYERS + ", \"num_attention_heads\": " + HEADS + ", "
+                + "\"num_key_value_heads\": " + KV_HEADS + ", \"head_dim\": " + HEAD + ", \"max_position_embeddings\": 131072, "
+                + "\"rms_norm_eps\": 1e-05, \"rope_theta\": 1000000000.0, " + text + "\"sliding_window\": null}, "
+                + "\"vision_config\": {\"hidden_size\": 16, \"model_type\": \"pixtral\", \"num_hidden_layers\": 1}, "
+                + "\"torch_dtype\": \"float32\", \"vision_feature_layer\": -1}";
+    }
+
+    /**
+     * The text model's tensors under {@code language_model.model.*} and {@code language_model.lm_head}
+     * (or, {@code newLayout}, {@code model.language_model.*} and {@code lm_head}), and a vision
+     * tower and projector.
+     */
+    static Map<String, ReferenceSafetensors.Tensor> tensors(long seed, boolean newLayout) {
+        Map<String, long[]> text = new TreeMap<>();
+        text.put("embed_tokens.weight", new long[]{VOCAB, HIDDEN});
+        text.put("norm.weight", new long[]{HIDDEN});
+        for (int i = 0; i < LAYERS; i++) {
+            String p = "layers." + i + ".";
+            text.put(p + "input_layernorm.weight", new long[]{HIDDEN});
+            text.put(p + "post_attention_layernorm.weight", new long[]{HIDDEN});
+            text.put(p + "self_attn.q_proj.weight", new long[]{(long) HEADS * HEAD, HIDDEN});
+            text.put(p + "self_attn.k_proj.weight", new long[]{(long) KV_HEADS * HEAD, HIDDEN});
+            text.put(p + "self_attn.v_proj.weight", new long[]{(long) KV_HEADS * HEAD, HIDDEN});
+            text.put(p + "self_attn.o_proj.weight", new long[]{HIDDEN, (long) HEADS * HEAD});
+            text.put(p + "mlp.gate_proj.weight", new long[]{FF, HIDDEN});
+            text.put(p + "mlp.up_proj.weight", new long[]{FF, HIDDEN});
+            text.put(p + "mlp.down_proj.weight", new long[]{HIDDEN, FF});
+        }
+        Map<String, long[]> shapes = new TreeMap<>();
+        text.forEach((k, v) -> shapes.put((newLayout ? "model.language_model." : "language_model.model.") + k, v));
+        shapes.put(newLayout ? "lm_head.weight" : "language_model.lm_head.weight", new long[]{VOCAB, HIDDEN});
+        String vision = newLayout ? "model.vision_tower." : "vision_tower.", projector = newLayout ? "model.multi_modal_projector." : "multi_modal_projector.";
+        shapes.put(vision + "patch_conv.weight", new long[]{16, 3, 4, 4});
+        shapes.put(vision + "ln_pre.weight", new long[]{16});
+        shapes.put(projector + "linear_1.weight", new long[]{HIDDEN, 64});
+        return DecoderReference.randomF32(shapes, new Random(seed));
+    }
+
+    private Path folder(String name, String config, Map<String, ReferenceSafetensors.Tensor> tensors) throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve(name));
+        Files.writeString(dir.resolve("config.json"), config);
+        HfToGgufTest.writeSafetensors(dir.resolve("model.safetensors"), tensors);
+        return dir;
+    }
+
+    private static float f32(byte[] b, long index) {
+        return ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getFloat((int) (4 * index));
+    }
+
+    @ParameterizedTest
+    @CsvSource({"false", "true"})
+    void theTextModelAsLlamaWritesItUnderMistral3(boolean newLayout) throws IOException {
+        Map<String, ReferenceSafetensors.Tensor> in = tensors(91, newLayout);
+        Path out = tmp.resolve("m3.gguf");
+        CorpusCliTest.Run r = CorpusCliTest.amn("convert", folder("Mistral-Small-3.1-tiny", config(""), in).toString(), "--to", "gguf",
+                "--dtype", "f32", "-o", out.toString(), "--no-vocab");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out() + r.err()).contains("left out 3 tensors of the vision tower and multimodal projector");
+        ReferenceGguf g = ReferenceGguf.read(out);
+        assertThat(g.kv.get("general.architecture").asString()).isEqualTo("mistral3");
+        assertThat(g.kv.get("mistral3.vocab_size").asLong()).isEqualTo(VOCAB);
+        // head_dim, not hidden_size / num_attention_heads (16)
+        assertThat(g.kv.get("mistral3.rope.dimension_count").asLong()).isEqualTo(HEAD);
+        assertThat(g.kv.get("mistral3.attention.key_length").asLong()).isEqualTo(HEAD);
+        assertThat(g.tensors.stream().map(ReferenceGguf.Tensor::name)).hasSize(2 + 1 + 9 * LAYERS)
+                .contains("output.weight", "token_embd.weight", "blk.1.ffn_gate.weight").noneMatch(n -> n.contains("vision") || n.contains("mm"));
+        // q rows permuted per head as llama's: output row h*d + 2i + j is input row h*d + j*d/2 + i
+        String prefix = newLayout ? "model.language_model." : "language_model.model.";
+        byte[] q = in.get(prefix + "layers.1.self_attn.q_proj.weight").bytes(), got = g.tensor("blk.1.attn_q.weight").bytes();
+        for (int h = 0; h < HEADS; h++) {
+            for (int w = 0; w < HEAD; w++) {
+                int src = h * HEAD + (w % 2) * (HEAD / 2) + w / 2;
+                for (int c = 0; c < HIDDEN; c++) {
+                    assertThat(f32(got, (long) (h * HEAD + w) * HIDDEN + c)).isEqualTo(f32(q, (long) src * HIDDEN + c));
+                }
+            }
+        }
+        // v is not permuted
+        assertThat(g.tensor("blk.0.attn_v.weight").bytes()).isEqualTo(in.get(prefix + "layers.0.self_attn.v_proj.weight").bytes());
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            // Ministral 3: the converter adds llama 4's attention temperature and the yarn log multiplier
+            "\"model_type\": \"mistral\"|\"model_type\": \"ministral3\"|6|ministral3",
+            // transformers' Mistral attends within its window, llama.cpp's mistral3 over the whole context
+            "\"sliding_window\": null|\"sliding_window\": 4096|6|sliding_window",
+            // read raw, MistralConfig's default not guessed
+            "\"rope_theta\": 1000000000.0, |'' |3|rope_theta"})
+    void whatIsNotConvertedIsRefused(String from, String to, int exit, String named) throws IOException {
+        Path out = tmp.resolve("bad.gguf");
+        CorpusCliTest.Run r = DecoderReference.convert(folder("Mistral-bad", config("").replace(from, to.equals("''") ? "" : to),
+                tensors(92, false)), "f16", out, false);
+        assertThat(r.code()).as(r.err()).isEqualTo(exit);
+        assertThat(r.err()).contains(named).doesNotContain("Exception");
+        assertThat(out).doesNotExist();
+    }
+
+    /** llama.cpp's logits against the reference forward pass (F32 within 1e-4 relative, measured 1.3e-7; F16 3e-3, 8.0e-4). */
+    @ParameterizedTest
+    @CsvSource({"f32,", "f16,", "f32,--new-layout"})
+    void llamaCppComputesTheReferenceForwardPass(String dtype, String layout) throws Exception {
+        Optional<Path> tok = DecoderReference.tokenizerFolder("AMN_TOKENIZER_QWEN3");
+        Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_QWEN3 not set: llama.cpp needs the vocabulary; not checked");
+        List<String> make = new ArrayList<>(List.of("--tokenizer", tok.get().toString(), "--seed", "3"));
+        if (layout != null) make.add(layout);
+        DecoderReference.llamaCppComputesTheReference(tmp, "mistral3", make, dtype, (List<String>) null, 0);
+    }
+
+    /** The folders {@link ConverterParityTest} compares with the converter's own files. */
+    static List<ConverterParityTest.Folder> parityFolders(List<String> all, List<String> withAuto) {
+        return List.of(new ConverterParityTest.Folder("Mistral-Small-3.1-tiny", config(""), tensors(93, false), all),
+                new ConverterParityTest.Folder("Mistral-Small-3.2-tiny-bf16", config(""), ConverterParityTest.as("BF16", tensors(94, true)),
+                        withAuto));
+    }
+}
