@@ -2,7 +2,7 @@
 """An independent forward pass of a Hugging Face decoder folder (LlamaForCausalLM,
 Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM,
 Gemma3ForCausalLM, the text model of Gemma3ForConditionalGeneration, Phi3ForCausalLM, GptOssForCausalLM,
-Olmo3ForCausalLM, the text model of Mistral3ForConditionalGeneration), to check what
+Olmo3ForCausalLM, the text model of Mistral3ForConditionalGeneration, ArceeForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -135,6 +135,10 @@ GptOssForCausalLM (make gpt-oss), as transformers' modeling_gpt_oss computes it 
   f16 rounds Q, K, V and the probabilities (the sink's column already dropped) as for the others. Note
   that transformers 5's GptOssConfig takes a null rope_scaling as its default YaRN (factor 32 over 4096,
   truncate false), 4.55's as no scaling; this computes null as no scaling.
+
+ArceeForCausalLM (make arcee: llama's sizes, hidden_act relu2, no mlp.gate_proj): llama whose MLP is
+down(relu(up h)^2). --variant silu-not-relu2 computes it with silu(up h) instead, to show a comparison
+catches it.
 
 SmolLM3ForCausalLM (make smollm3: llama's sizes with 4 layers): llama whose layer i has no
 rotary embedding where no_rope_layers[i] is 0 (default: every no_rope_layer_interval-th
@@ -646,7 +650,7 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
     cls = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
            "qwen3moe": "Qwen3MoeForCausalLM", "mixtral": "MixtralForCausalLM", "granite": "GraniteForCausalLM",
            "smollm3": "SmolLM3ForCausalLM", "olmo2": "Olmo2ForCausalLM", "olmo3": "Olmo3ForCausalLM",
-           "qwen2moe": "Qwen2MoeForCausalLM"}[arch]
+           "qwen2moe": "Qwen2MoeForCausalLM", "arcee": "ArceeForCausalLM"}[arch]
     config = {
         "architectures": [cls], "model_type": arch, "vocab_size": vocab, "hidden_size": hidden,
         "intermediate_size": inter, "num_hidden_layers": layers, "num_attention_heads": heads,
@@ -696,6 +700,8 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
         config["sliding_window"] = 4
         if layer_types:
             config["layer_types"] = ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention" for i in range(layers)]
+    if arch == "arcee":
+        config.update({"model_type": "arcee", "hidden_act": "relu2"})
     if arch == "granite":
         # each unlike its default of 1 (and the attention scale unlike 1/sqrt(head)), so that each shows
         config.update({"attention_multiplier": 0.125, "embedding_multiplier": 3.0, "residual_multiplier": 0.5,
@@ -745,7 +751,8 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
                 t[p + f"mlp.experts.{x}.up_proj.weight"] = w(moe_inter, hidden)
                 t[p + f"mlp.experts.{x}.down_proj.weight"] = w(hidden, moe_inter)
             continue
-        t[p + "mlp.gate_proj.weight"] = w(inter, hidden)
+        if arch != "arcee":  # Arcee's MLP has no gate: down(relu(up h)^2)
+            t[p + "mlp.gate_proj.weight"] = w(inter, hidden)
         t[p + "mlp.up_proj.weight"] = w(inter, hidden)
         t[p + "mlp.down_proj.weight"] = w(hidden, inter)
     t["model.norm.weight"] = 1 + w(hidden, s=0.2)
@@ -1091,6 +1098,12 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         elif arch in ("Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen2MoeForCausalLM"):
             x = x + moe(cfg, W, p, h, mutate)
             continue
+        elif arch == "ArceeForCausalLM":
+            # Arcee's MLP: down(relu(up h)^2), no gate (--variant silu-not-relu2: silu(up h) instead, to tell them apart)
+            u = h @ W[p + "mlp.up_proj.weight"].T
+            act = u / (1 + np.exp(-u)) if variant == "silu-not-relu2" else np.maximum(u, 0.0) ** 2
+            x = x + residual * (act @ W[p + "mlp.down_proj.weight"].T)
+            continue
         else:
             g = h @ W[p + "mlp.gate_proj.weight"].T
             u = h @ W[p + "mlp.up_proj.weight"].T
@@ -1260,7 +1273,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
-                                    "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3"])
+                                    "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -1291,7 +1304,7 @@ def main():
         p.add_argument("--weights", choices=["f32", "f16"], default="f32")
         p.add_argument("--variant", choices=["no-norm-shift", "no-embed-scale", "no-softcap", "no-window",
                                              "global-rope-everywhere", "scaled-local", "no-multipliers",
-                                             "rope-everywhere", "per-head-qk-norm", "no-sinks", "yarn-everywhere"])
+                                             "rope-everywhere", "per-head-qk-norm", "no-sinks", "yarn-everywhere", "silu-not-relu2"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")

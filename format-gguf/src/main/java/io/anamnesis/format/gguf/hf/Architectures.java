@@ -54,6 +54,9 @@ import java.util.Optional;
  *
  * <p>mistral3: {@code Mistral3Model} ({@code Mistral3ForConditionalGeneration}, Mistral Small
  * 3.x): the multimodal checkpoint's text model as llama writes it; verified the same way.
+ *
+ * <p>arcee: {@code ArceeModel} ({@code ArceeForCausalLM}): llama without a gate in its MLP;
+ * verified the same way.
  */
 final class Architectures {
     private Architectures() {
@@ -547,8 +550,24 @@ final class Architectures {
                             + "whole context (the converter writes no window)"), Optional.empty()))
             .build();
 
+    /**
+     * Arcee's AFM ({@code ArceeForCausalLM}, the converter's {@code ArceeModel}, a
+     * {@code LlamaModel}): llama without a gate in its MLP (llama.cpp's arcee computes
+     * {@code down(relu(up x)^2)}, transformers' {@code relu2}): llama's rows, keys and
+     * vocabulary, then the pooling type of a sentence-transformers folder; its yarn as llama's.
+     */
+    static final Architecture ARCEE = Architecture.of("arcee", "ArceeForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, List.of(FFN_NORM,
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"), FFN_DOWN)))
+            .ropeRows(LLAMA.ropeRows())
+            // ArceeModel.set_gguf_parameters: LlamaModel's, then _try_set_pooling_type
+            .keys(concat(LLAMA.extraKeys(), List.of(new Architecture.PoolingType())))
+            .vocabulary(Architecture.VocabularyRule.LLAMA)
+            .llama3Rope()
+            .build();
+
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
-            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3);
+            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

@@ -10,7 +10,7 @@ import java.util.Set;
 /**
  * YaRN rope scaling ({@code rope_type}/{@code type} {@code yarn}, as Qwen2.5/Qwen3 long
  * context and some llama-family models declare it) as the converter's
- * {@code TextModel.set_gguf_parameters} writes it for llama, qwen2, qwen3, olmo2 (OLMo 3) and gpt-oss: after the head
+ * {@code TextModel.set_gguf_parameters} writes it for llama, qwen2, qwen3, olmo2 (OLMo 3), gpt-oss and arcee: after the head
  * counts (and {@code attention.causal}), {@code rope.scaling.type} "yarn",
  * {@code rope.scaling.factor} (float32), {@code rope.scaling.original_context_length} (uint32,
  * the rope parameters' {@code original_max_position_embeddings}), then, each only when the
@@ -29,7 +29,7 @@ import java.util.Set;
  */
 final class Yarn {
     /** The families whose {@code set_gguf_parameters} is TextModel's, checked against llama.cpp. */
-    static final Set<String> FAMILIES = Set.of("llama", "qwen2", "qwen3", "gpt-oss", "olmo2");
+    static final Set<String> FAMILIES = Set.of("llama", "qwen2", "qwen3", "gpt-oss", "olmo2", "arcee");
     /**
      * Families whose published checkpoints all declare {@code truncate} false and which
      * llama.cpp runs with the range rounded all the same: converted as the converter converts
