@@ -2,7 +2,7 @@
 """An independent forward pass of a Hugging Face decoder folder (LlamaForCausalLM,
 Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM,
 Gemma3ForCausalLM, the text model of Gemma3ForConditionalGeneration, Phi3ForCausalLM, GptOssForCausalLM,
-Olmo3ForCausalLM, the text model of Mistral3ForConditionalGeneration, ArceeForCausalLM), to check what
+Olmo3ForCausalLM, the text model of Mistral3ForConditionalGeneration, ArceeForCausalLM, SeedOssForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -135,6 +135,10 @@ GptOssForCausalLM (make gpt-oss), as transformers' modeling_gpt_oss computes it 
   f16 rounds Q, K, V and the probabilities (the sink's column already dropped) as for the others. Note
   that transformers 5's GptOssConfig takes a null rope_scaling as its default YaRN (factor 32 over 4096,
   truncate false), 4.55's as no scaling; this computes null as no scaling.
+
+SeedOssForCausalLM (make seed_oss: qwen2's sizes with head_dim 32, not hidden / heads): Qwen2's
+block (q/k/v biases, no o_proj bias, post_attention_layernorm before the MLP) with heads of head_dim.
+--variant no-qkv-bias leaves the q/k/v biases out (any family that has them), to show a comparison catches it.
 
 ArceeForCausalLM (make arcee: llama's sizes, hidden_act relu2, no mlp.gate_proj): llama whose MLP is
 down(relu(up h)^2). --variant silu-not-relu2 computes it with silu(up h) instead, to show a comparison
@@ -646,11 +650,11 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
     if arch == "olmo3":
         layers = 8  # the 3-local-1-global pattern twice: layers 3 and 7 global
     moe = arch in ("qwen3moe", "mixtral", "qwen2moe")
-    head_dim = 32 if arch in ("qwen3", "qwen3moe") else hidden // heads
+    head_dim = 32 if arch in ("qwen3", "qwen3moe", "seed_oss") else hidden // heads
     cls = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
            "qwen3moe": "Qwen3MoeForCausalLM", "mixtral": "MixtralForCausalLM", "granite": "GraniteForCausalLM",
            "smollm3": "SmolLM3ForCausalLM", "olmo2": "Olmo2ForCausalLM", "olmo3": "Olmo3ForCausalLM",
-           "qwen2moe": "Qwen2MoeForCausalLM", "arcee": "ArceeForCausalLM"}[arch]
+           "qwen2moe": "Qwen2MoeForCausalLM", "arcee": "ArceeForCausalLM", "seed_oss": "SeedOssForCausalLM"}[arch]
     config = {
         "architectures": [cls], "model_type": arch, "vocab_size": vocab, "hidden_size": hidden,
         "intermediate_size": inter, "num_hidden_layers": layers, "num_attention_heads": heads,
@@ -702,6 +706,10 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
             config["layer_types"] = ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention" for i in range(layers)]
     if arch == "arcee":
         config.update({"model_type": "arcee", "hidden_act": "relu2"})
+    if arch == "seed_oss":
+        # Seed-OSS: head_dim apart from hidden / heads, q/k/v biases, no o_proj bias
+        config.update({"head_dim": head_dim, "attention_bias": True, "attention_out_bias": False, "mlp_bias": False,
+                       "residual_dropout": 0.0})
     if arch == "granite":
         # each unlike its default of 1 (and the attention scale unlike 1/sqrt(head)), so that each shows
         config.update({"attention_multiplier": 0.125, "embedding_multiplier": 3.0, "residual_multiplier": 0.5,
@@ -723,7 +731,7 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
         t[p + "self_attn.q_proj.weight"] = w(heads * head_dim, hidden)
         t[p + "self_attn.k_proj.weight"] = w(kv * head_dim, hidden)
         t[p + "self_attn.v_proj.weight"] = w(kv * head_dim, hidden)
-        if arch in ("qwen2", "qwen2moe"):
+        if arch in ("qwen2", "qwen2moe", "seed_oss"):
             t[p + "self_attn.q_proj.bias"] = w(heads * head_dim, s=0.5)
             t[p + "self_attn.k_proj.bias"] = w(kv * head_dim, s=0.5)
             t[p + "self_attn.v_proj.bias"] = w(kv * head_dim, s=0.5)
@@ -1044,7 +1052,7 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
                 proj[n] = y.reshape(T, -1, d)
         for n in ("" if phi3 else "qkv"):
             y = h @ W[p + f"self_attn.{n}_proj.weight"].T
-            if p + f"self_attn.{n}_proj.bias" in W:
+            if p + f"self_attn.{n}_proj.bias" in W and variant != "no-qkv-bias":
                 y = y + W[p + f"self_attn.{n}_proj.bias"]
             proj[n] = y.reshape(T, -1, d)
         q, k, v = proj["q"], proj["k"], proj["v"]
@@ -1273,7 +1281,8 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
-                                    "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee"])
+                                    "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
+                                    "seed_oss"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -1304,7 +1313,8 @@ def main():
         p.add_argument("--weights", choices=["f32", "f16"], default="f32")
         p.add_argument("--variant", choices=["no-norm-shift", "no-embed-scale", "no-softcap", "no-window",
                                              "global-rope-everywhere", "scaled-local", "no-multipliers",
-                                             "rope-everywhere", "per-head-qk-norm", "no-sinks", "yarn-everywhere", "silu-not-relu2"])
+                                             "rope-everywhere", "per-head-qk-norm", "no-sinks", "yarn-everywhere", "silu-not-relu2",
+                                             "no-qkv-bias"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")

@@ -56,7 +56,8 @@ import java.util.Optional;
  * 3.x): the multimodal checkpoint's text model as llama writes it; verified the same way.
  *
  * <p>arcee: {@code ArceeModel} ({@code ArceeForCausalLM}): llama without a gate in its MLP;
- * verified the same way.
+ * verified the same way. seed_oss: {@code SeedOssModel} ({@code SeedOssForCausalLM}): qwen2's
+ * block with its own head size; verified the same way.
  */
 final class Architectures {
     private Architectures() {
@@ -566,8 +567,23 @@ final class Architectures {
             .llama3Rope()
             .build();
 
+    /**
+     * ByteDance's Seed-OSS ({@code SeedOssForCausalLM}, the converter's {@code SeedOssModel}, a
+     * plain {@code TextModel}): qwen2's block (q/k/v biases) with {@code head_dim} apart from
+     * hidden / heads; {@code post_attention_layernorm}, the norm before the MLP, is
+     * {@code post_attention_norm} (gguf-py's {@code MODEL_TENSORS[SEED_OSS]} has no
+     * {@code FFN_NORM}); no permutation (llama.cpp's seed_oss rope is NEOX); TextModel's keys
+     * and vocabulary.
+     */
+    static final Architecture SEED_OSS = Architecture.of("seed_oss", "SeedOssForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, List.of(
+                    Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.post_attention_norm")), MLP))
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(QWEN2_REQUIRED)
+            .build();
+
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
-            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE);
+            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {
