@@ -2,7 +2,8 @@
 """An independent forward pass of a Hugging Face decoder folder (LlamaForCausalLM,
 Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM,
 Gemma3ForCausalLM, the text model of Gemma3ForConditionalGeneration, Phi3ForCausalLM, GptOssForCausalLM,
-Olmo3ForCausalLM, the text model of Mistral3ForConditionalGeneration, ArceeForCausalLM, SeedOssForCausalLM), to check what
+Olmo3ForCausalLM, the text model of Mistral3ForConditionalGeneration, ArceeForCausalLM, SeedOssForCausalLM,
+Glm4ForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -81,6 +82,19 @@ code or the converter's.
         {"rope_type": "yarn", "factor": F (default 32), "original_max_position_embeddings": OLD_CONTEXT,
         "beta_fast": 32.0, "beta_slow": 1.0, "truncate": false}, initial_context_length OLD_CONTEXT and
         max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make glm4 DIR [--tokenizer MODELS_DIR] [--seed N]
+        a tiny random GLM-4-0414 folder (Glm4ForCausalLM, model_type glm4), config.json's keys as
+        GLM-4-9B-0414's (sorted, as save_pretrained writes them): hidden 64, intermediate 160, 2 layers, 4 heads of
+        head_dim 32 (not hidden / heads = 16; the 9B's is 128 with hidden 4096 and 32 heads), 2 key/value heads,
+        partial_rotary_factor 0.5, attention_bias true, rms_norm_eps 1e-5, rope_theta 10000,
+        max_position_embeddings 4096, lm_head untied; the vocabulary 512 or MODELS_DIR's as make computes it
+        (eos [151329, 151336, 151338] and pad 151329, GLM-4's <|endoftext|>, <|user|>, <|observation|>, when
+        MODELS_DIR's tokenizer.json has those tokens at those ids, else eos [1, 2, 3] and pad 1; no bos_token_id,
+        as GLM-4's config has none).
+        Tensors, BF16: model.embed_tokens.weight, model.norm.weight, lm_head.weight, and per layer
+        input_layernorm, post_self_attn_layernorm, post_attention_layernorm, post_mlp_layernorm (.weight),
+        self_attn.{q,k,v}_proj.{weight,bias}, self_attn.o_proj.weight (no bias), mlp.gate_up_proj.weight
+        [2 x intermediate, hidden] (rows [gate | up]), mlp.down_proj.weight
     python3 decoder_reference.py forward DIR --tokens 1,7,42 [--weights f32|f16] [--kv f64|f16]
             [--variant V] [--mutate M]
         the last token's logits as JSON
@@ -107,6 +121,29 @@ from the odd columns and up from the even ones, --mutate no-expert-bias leaves b
 sliding layers see every earlier position, --variant yarn-everywhere gives the sliding layers the full
 layers' YaRN rotary and attention factor too (transformers 5.0 to 5.x's shared rotary, below), --variant
 per-head-qk-norm as for olmo2, --mutate no-attn-factor leaves out the full layers' YaRN attention factor.
+For glm4: --variant neox-rope rotates with rotate-half pairs (i, i + r/2) over the first r elements instead of
+GLM's interleaved pairs (2i, 2i + 1), --variant no-post-norms leaves post_self_attn_layernorm and
+post_mlp_layernorm out, --mutate swap-gate-up takes gate and up from the other halves of gate_up_proj.
+
+Glm4ForCausalLM (make glm4: GLM-4-0414, e.g. THUDM/GLM-4-9B-0414), as transformers' modeling_glm4 computes it
+(Glm4Attention is GlmAttention, Glm4MLP is Phi3MLP):
+  x = embed[tokens]
+  per layer: h = rmsnorm(x) * input_layernorm
+             q, k, v = h Wq^T + bq, h Wk^T + bk, h Wv^T + bv (attention_bias; o_proj never has a bias)
+             rotary over the first r = int(head_dim * partial_rotary_factor) elements of each q/k head
+             (partial_rotary_factor 0.5 when config.json leaves it out, Glm4Config's default), the other
+             head_dim - r passed through unrotated; inv_freq[i] = theta^(-2i/r), i < r/2; the pairs interleaved:
+             element 2i pairs with 2i + 1 at angle pos * inv_freq[i] (transformers' GLM apply_rotary_pos_emb takes
+             the first half of cos/sin and repeat_interleaves it, its rotate_half stacks (-x[1::2], x[0::2])), so
+             y[2i] = x[2i] cos - x[2i+1] sin, y[2i+1] = x[2i+1] cos + x[2i] sin
+             causal softmax(q k^T / sqrt(head_dim)) v, query head h reading key/value head h // (H/KV)
+             x += rmsnorm(attn Wo^T) * post_self_attn_layernorm
+             h = rmsnorm(x) * post_attention_layernorm
+             gate, up = the halves [gate | up] of h Wgu^T (gate_up_proj's first intermediate_size rows are gate)
+             x += rmsnorm((silu(gate) * up) Wd^T) * post_mlp_layernorm
+  logits = rmsnorm(x[-1]) * norm  lm_head^T, every rmsnorm plain (w, not 1 + w) with eps rms_norm_eps.
+  --weights f16 rounds the 2-D weights (gate_up_proj included, not the biases or the norms), --kv f16 as for the
+  others.
 
 GptOssForCausalLM (make gpt-oss), as transformers' modeling_gpt_oss computes it with eager attention:
   MXFP4 experts are first unpacked as transformers' convert_moe_packed_tensors does: per row r of a
@@ -634,6 +671,56 @@ def make_gpt_oss(out, tokenizer=None, tied=False, seed=0, mxfp4=False, yarn_old=
                 dst.write(src.read())
 
 
+def make_glm4(out, tokenizer=None, seed=0):
+    """A tiny random Glm4ForCausalLM folder (GLM-4-0414's layout: config.json's keys as GLM-4-9B-0414's, sorted; the four
+    norms per layer, q/k/v biases, the fused gate_up_proj), the sizes shrunk, head_dim 32 apart from hidden / heads."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, inter, layers, heads, kv, head_dim = 64, 160, 2, 4, 2, 32
+    # GLM-4's <|endoftext|>, <|user|>, <|observation|> (pad = <|endoftext|>) when MODELS_DIR's tokenizer has them at
+    # GLM-4's ids (a GLM-4 tokenizer), else ids 1, 2, 3 (pad 1)
+    eos, pad = [1, 2, 3], 1
+    if tokenizer:
+        tj = json.load(open(os.path.join(tokenizer, "tokenizer.json"), encoding="utf-8"))
+        ids = dict(tj["model"]["vocab"], **{t["content"]: t["id"] for t in tj.get("added_tokens", [])})
+        glm = {"<|endoftext|>": 151329, "<|user|>": 151336, "<|observation|>": 151338}
+        if all(ids.get(n) == i for n, i in glm.items()):
+            eos, pad = list(glm.values()), glm["<|endoftext|>"]
+    config = {
+        "architectures": ["Glm4ForCausalLM"], "attention_bias": True, "attention_dropout": 0.0, "eos_token_id": eos,
+        "head_dim": head_dim, "hidden_act": "silu", "hidden_size": hidden, "initializer_range": 0.02,
+        "intermediate_size": inter, "max_position_embeddings": 4096, "model_type": "glm4", "num_attention_heads": heads,
+        "num_hidden_layers": layers, "num_key_value_heads": kv, "pad_token_id": pad, "partial_rotary_factor": 0.5,
+        "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+        "use_cache": True, "vocab_size": vocab,
+    }
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        for n in ("input_layernorm", "post_self_attn_layernorm", "post_attention_layernorm", "post_mlp_layernorm"):
+            t[p + n + ".weight"] = 1 + w(hidden, s=0.2)
+        for n, rows in (("q", heads * head_dim), ("k", kv * head_dim), ("v", kv * head_dim)):
+            t[p + f"self_attn.{n}_proj.weight"] = w(rows, hidden)
+            t[p + f"self_attn.{n}_proj.bias"] = w(rows, s=0.5)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * head_dim)   # Glm4Attention's o_proj has no bias
+        t[p + "mlp.gate_up_proj.weight"] = w(2 * inter, hidden)          # rows [gate | up] (Glm4MLP = Phi3MLP)
+        t[p + "mlp.down_proj.weight"] = w(hidden, inter)
+    t["model.norm.weight"] = 1 + w(hidden, s=0.2)
+    t["lm_head.weight"] = w(vocab, hidden, s=0.3)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
 def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=1000000.0, sp=None, experts=4, top_k=2,
          moe_inter=48, yarn_old=None, yarn_factor=4.0, layer_types=True):
     if arch in ("gemma", "gemma2"):
@@ -902,6 +989,17 @@ def rotary(x, pos, inv, r=None, mscale=1.0):
     return x * cos + np.concatenate([-x2, x1], -1) * sin
 
 
+def rotary_interleaved(x, pos, inv, r=None, mscale=1.0):
+    # x [T, heads, d]; GLM's rotary over the first r elements: element 2i pairs with 2i + 1 (angle pos * inv[i]),
+    # the rest passed through
+    r = x.shape[-1] if r is None else r
+    ang = pos[:, None, None] * inv[None, None, :]               # [T, 1, r/2]
+    cos, sin = mscale * np.cos(ang), mscale * np.sin(ang)
+    even, odd = x[..., 0:r:2], x[..., 1:r:2]
+    rot = np.stack([even * cos - odd * sin, odd * cos + even * sin], -1).reshape(*x.shape[:-1], r)
+    return np.concatenate([rot, x[..., r:]], -1)
+
+
 def olmo3_rotary(cfg, d, rope_scaling=True, variant=None, mutate=None):
     """Olmo 3's rotary per layer type, {"full_attention": (inv_freq, attention factor), "sliding_attention": ...}, as
     transformers 4.57's Olmo3Model (and main's per-layer-type rope_parameters) computes it: the config's rope scaling
@@ -966,7 +1064,13 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
     d = cfg.get("head_dim") or hidden // H
     eps, theta = cfg["rms_norm_eps"], cfg.get("rope_theta", 10000.0)
     phi3 = arch == "Phi3ForCausalLM"
+    glm4 = arch == "Glm4ForCausalLM"
     r = int(d * cfg.get("partial_rotary_factor", 1.0)) if phi3 else d
+    if glm4:
+        # Glm4Config's partial_rotary_factor defaults to 0.5 (also read from a transformers 5 rope_parameters)
+        prf = cfg.get("partial_rotary_factor", (cfg.get("rope_parameters") or {}).get("partial_rotary_factor", 0.5))
+        r = int(d * prf)
+        theta = cfg.get("rope_theta", (cfg.get("rope_parameters") or {}).get("rope_theta", 10000.0))
     mscale = 1.0
     if phi3 and cfg.get("rope_scaling") and rope_scaling:
         inv, mscale = longrope(cfg, theta, r, len(tokens), mutate)
@@ -1066,7 +1170,10 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         elif p + "self_attn.q_norm.weight" in W:
             q = norm(q, p + "self_attn.q_norm.weight")
             k = norm(k, p + "self_attn.k_norm.weight")
-        if not (no_rope and not no_rope[i]):
+        if glm4 and variant != "neox-rope":
+            # GLM's interleaved pairs (2i, 2i + 1) over the first r elements (--variant neox-rope: rotate-half pairs)
+            q, k = rotary_interleaved(q, pos, inv, r, mscale), rotary_interleaved(k, pos, inv, r, mscale)
+        elif not (no_rope and not no_rope[i]):
             q, k = rotary(q, pos, inv, r, mscale), rotary(k, pos, inv, r, mscale)
         if kv_cache == "f16":
             k, v = f16(k), f16(v)
@@ -1090,6 +1197,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
                 s = f16(s)  # and an F16 V by the probabilities converted to F16
             out[:, hh, :] = s @ v[:, g, :]
         a = out.reshape(T, H * d) @ W[p + "self_attn.o_proj.weight"].T
+        if glm4 and variant != "no-post-norms":
+            a = norm(a, p + "post_self_attn_layernorm.weight")   # then x += a, h = post_attention_layernorm(x)
         if olmo2:
             a = norm(a, p + "post_attention_layernorm.weight")
             h = x + a
@@ -1099,7 +1208,7 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         else:
             h = norm(x + residual * a, p + "post_attention_layernorm.weight")
         x = x + residual * a
-        if phi3:
+        if phi3 or glm4:
             g, u = np.split(h @ W[p + "mlp.gate_up_proj.weight"].T, 2, axis=-1)   # rows [gate | up]
             if mutate == "swap-gate-up":
                 g, u = u, g
@@ -1123,6 +1232,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         m = (act * u) @ W[p + "mlp.down_proj.weight"].T
         if post_norms or olmo2:
             m = norm(m, p + "post_feedforward_layernorm.weight")
+        if glm4 and variant != "no-post-norms":
+            m = norm(m, p + "post_mlp_layernorm.weight")
         x = x + residual * m
     last = norm(x[-1], "model.norm.weight")
     head = W["model.embed_tokens.weight"] if gemma else W.get("lm_head.weight", W["model.embed_tokens.weight"])
@@ -1282,7 +1393,7 @@ def main():
     m = sub.add_parser("make")
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
-                                    "seed_oss"])
+                                    "seed_oss", "glm4"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -1314,7 +1425,7 @@ def main():
         p.add_argument("--variant", choices=["no-norm-shift", "no-embed-scale", "no-softcap", "no-window",
                                              "global-rope-everywhere", "scaled-local", "no-multipliers",
                                              "rope-everywhere", "per-head-qk-norm", "no-sinks", "yarn-everywhere", "silu-not-relu2",
-                                             "no-qkv-bias"])
+                                             "no-qkv-bias", "neox-rope", "no-post-norms"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
@@ -1329,6 +1440,8 @@ def main():
             make_phi3(a.dir, a.sp_tokenizer, a.seed, 10000.0 if a.theta is None else a.theta, a.partial_rotary, a.longrope)
         elif a.arch == "mistral3":
             make_mistral3(a.dir, a.tokenizer, a.seed, a.new_layout)
+        elif a.arch == "glm4":
+            make_glm4(a.dir, a.tokenizer, a.seed)
         elif a.arch == "olmo3":
             # Olmo 3's own rope_theta 500000 and YaRN factor 8 unless given
             make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 500000.0 if a.theta is None else a.theta, a.sp,

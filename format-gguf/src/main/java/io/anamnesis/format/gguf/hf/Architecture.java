@@ -200,7 +200,16 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          * layer: {@code layer_types}' {@code sliding_attention}, else every fourth layer global
          * ({@code (il + 1) % 4 == 0}); nothing without it.
          */
-        SLIDING_WINDOW_PATTERN_WHEN_WINDOWED
+        SLIDING_WINDOW_PATTERN_WHEN_WINDOWED,
+        /**
+         * {@code <arch>.rope.dimension_count} as glm4 computes it: {@code int(head_dim x
+         * partial_rotary_factor)}, {@code head_dim} config.json's or hidden / heads, the factor
+         * the rope parameters' ({@code rope_parameters}/{@code rope_scaling}), 0.5 when they have
+         * none. A top-level {@code partial_rotary_factor} the converter would not read (it reads
+         * the rope parameters only) must say the same, or the file would rotate another share of
+         * each head (exit 6).
+         */
+        HEAD_SHARE_ROPE_DIMENSION_COUNT
     }
 
     /**
@@ -244,6 +253,13 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         GEMMA,
         /** {@code Gemma2Model.set_vocab}: tokenizer.model only, then {@code add_space_prefix = false}. */
         SENTENCEPIECE_NO_SPACE_PREFIX,
+        /**
+         * {@code Glm4Model.set_vocab}: a byte-level BPE tokenizer.json ({@code get_vocab_base}),
+         * then SpecialVocab with merges, whose EOS, EOT, UNK and BOS, when the files name none,
+         * are the added tokens {@code <|endoftext|>}, {@code <|user|>}, {@code <|endoftext|>},
+         * {@code <|endoftext|>} (both must be added tokens).
+         */
+        GLM4,
         /**
          * {@code Phi3MiniModel.set_vocab}: byte-level BPE when tokenizer_config.json's
          * {@code tokenizer_class} is {@code GPT2Tokenizer} (Phi-4), else tokenizer.model read

@@ -57,7 +57,9 @@ import java.util.Optional;
  *
  * <p>arcee: {@code ArceeModel} ({@code ArceeForCausalLM}): llama without a gate in its MLP;
  * verified the same way. seed_oss: {@code SeedOssModel} ({@code SeedOssForCausalLM}): qwen2's
- * block with its own head size; verified the same way.
+ * block with its own head size; verified the same way. glm4: {@code Glm4Model}
+ * ({@code Glm4ForCausalLM}, GLM-4-0414): four norms a block, fused gate/up, the rope over half of
+ * each head; verified the same way.
  */
 final class Architectures {
     private Architectures() {
@@ -582,8 +584,30 @@ final class Architectures {
             .requires(QWEN2_REQUIRED)
             .build();
 
+    /**
+     * GLM-4 of April 2025 ({@code Glm4ForCausalLM}: GLM-4-9B/32B-0414, GLM-Z1; the converter's
+     * {@code Glm4Model}): q/k/v with biases, the rope over the first half of each head
+     * ({@code rope.dimension_count} written so), no permutation (llama.cpp's glm4 rope and
+     * transformers' GLM both rotate adjacent pairs); four norms a block: {@code input_layernorm}
+     * {@code attn_norm}, {@code post_self_attn_layernorm} {@code post_attention_norm} (on the
+     * attention's output), {@code post_attention_layernorm} {@code ffn_norm} (before the MLP),
+     * {@code post_mlp_layernorm} {@code post_ffw_norm}; the fused {@code gate_up_proj} kept fused
+     * as {@code ffn_up} (rows gate then up), as llama.cpp loads it; TextModel's keys, then the rope
+     * dimension count; its own vocabulary rule. GLM-4V's M-RoPE ({@code mrope_section}) is refused.
+     */
+    static final Architecture GLM4 = Architecture.of("glm4", "Glm4ForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, List.of(FFN_NORM,
+                    Architecture.TensorName.of("model.layers.{bid}.post_self_attn_layernorm", "blk.{bid}.post_attention_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.post_mlp_layernorm", "blk.{bid}.post_ffw_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.gate_up_proj", "blk.{bid}.ffn_up"), FFN_DOWN)))
+            // Glm4Model.set_gguf_parameters: TextModel's, then the rope over a share of each head
+            .keys(List.of(Architecture.OwnKey.HEAD_SHARE_ROPE_DIMENSION_COUNT))
+            .vocabulary(Architecture.VocabularyRule.GLM4)
+            .requires(QWEN2_REQUIRED)
+            .build();
+
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
-            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS);
+            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

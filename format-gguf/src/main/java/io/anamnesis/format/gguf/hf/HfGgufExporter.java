@@ -197,6 +197,7 @@ public final class HfGgufExporter implements ModelExporter {
                 case SENTENCEPIECE_NO_SPACE_PREFIX -> Vocabulary.sentencePieceNoSpacePrefix(files, config, kv);
                 case SENTENCEPIECE_NO_SPACE_PREFIX_ELSE_GPT2 -> Vocabulary.sentencePieceNoSpacePrefixElseGpt2(files, config, kv);
                 case PHI3 -> Vocabulary.phi3(files, config, kv);
+                case GLM4 -> Vocabulary.glm4(files, config, kv);
             }
         } else {
             Vocabulary.none(kv);
@@ -732,6 +733,28 @@ public final class HfGgufExporter implements ModelExporter {
                 if (cap == null || cap == io.anamnesis.api.json.Json.NULL) return;
                 double v = HfConfig.number(cap).orElseThrow(() -> badKey("final_logit_softcapping", "is not a number: " + cap));
                 if (v != 0) kv.put(a + ".final_logit_softcapping", MetaValue.Real.f32((float) v));
+            }
+            case HEAD_SHARE_ROPE_DIMENSION_COUNT -> {
+                long head = HfConfig.integer(config, "head_dim").orElseGet(() -> {
+                    long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
+                    long heads = HfConfig.integer(config, "num_attention_heads").filter(h -> h > 0)
+                            .orElseThrow(() -> badKey("num_attention_heads", "is missing or not positive"));
+                    return hidden / heads;
+                });
+                Map<?, ?> rope = ropeParameters(arch, config);
+                Object f = rope.get("partial_rotary_factor");
+                double factor = f == null ? 0.5 : HfConfig.number(f).filter(v -> v > 0 && v <= 1)
+                        .orElseThrow(() -> badKey("partial_rotary_factor", "is not a number in (0, 1]: " + f));
+                Object top = config.get("partial_rotary_factor");
+                if (f == null && top != null && HfConfig.number(top).filter(v -> v == factor).isEmpty()) {
+                    throw new UnsupportedFeatureException("config.json partial_rotary_factor is " + top + " at the top level, where "
+                            + "the converter does not read it (it takes the rope parameters', else 0.5): the file would rotate "
+                            + "another share of each head; not converted");
+                }
+                long dims = (long) (head * factor);
+                if (dims % 2 != 0 || dims <= 0) throw badKey("partial_rotary_factor", "gives " + dims + " rotary dimensions of a head of "
+                        + head + ", not a positive even number");
+                kv.put(a + ".rope.dimension_count", MetaValue.u32(dims));
             }
             case SLIDING_WINDOW_PATTERN_WHEN_WINDOWED -> {
                 if (!config.containsKey("sliding_window")) return;

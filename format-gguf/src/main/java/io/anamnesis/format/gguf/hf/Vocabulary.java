@@ -119,6 +119,24 @@ final class Vocabulary {
         gpt2(files, config, files.json(ByteLevelBpe.FILE).orElseThrow(), kv, BpePreTokenizers::require);
     }
 
+    /**
+     * Adds the vocabulary's keys as {@code Glm4Model.set_vocab} writes them: a byte-level BPE
+     * tokenizer.json, then SpecialVocab with merges whose EOS, EOT, UNK and BOS (in that order),
+     * for the kinds the files name none of, are the added tokens {@code <|endoftext|>},
+     * {@code <|user|>}, {@code <|endoftext|>}, {@code <|endoftext|>}.
+     */
+    static void glm4(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
+        glm4(files, config, kv, BpePreTokenizers::require);
+    }
+
+    /** {@link #glm4} with {@code tokenizer.ggml.pre} given by {@code preTokenizer} (for tests). */
+    static void glm4(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv, Function<ByteLevelBpe, String> preTokenizer) {
+        if (!files.has(ByteLevelBpe.FILE)) throw noTokenizer(files);
+        gpt2(files, config, files.json(ByteLevelBpe.FILE).orElseThrow(), kv, preTokenizer,
+                List.of(Map.entry("eos", "<|endoftext|>"), Map.entry("eot", "<|user|>"), Map.entry("unk", "<|endoftext|>"),
+                        Map.entry("bos", "<|endoftext|>")));
+    }
+
     /** {@link #sentencePieceElseGpt2} with {@code tokenizer.ggml.pre} given by {@code preTokenizer} (for tests). */
     static void sentencePieceElseGpt2(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv,
                                       Function<ByteLevelBpe, String> preTokenizer) {
@@ -436,8 +454,28 @@ final class Vocabulary {
      */
     private static void gpt2(ModelFiles files, Map<?, ?> config, Map<?, ?> tokenizer, Map<String, MetaValue> kv,
                              Function<ByteLevelBpe, String> preTokenizer) {
+        gpt2(files, config, tokenizer, kv, preTokenizer, List.of());
+    }
+
+    /**
+     * {@link #gpt2} whose SpecialVocab then sets the ids of {@code fixedByContent} (a kind and an
+     * added token's content each, in the family's order) for the kinds the files name none of,
+     * as the family's {@code _set_special_token} calls do.
+     *
+     * @throws MalformedFileException naming a content that is no added token (the converter's
+     *                                {@code get_added_vocab()[...]} fails)
+     */
+    private static void gpt2(ModelFiles files, Map<?, ?> config, Map<?, ?> tokenizer, Map<String, MetaValue> kv,
+                             Function<ByteLevelBpe, String> preTokenizer, List<Map.Entry<String, String>> fixedByContent) {
         ByteLevelBpe bpe = ByteLevelBpe.of(tokenizer);
         List<ByteLevelBpe.AddedToken> added = ByteLevelBpe.addedTokens(tokenizer);
+        SequencedMap<String, Long> fixed = new LinkedHashMap<>();
+        for (Map.Entry<String, String> f : fixedByContent) {
+            long id = added.stream().filter(t -> t.content().equals(f.getValue())).findFirst()
+                    .orElseThrow(() -> new MalformedFileException(ByteLevelBpe.FILE + " has no added token " + f.getValue()
+                            + ", which the converter takes as the " + f.getKey() + " token")).id();
+            fixed.put(f.getKey(), id);
+        }
         Optional<Map<?, ?>> tokenizerConfig = files.json("tokenizer_config.json");
         Map<?, ?> tc = tokenizerConfig.orElse(Map.of());
         agreesWithTokenizerJson(tc, added);
@@ -494,7 +532,7 @@ final class Vocabulary {
         kv.put("tokenizer.ggml.pre", MetaValue.str(pre));
         kv.put("tokenizer.ggml.tokens", new MetaValue.Array(MetaValue.Type.STRING, tokens));
         kv.put("tokenizer.ggml.token_type", new MetaValue.Array(MetaValue.Type.I32, types));
-        special(files, config, Optional.of(tokenizer), tokenizerConfig, Optional.empty(), true, kv);
+        special(files, config, Optional.of(tokenizer), tokenizerConfig, Optional.empty(), true, SPECIAL, fixed, true, kv);
     }
 
     /**

@@ -127,6 +127,35 @@ class BpeVocabularyTest {
         assertThat(seen).containsExactly(List.of(20, 0), List.of(20, 0, 22));
     }
 
+    /**
+     * Glm4Model.set_vocab: after SpecialVocab has read the files, EOS, EOT, UNK and BOS are
+     * set, in that order, to the added tokens {@code <|endoftext|>}, {@code <|user|>},
+     * {@code <|endoftext|>}, {@code <|endoftext|>}, each only where the files named none
+     * (gguf-py's {@code _set_special_token} keeps an id already found).
+     */
+    @Test
+    void glm4sFixedSpecialTokensFillWhatTheFilesLeaveOpen() throws IOException {
+        String t = tokenizer("null", ByteLevelBpeTest.MERGES).replace("\"content\": \"<s>\"", "\"content\": \"<|endoftext|>\"")
+                .replace("\"content\": \"<x>\"", "\"content\": \"<|user|>\"");
+        Files.writeString(dir.resolve("tokenizer.json"), t);
+        Files.writeString(dir.resolve("tokenizer_config.json"), "{\"eos_token\": \"<e>\"}");
+        String config = "{\"architectures\": [\"Glm4ForCausalLM\"], \"vocab_size\": 24}";
+        Files.writeString(dir.resolve("config.json"), config);
+        Map<String, MetaValue> kv = new LinkedHashMap<>();
+        Vocabulary.glm4(new ModelFiles(new Folder(dir), ParseLimits.defaults()), (Map<?, ?>) Json.parse(config, 64), kv, PRE);
+        // EOS named by tokenizer_config.json (22) stays; the others are the fixed ones
+        assertThat(kv.get("tokenizer.ggml.eos_token_id")).isEqualTo(MetaValue.u32(22));
+        assertThat(kv.get("tokenizer.ggml.eot_token_id")).isEqualTo(MetaValue.u32(21));
+        assertThat(kv.get("tokenizer.ggml.unknown_token_id")).isEqualTo(MetaValue.u32(20));
+        assertThat(kv.get("tokenizer.ggml.bos_token_id")).isEqualTo(MetaValue.u32(20));
+        assertThat(values(kv.get("tokenizer.ggml.tokens")).subList(20, 23)).containsExactly("<|endoftext|>", "<|user|>", "<e>");
+
+        // no <|user|> among the added tokens: the converter's get_added_vocab()["<|user|>"] fails
+        Files.writeString(dir.resolve("tokenizer.json"), t.replace("<|user|>", "<y>"));
+        assertThatThrownBy(() -> Vocabulary.glm4(new ModelFiles(new Folder(dir), ParseLimits.defaults()), (Map<?, ?>) Json.parse(config, 64),
+                new LinkedHashMap<>(), PRE)).isInstanceOf(MalformedFileException.class).hasMessageContaining("<|user|>");
+    }
+
     @Test
     void anUnknownPreTokenizerStopsAsTheConverterDoes() {
         assertThatThrownBy(() -> convert(tokenizer("null", ByteLevelBpeTest.MERGES), TOKENIZER_CONFIG, CONFIG, BpePreTokenizers::require))
