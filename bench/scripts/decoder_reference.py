@@ -3,7 +3,7 @@
 Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM,
 Gemma3ForCausalLM, the text model of Gemma3ForConditionalGeneration, Phi3ForCausalLM, GptOssForCausalLM,
 Olmo3ForCausalLM, the text model of Mistral3ForConditionalGeneration, ArceeForCausalLM, SeedOssForCausalLM,
-Glm4ForCausalLM), to check what
+Glm4ForCausalLM, Lfm2ForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -95,6 +95,25 @@ code or the converter's.
         input_layernorm, post_self_attn_layernorm, post_attention_layernorm, post_mlp_layernorm (.weight),
         self_attn.{q,k,v}_proj.{weight,bias}, self_attn.o_proj.weight (no bias), mlp.gate_up_proj.weight
         [2 x intermediate, hidden] (rows [gate | up]), mlp.down_proj.weight
+    python3 decoder_reference.py make lfm2 DIR [--tokenizer MODELS_DIR] [--seed N]
+        a tiny random LFM2 folder (Lfm2ForCausalLM, model_type lfm2) in LiquidAI/LFM2-350M's layout, config.json's
+        keys as that checkpoint's (sorted; Liquid's original keys, which Lfm2Config reads "to fit original config
+        keys": block_ff_dim and no intermediate_size, tie_embedding and no tie_word_embeddings, theta beside
+        rope_theta, num_heads beside num_attention_heads, block_dim, conv_dim, conv_dim_out, the *_init_scale and
+        *_xavier_init keys, use_pos_enc; copies re-saved by later transformers add intermediate_size, equal to
+        block_ff_dim, and some tie_word_embeddings): hidden 64, 4 layers with layer_types
+        ["conv", "full_attention", "conv", "full_attention"], 4 heads of 16 (hidden / heads), 2 key/value heads,
+        conv_L_cache 3, conv_bias false, block_ff_dim 200 with block_auto_adjust_ff_dim true,
+        block_ffn_dim_multiplier 1.0 and block_multiple_of 32 (so the feed-forward width is int(2 * 200 / 3) = 133
+        rounded up to 160: both the 2/3 and the rounding matter, and it is not 3 x hidden, in_proj's rows),
+        rope_theta 1e6, norm_eps 1e-5, max_position_embeddings 128000, bos/eos/pad 1/7/0 (LFM2's), tie_embedding
+        true; the vocabulary 512 or MODELS_DIR's as make computes it. Tensors, BF16: model.embed_tokens.weight
+        [vocab, hidden], model.embedding_norm.weight (the final norm), no lm_head, and per layer operator_norm,
+        ffn_norm (.weight [hidden]), feed_forward.w1 (gate) and w3 (up) [160, hidden], w2 (down) [hidden, 160];
+        a conv layer conv.in_proj.weight [3 x hidden, hidden] (rows [B | C | x]), conv.conv.weight [hidden, 1, 3]
+        (the depthwise Conv1d's), conv.out_proj.weight [hidden, hidden]; an attention layer
+        self_attn.{q,k,v}_proj.weight, self_attn.out_proj.weight, self_attn.q_layernorm.weight and
+        k_layernorm.weight [head_dim]
     python3 decoder_reference.py forward DIR --tokens 1,7,42 [--weights f32|f16] [--kv f64|f16]
             [--variant V] [--mutate M]
         the last token's logits as JSON
@@ -124,6 +143,39 @@ per-head-qk-norm as for olmo2, --mutate no-attn-factor leaves out the full layer
 For glm4: --variant neox-rope rotates with rotate-half pairs (i, i + r/2) over the first r elements instead of
 GLM's interleaved pairs (2i, 2i + 1), --variant no-post-norms leaves post_self_attn_layernorm and
 post_mlp_layernorm out, --mutate swap-gate-up takes gate and up from the other halves of gate_up_proj.
+For lfm2: --variant conv-bcx-order takes in_proj's thirds as x, B, C instead of B, C, x (so B x is the first
+third times the second, and C the third), --variant conv-not-causal lets the short convolution read the current
+and the next L - 1 positions (the outputs Conv1d(padding L - 1) gives at L - 1 .. T + L - 2 instead of 0 .. T - 1),
+--variant conv-flip applies each channel's kernel reversed (its tap 0, not tap L - 1, on the current position).
+
+Lfm2ForCausalLM (make lfm2: LiquidAI's LFM2, e.g. LiquidAI/LFM2-350M), as transformers' modeling_lfm2 computes it
+(Lfm2ShortConv's torch path, slow_forward, with no cache; eager attention):
+  Lfm2Config reads block_ff_dim over intermediate_size, tie_embedding over tie_word_embeddings (default tied),
+  theta over rope_theta (default 1e6; transformers 5's rope_parameters first), layer_types, else "full_attention"
+  at full_attn_idxs (default every layer) and "conv" elsewhere; a layer is attention where its type is
+  "full_attention", a short convolution otherwise. Lfm2MLP's width I: block_ff_dim, and with
+  block_auto_adjust_ff_dim (default true) int(2 I / 3), then, when block_ffn_dim_multiplier is not null,
+  int(multiplier * I) rounded up to a multiple of block_multiple_of (default 256).
+  x = embed[tokens]   (no scaling)
+  per layer: h = rmsnorm(x) * operator_norm
+             conv layer (L = conv_L_cache): B, C, u = the thirds [B | C | x] of h Win^T (in_proj; chunk(3) along
+             the channels, in that order); Bx = B * u; per channel c (depthwise Conv1d, weight [hidden, 1, L],
+             padding L - 1 on both sides, the first T outputs kept: cross-correlation, unflipped)
+             conv[t, c] = sum_j w[c, 0, j] Bx[t + j - (L - 1), c], Bx zero before position 0, so tap L - 1 weighs
+             the current position and tap 0 the one L - 1 back; y = (C * conv) Wout^T (out_proj; no biases with
+             conv_bias false)
+             attention layer: q, k, v = h Wq^T, h Wk^T, h Wv^T (no biases); per head q = rmsnorm(q) * q_layernorm,
+             k = rmsnorm(k) * k_layernorm (weights [head_dim], eps norm_eps) before the rotary; rotate-half rotary
+             over the whole head_dim (hidden / heads unless head_dim is given), inv_freq theta^(-2i/d); causal
+             softmax(q k^T / sqrt(head_dim)) v, query head h reading key/value head h // (H/KV); y = attn Wo^T
+             (out_proj)
+             x += y
+             h = rmsnorm(x) * ffn_norm
+             x += (silu(h W1^T) * h W3^T) W2^T   (feed_forward: w1 gate, w3 up, w2 down)
+  logits = rmsnorm(x[-1]) * embedding_norm  (embed when tied, else lm_head)^T; every rmsnorm plain (w, not 1 + w),
+  eps norm_eps. --weights f16 rounds the 2-D weights, not the 3-D conv kernel conv.conv.weight (an F16 GGUF keeps
+  it F32, as the converter keeps every short convolution), the norms or biases; --kv f16 rounds Q, K (after the q/k norms and the
+  rotary), V and the probabilities as for the others; the convolution's inputs and state are not rounded.
 
 Glm4ForCausalLM (make glm4: GLM-4-0414, e.g. THUDM/GLM-4-9B-0414), as transformers' modeling_glm4 computes it
 (Glm4Attention is GlmAttention, Glm4MLP is Phi3MLP):
@@ -721,6 +773,81 @@ def make_glm4(out, tokenizer=None, seed=0):
                 dst.write(src.read())
 
 
+def lfm2_ff_width(cfg):
+    """The feed-forward width Lfm2MLP builds from a config: block_ff_dim (intermediate_size when it is absent;
+    Lfm2Config takes block_ff_dim over intermediate_size), and with block_auto_adjust_ff_dim (default true)
+    int(2 I / 3), then, when block_ffn_dim_multiplier is not null, int(multiplier * I) rounded up to a multiple of
+    block_multiple_of (default 256; the rounding sits inside the multiplier's branch, as transformers has it)."""
+    width = cfg.get("block_ff_dim", cfg.get("intermediate_size", 12288))
+    if cfg.get("block_auto_adjust_ff_dim", True):
+        width = int(2 * width / 3)
+        mult = cfg.get("block_ffn_dim_multiplier", 1.0)
+        if mult is not None:
+            width = int(mult * width)
+            m = cfg.get("block_multiple_of", 256)
+            width = m * ((width + m - 1) // m)
+    return width
+
+
+def make_lfm2(out, tokenizer=None, seed=0):
+    """A tiny random Lfm2ForCausalLM folder in LiquidAI/LFM2-350M's layout (config.json's keys, sorted; the tensor
+    names; BF16; tied embeddings, no lm_head), the sizes shrunk: hidden 64, 4 layers conv, full_attention, conv,
+    full_attention, 4 heads of 16, 2 key/value heads, conv_L_cache 3, block_ff_dim 200 adjusted to 160."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, layers, heads, kv, L, ff = 64, 4, 4, 2, 3, 200
+    d = hidden // heads
+    types = ["conv", "full_attention", "conv", "full_attention"]
+    # as LFM2-350M's config.json (Liquid's original keys, which Lfm2Config maps: block_ff_dim, not intermediate_size;
+    # tie_embedding, not tie_word_embeddings; theta beside rope_theta); bos/eos/pad LFM2's <|startoftext|>,
+    # <|im_end|>, <|pad|>
+    config = {
+        "architectures": ["Lfm2ForCausalLM"], "block_auto_adjust_ff_dim": True, "block_dim": hidden,
+        "block_ff_dim": ff, "block_ffn_dim_multiplier": 1.0, "block_mlp_init_scale": 1.0, "block_multiple_of": 32,
+        "block_norm_eps": 1e-05, "block_out_init_scale": 1.0, "block_use_swiglu": True, "block_use_xavier_init": True,
+        "bos_token_id": 1, "conv_L_cache": L, "conv_bias": False, "conv_dim": hidden, "conv_dim_out": hidden,
+        "conv_use_xavier_init": True, "eos_token_id": 7, "hidden_size": hidden, "initializer_range": 0.02,
+        "layer_types": types, "max_position_embeddings": 128000, "model_type": "lfm2", "norm_eps": 1e-05,
+        "num_attention_heads": heads, "num_heads": heads, "num_hidden_layers": layers, "num_key_value_heads": kv,
+        "pad_token_id": 0, "rope_theta": 1000000.0, "theta": 1000000.0, "tie_embedding": True,
+        "torch_dtype": "bfloat16", "transformers_version": "4.54.0.dev0", "use_cache": True, "use_pos_enc": True,
+        "vocab_size": vocab,
+    }
+    inter = lfm2_ff_width(config)   # int(2 * 200 / 3) = 133, rounded up to a multiple of 32: 160 (not 3 x hidden)
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=0.3)}   # tied: the logits' scale too
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        t[p + "operator_norm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "ffn_norm.weight"] = 1 + w(hidden, s=0.2)
+        if types[i] == "full_attention":
+            t[p + "self_attn.q_proj.weight"] = w(heads * d, hidden)
+            t[p + "self_attn.k_proj.weight"] = w(kv * d, hidden)
+            t[p + "self_attn.v_proj.weight"] = w(kv * d, hidden)
+            t[p + "self_attn.out_proj.weight"] = w(hidden, heads * d)
+            t[p + "self_attn.q_layernorm.weight"] = 1 + w(d, s=0.3)
+            t[p + "self_attn.k_layernorm.weight"] = 1 + w(d, s=0.3)
+        else:
+            t[p + "conv.in_proj.weight"] = w(3 * hidden, hidden)          # rows [B | C | x]
+            t[p + "conv.conv.weight"] = w(hidden, 1, L, s=0.6)            # depthwise Conv1d: [channels, 1, L]
+            t[p + "conv.out_proj.weight"] = w(hidden, hidden)
+        t[p + "feed_forward.w1.weight"] = w(inter, hidden)                # gate
+        t[p + "feed_forward.w3.weight"] = w(inter, hidden)                # up
+        t[p + "feed_forward.w2.weight"] = w(hidden, inter)                # down
+    t["model.embedding_norm.weight"] = 1 + w(hidden, s=0.2)               # the final norm, after the last layer
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
 def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=1000000.0, sp=None, experts=4, top_k=2,
          moe_inter=48, yarn_old=None, yarn_factor=4.0, layer_types=True):
     if arch in ("gemma", "gemma2"):
@@ -1042,6 +1169,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         W.update(read_safetensors(os.path.join(folder, f)))
     if arch == "GptOssForCausalLM":
         return arch, gpt_oss_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
+    if arch == "Lfm2ForCausalLM":
+        return arch, lfm2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "Mistral3ForConditionalGeneration":
         # its text model, a Mistral decoder (llama's block): text_config over the top level, language_model.
         # taken out of the names (language_model.model.* or model.language_model.*), the vision part unused
@@ -1387,13 +1516,99 @@ def gpt_oss_moe(cfg, W, p, h, mutate=None):
     return out
 
 
+def lfm2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
+    """Lfm2ForCausalLM as transformers' modeling_lfm2 computes it (Lfm2ShortConv's torch path, eager attention), in
+    float64: see the module's description. --variant conv-bcx-order takes the in_proj thirds as x, B, C instead of
+    B, C, x; conv-not-causal lets the short convolution read the current and the next L - 1 positions instead of the
+    current and the previous L - 1; conv-flip applies the kernel reversed (its first tap on the current position)."""
+    H, hidden = cfg["num_attention_heads"], cfg["hidden_size"]
+    KV = cfg.get("num_key_value_heads", H)
+    d = cfg.get("head_dim") or hidden // H
+    eps, n_layers = cfg.get("norm_eps", 1e-5), cfg["num_hidden_layers"]
+    # Lfm2Config: theta, else rope_theta, else 1e6 (transformers 5's rope_parameters, flat or per layer type, first)
+    rp = cfg.get("rope_parameters") or {}
+    rp = rp.get("full_attention", rp) if isinstance(rp.get("full_attention"), dict) else rp
+    if rp.get("rope_type", rp.get("type", "default")) not in (None, "default"):
+        raise SystemExit(f"lfm2 rope parameters {rp} not modelled")
+    theta = rp.get("rope_theta", cfg.get("theta", cfg.get("rope_theta", 1000000.0)))
+    # Lfm2Config: layer_types, else full_attention at full_attn_idxs (default: every layer) and conv elsewhere
+    types = cfg.get("layer_types")
+    if not types:
+        idxs = cfg.get("full_attn_idxs")
+        idxs = range(n_layers) if idxs is None else idxs
+        types = ["full_attention" if i in idxs else "conv" for i in range(n_layers)]
+    inter = lfm2_ff_width(cfg)
+    if W["model.layers.0.feed_forward.w1.weight"].shape[0] != inter:
+        raise SystemExit(f"feed_forward.w1 has {W['model.layers.0.feed_forward.w1.weight'].shape[0]} rows, the config "
+                         f"gives a width of {inter}")
+    if weights == "f16":
+        # the matrices and the depthwise conv kernel [hidden, 1, L] to float16; the norms (and any bias) kept
+        # the convolution kernel stays F32 in the GGUF (as every short convolution), so it is not rounded
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    # Lfm2Config: tie_embedding over tie_word_embeddings, default tied
+    tied = cfg.get("tie_embedding", cfg.get("tie_word_embeddings", True))
+    inv = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+    x = W["model.embed_tokens.weight"][np.array(toks)]
+    for i in range(n_layers):
+        p = f"model.layers.{i}."
+        h = rmsnorm(x, W[p + "operator_norm.weight"], eps)
+        if types[i] == "full_attention":
+            q, k, v = (h @ W[p + f"self_attn.{n}_proj.weight"].T for n in "qkv")
+            q = rmsnorm(q.reshape(T, H, d), W[p + "self_attn.q_layernorm.weight"], eps)   # per head, before rotary
+            k = rmsnorm(k.reshape(T, KV, d), W[p + "self_attn.k_layernorm.weight"], eps)
+            v = v.reshape(T, KV, d)
+            q, k = rotary(q, pos, inv), rotary(k, pos, inv)
+            if kv_cache == "f16":
+                q, k, v = f16(q), f16(k), f16(v)
+            out = np.empty((T, H, d))
+            for hh in range(H):
+                g = hh // (H // KV)
+                s = q[:, hh, :] @ k[:, g, :].T / np.sqrt(d) + mask
+                s = np.exp(s - s.max(-1, keepdims=True))
+                s /= s.sum(-1, keepdims=True)
+                if kv_cache == "f16":
+                    s = f16(s)
+                out[:, hh, :] = s @ v[:, g, :]
+            y = out.reshape(T, H * d) @ W[p + "self_attn.out_proj.weight"].T
+        else:
+            c = p + "conv."
+            bcx = h @ W[c + "in_proj.weight"].T + W.get(c + "in_proj.bias", 0.0)        # [T, 3 hidden]
+            thirds = np.split(bcx, 3, axis=-1)
+            if variant == "conv-bcx-order":
+                xs, b, cg = thirds
+            else:
+                b, cg, xs = thirds                                                       # chunk(3): B, C, x
+            bx = b * xs                                                                  # [T, hidden]
+            kern = W[c + "conv.weight"][:, 0, :]                                          # [hidden, L]
+            L = kern.shape[-1]
+            if variant == "conv-flip":
+                kern = kern[:, ::-1]
+            zeros = np.zeros((L - 1, bx.shape[1]))
+            # Conv1d(padding=L-1) keeps its first T outputs: out[t] = sum_j kern[:, j] * bx[t + j - (L - 1)], zeros
+            # before position 0, so tap L-1 weighs the current position (conv-not-causal: bx[t + j], the next ones)
+            padded = np.concatenate([bx, zeros] if variant == "conv-not-causal" else [zeros, bx], 0)
+            conv = sum(kern[:, j] * padded[j:j + T] for j in range(L)) + W.get(c + "conv.bias", 0.0)
+            y = (cg * conv) @ W[c + "out_proj.weight"].T + W.get(c + "out_proj.bias", 0.0)
+        x = x + y
+        h = rmsnorm(x, W[p + "ffn_norm.weight"], eps)
+        g = h @ W[p + "feed_forward.w1.weight"].T
+        x = x + (g / (1 + np.exp(-g)) * (h @ W[p + "feed_forward.w3.weight"].T)) @ W[p + "feed_forward.w2.weight"].T
+    last = rmsnorm(x[-1], W["model.embedding_norm.weight"], eps)
+    if not tied and "lm_head.weight" not in W:
+        raise SystemExit("an untied lfm2 folder without lm_head.weight")
+    return (W["model.embed_tokens.weight"] if tied else W["lm_head.weight"]) @ last
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
-                                    "seed_oss", "glm4"])
+                                    "seed_oss", "glm4", "lfm2"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -1425,7 +1640,8 @@ def main():
         p.add_argument("--variant", choices=["no-norm-shift", "no-embed-scale", "no-softcap", "no-window",
                                              "global-rope-everywhere", "scaled-local", "no-multipliers",
                                              "rope-everywhere", "per-head-qk-norm", "no-sinks", "yarn-everywhere", "silu-not-relu2",
-                                             "no-qkv-bias", "neox-rope", "no-post-norms"])
+                                             "no-qkv-bias", "neox-rope", "no-post-norms", "conv-bcx-order",
+                                             "conv-not-causal", "conv-flip"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
@@ -1442,6 +1658,8 @@ def main():
             make_mistral3(a.dir, a.tokenizer, a.seed, a.new_layout)
         elif a.arch == "glm4":
             make_glm4(a.dir, a.tokenizer, a.seed)
+        elif a.arch == "lfm2":
+            make_lfm2(a.dir, a.tokenizer, a.seed)
         elif a.arch == "olmo3":
             # Olmo 3's own rope_theta 500000 and YaRN factor 8 unless given
             make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 500000.0 if a.theta is None else a.theta, a.sp,

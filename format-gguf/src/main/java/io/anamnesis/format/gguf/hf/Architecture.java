@@ -209,7 +209,15 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          * the rope parameters only) must say the same, or the file would rotate another share of
          * each head (exit 6).
          */
-        HEAD_SHARE_ROPE_DIMENSION_COUNT
+        HEAD_SHARE_ROPE_DIMENSION_COUNT,
+        /**
+         * {@code <arch>.feed_forward_length} as LFM2 computes it ({@code _add_feed_forward_length}):
+         * {@code block_ff_dim} (else {@code intermediate_size}); with {@code block_auto_adjust_ff_dim}
+         * two thirds of it, times {@code block_ffn_dim_multiplier} when set, rounded up to a multiple
+         * of {@code block_multiple_of} (each {@code int()}ed as Python does). Over TextModel's value
+         * where that was written (gguf-py keeps the key's place).
+         */
+        ADJUSTED_FEED_FORWARD_LENGTH
     }
 
     /**
@@ -417,10 +425,25 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      *                       converted here, each with why: present and not null, exit 6
      * @param packedExperts  experts stored already stacked, transposed and with gate and up
      *                       interleaved (gpt-oss), when the family stores them so
+     * @param convLayers     layers that are short convolutions instead of attention (LFM2), when
+     *                       the family has them
      */
     record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                   Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
-                  Map<String, String> configRefused, Optional<PackedExperts> packedExperts) {
+                  Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers) {
+        Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
+               Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
+               Map<String, String> configRefused, Optional<PackedExperts> packedExperts) {
+            this(configDefaults, multimodal, trimEmbeddings, slidingWindow, configIgnored, noRope, configRefused, packedExperts,
+                    Optional.empty());
+        }
+
+        /** Only short-convolution layers (LFM2). */
+        static Extras convolutions(ConvLayers layers) {
+            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(), Map.of(),
+                    Optional.empty(), Optional.of(layers));
+        }
+
         static final Extras NONE = new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(),
                 Map.of(), Optional.empty());
 
@@ -451,6 +474,19 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
             return new Extras(Map.of(), Optional.empty(), false, Optional.of(window), List.of(), Optional.empty(), Map.of(),
                     Optional.of(experts));
         }
+    }
+
+    /**
+     * Layers that are short convolutions rather than attention, as LFM2 has them: config.json's
+     * {@code layer_types} says which ({@code convType}); the converter writes
+     * {@code attention.head_count_kv} as one int32 per layer, 0 for a convolution layer, and
+     * drops the size-1 middle dimension of the convolution weights ({@code squeeze(1)} of a
+     * depthwise {@code Conv1d}'s {@code [channels, 1, kernel]}), as llama.cpp's graph takes them.
+     *
+     * @param convType the {@code layer_types} value of a convolution layer
+     * @param squeezed Hugging Face name suffixes of the weights whose second dimension, when 1, is dropped
+     */
+    record ConvLayers(String convType, List<String> squeezed) {
     }
 
     /**

@@ -59,7 +59,8 @@ import java.util.Optional;
  * verified the same way. seed_oss: {@code SeedOssModel} ({@code SeedOssForCausalLM}): qwen2's
  * block with its own head size; verified the same way. glm4: {@code Glm4Model}
  * ({@code Glm4ForCausalLM}, GLM-4-0414): four norms a block, fused gate/up, the rope over half of
- * each head; verified the same way.
+ * each head; verified the same way. lfm2: {@code LFM2Model} ({@code Lfm2ForCausalLM}): short
+ * convolutions beside attention; verified the same way.
  */
 final class Architectures {
     private Architectures() {
@@ -606,8 +607,49 @@ final class Architectures {
             .requires(QWEN2_REQUIRED)
             .build();
 
+    /**
+     * Liquid AI's LFM2 ({@code Lfm2ForCausalLM}, the converter's {@code LFM2Model}): layers that
+     * are either short convolutions ({@code conv.in_proj}, the depthwise {@code conv.conv}
+     * squeezed to {@code [channels, kernel]}, {@code conv.out_proj} as {@code shortconv.*}) or
+     * attention with per-head q/k norms ({@code q_layernorm}/{@code k_layernorm}), each after
+     * {@code operator_norm} ({@code attn_norm}), then a SwiGLU ({@code feed_forward.w1} gate,
+     * {@code w3} up, {@code w2} down) after {@code ffn_norm}; the final norm is
+     * {@code embedding_norm} ({@code token_embd_norm}, gguf-py's name for it); no permutation
+     * (NEOX rope). TextModel's keys with {@code head_count_kv} one int32 per layer (0 for a
+     * convolution), then {@code vocab_size}, {@code shortconv.l_cache} ({@code conv_L_cache}), the
+     * norm epsilon again ({@code norm_eps}) and the adjusted feed-forward width;
+     * {@code TextModel.set_vocab}.
+     */
+    static final Architecture LFM2 = Architecture.of("lfm2", "Lfm2ForCausalLM", "LFM2ForCausalLM")
+            .tensors(List.of(TOKEN_EMBD, OUTPUT,
+                    Architecture.TensorName.of("model.embedding_norm", "token_embd_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.operator_norm", "blk.{bid}.attn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.ffn_norm", "blk.{bid}.ffn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.conv.conv", "blk.{bid}.shortconv.conv"),
+                    Architecture.TensorName.of("model.layers.{bid}.conv.in_proj", "blk.{bid}.shortconv.in_proj"),
+                    Architecture.TensorName.of("model.layers.{bid}.conv.out_proj", "blk.{bid}.shortconv.out_proj"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.out_proj", "blk.{bid}.attn_output"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_layernorm", "blk.{bid}.attn_q_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_layernorm", "blk.{bid}.attn_k_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.w1", "blk.{bid}.ffn_gate"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.w3", "blk.{bid}.ffn_up"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.w2", "blk.{bid}.ffn_down")))
+            // LFM2Model.set_gguf_parameters: TextModel's (head_count_kv per layer), then these
+            .keys(List.of(HyperParameter.u32("{arch}.vocab_size", "vocab_size").asRequired(),
+                    HyperParameter.u32("{arch}.shortconv.l_cache", "conv_L_cache").asRequired(),
+                    HyperParameter.f32("{arch}.attention.layer_norm_rms_epsilon", "norm_eps").asRequired(),
+                    Architecture.OwnKey.ADJUSTED_FEED_FORWARD_LENGTH))
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(List.of("vocab_size", "hidden_size", "num_attention_heads", "num_key_value_heads", "layer_types",
+                    "block_auto_adjust_ff_dim", "block_multiple_of", "rope_theta"))
+            .extras(Architecture.Extras.convolutions(new Architecture.ConvLayers("conv", List.of("conv.conv.weight"))))
+            .build();
+
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
-            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4);
+            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

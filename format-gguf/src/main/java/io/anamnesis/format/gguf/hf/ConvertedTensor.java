@@ -190,6 +190,13 @@ final class ConvertedTensor {
                 d.values().map(v -> cut(v, shape)), d.keep());
     }
 
+    /** {@code d} under another shape of as many elements: the same values in the same order ({@code reshape}/{@code squeeze}). */
+    static DenseTensor reshaped(DenseTensor d, io.anamnesis.api.Shape shape) {
+        if (shape.elementCount() != d.elementCount()) throw new IllegalArgumentException(shape + " is not " + d.shape() + " reshaped");
+        return new DenseTensor(d.name(), shape, d.storedDType(), d.recoveredFrom(), cut(d.asStored(), shape),
+                d.values().map(v -> cut(v, shape)), d.keep());
+    }
+
     private static PlannedTensor cut(PlannedTensor t, io.anamnesis.api.Shape shape) {
         long n = shape.elementCount();
         long granule = n == 0 || n % t.granule() != 0 ? Math.max(1, n) : t.granule();

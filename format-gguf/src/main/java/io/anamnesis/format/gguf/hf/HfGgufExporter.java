@@ -46,8 +46,12 @@ public final class HfGgufExporter implements ModelExporter {
     /** Tensors the converter drops ({@code prepare_tensors}). */
     private static final List<String> DROPPED = List.of(".attention.masked_bias", ".attention.bias", ".rotary_emb.inv_freq");
     private static final Pattern LAYER = Pattern.compile("(?:^|\\.)layers\\.(\\d+)\\.");
-    /** The routers, which {@code prepare_tensors} keeps F32 whatever the output type (FFN_GATE_INP, FFN_GATE_INP_SHEXP). */
-    private static final Pattern ROUTER = Pattern.compile("blk\\.\\d+\\.ffn_gate_inp(_shexp)?\\.weight");
+    /**
+     * The weights {@code prepare_tensors} keeps F32 whatever the output type, of those the
+     * families here have: the routers (FFN_GATE_INP, FFN_GATE_INP_SHEXP) and LFM2's short
+     * convolution (SHORTCONV_CONV).
+     */
+    private static final Pattern ROUTER = Pattern.compile("blk\\.\\d+\\.(ffn_gate_inp(_shexp)?|shortconv\\.conv)\\.weight");
 
     @Override
     public String format() {
@@ -111,7 +115,8 @@ public final class HfGgufExporter implements ModelExporter {
         inputs.sort(Comparator.comparingInt((DenseTensor d) -> rank.getOrDefault(d.name(), Integer.MAX_VALUE))
                 .thenComparing(DenseTensor::name));
 
-        Shapes shapes = new Shapes(config, arch == Architectures.OLMO2);
+        Shapes shapes = new Shapes(config, arch == Architectures.OLMO2,
+                arch.extras().convLayers().isPresent() ? Optional.of(adjustedFeedForward(config)) : Optional.empty());
         List<PlannedTensor> out = new ArrayList<>();
         Optional<Stacks> stacks = arch.experts().map(e -> new Stacks(arch, e, config, blockCount, outtype, request.encoder()));
         Optional<PackedExpertTensors> packed = arch.extras().packedExperts()
@@ -137,7 +142,7 @@ public final class HfGgufExporter implements ModelExporter {
                 leftOut.merge(part + "*", 1, Integer::sum);
                 continue;
             }
-            DenseTensor mapped = textName.get().equals(input.name()) ? input : renamed(input, textName.get());
+            DenseTensor mapped = squeezed(arch, textName.get().equals(input.name()) ? input : renamed(input, textName.get()));
             if (arch.skipped().contains(mapped.name())) continue;
             if (stacks.isPresent() && stacks.get().take(mapped, out)) continue;
             if (packed.isPresent() && packed.get().take(mapped, out,
@@ -219,6 +224,13 @@ public final class HfGgufExporter implements ModelExporter {
     private static int fileType(String outtype, Map<?, ?> config, boolean mxfp4Experts) {
         boolean mxfp4 = config.get("quantization_config") instanceof Map<?, ?> q && "mxfp4".equals(q.get("quant_method"));
         return mxfp4 && !outtype.equals("q8_0") ? 38 : FILE_TYPE.get(outtype);
+    }
+
+    /** {@code d} with its size-1 second dimension dropped, when the family's convolution weights are squeezed. */
+    private static DenseTensor squeezed(Architecture arch, DenseTensor d) {
+        if (arch.extras().convLayers().isEmpty() || d.shape().rank() != 3 || d.shape().dim(1) != 1) return d;
+        if (arch.extras().convLayers().get().squeezed().stream().noneMatch(d.name()::endsWith)) return d;
+        return ConvertedTensor.reshaped(d, io.anamnesis.api.Shape.of(d.shape().dim(0), d.shape().dim(2)));
     }
 
     /** {@code d} under the name {@code name} (a multimodal checkpoint's text tensor, its prefix removed). */
@@ -538,6 +550,7 @@ public final class HfGgufExporter implements ModelExporter {
         String a = arch.gguf();
         kv.put(Architectures.BLOCK_COUNT.key(a), MetaValue.u32(blockCount));
         for (HyperParameter h : Architectures.COMMON) put(a, config, h, kv);
+        arch.extras().convLayers().ifPresent(c -> kv.put(a + ".attention.head_count_kv", kvHeadsPerLayer(c, config, blockCount)));
         if (Boolean.FALSE.equals(config.get("is_causal"))) kv.put(a + ".attention.causal", new MetaValue.Bool(false));
         Map<?, ?> rope = ropeParameters(arch, config);
         Object type = rope.get("rope_type") != null ? rope.get("rope_type") : rope.get("type");
@@ -579,6 +592,22 @@ public final class HfGgufExporter implements ModelExporter {
         });
         kv.put("general.file_type", MetaValue.u32(fileType));
         familyKeys(arch, files, config, headDim, blockCount, fileType, kv);
+    }
+
+    /**
+     * LFM2's {@code attention.head_count_kv}: one int32 per layer of {@code layer_types}, 0 for a
+     * convolution layer, {@code num_key_value_heads} for the others (the converter's list, which
+     * gguf-py writes as an int32 array).
+     */
+    private static MetaValue kvHeadsPerLayer(Architecture.ConvLayers c, Map<?, ?> config, long blockCount) {
+        long kvHeads = HfConfig.integer(config, "num_key_value_heads").filter(v -> v > 0 && v <= Integer.MAX_VALUE)
+                .orElseThrow(() -> badKey("num_key_value_heads", "is missing or not a positive int32"));
+        if (!(config.get("layer_types") instanceof List<?> types) || types.size() != blockCount) {
+            throw badKey("layer_types", "is not a list of num_hidden_layers (" + blockCount + ") layer types");
+        }
+        List<MetaValue> perLayer = new ArrayList<>();
+        for (Object t : types) perLayer.add(MetaValue.i32(c.convType().equals(t) ? 0 : kvHeads));
+        return new MetaValue.Array(MetaValue.Type.I32, perLayer);
     }
 
     /**
@@ -734,6 +763,7 @@ public final class HfGgufExporter implements ModelExporter {
                 double v = HfConfig.number(cap).orElseThrow(() -> badKey("final_logit_softcapping", "is not a number: " + cap));
                 if (v != 0) kv.put(a + ".final_logit_softcapping", MetaValue.Real.f32((float) v));
             }
+            case ADJUSTED_FEED_FORWARD_LENGTH -> kv.put(a + ".feed_forward_length", MetaValue.u32(adjustedFeedForward(config)));
             case HEAD_SHARE_ROPE_DIMENSION_COUNT -> {
                 long head = HfConfig.integer(config, "head_dim").orElseGet(() -> {
                     long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
@@ -786,6 +816,33 @@ public final class HfGgufExporter implements ModelExporter {
                         .orElseThrow(() -> badKey("sliding_window", "is missing or not a GGUF uint32: " + w))));
             }
         }
+    }
+
+    /**
+     * LFM2's feed-forward width as the converter computes it ({@code _add_feed_forward_length}):
+     * {@code block_ff_dim} (else {@code intermediate_size}); with {@code block_auto_adjust_ff_dim}
+     * {@code int(2 x ff / 3)}, times {@code block_ffn_dim_multiplier} when it is set, rounded up
+     * to a multiple of {@code block_multiple_of}.
+     */
+    static long adjustedFeedForward(Map<?, ?> config) {
+        String from = config.containsKey("block_ff_dim") ? "block_ff_dim" : "intermediate_size";
+        long ff = HfConfig.integer(config, from).filter(v -> v > 0).orElseThrow(() -> badKey("block_ff_dim", "is missing or not positive"));
+        for (String key : List.of("block_auto_adjust_ff_dim", "block_ffn_dim_multiplier", "block_multiple_of")) {
+            if (!config.containsKey(key)) throw badKey(key, "is missing (the converter reads it)");
+        }
+        if (Boolean.TRUE.equals(config.get("block_auto_adjust_ff_dim"))) {
+            ff = (long) (2.0 * ff / 3);
+            Object m = config.get("block_ffn_dim_multiplier");
+            if (m != null && m != io.anamnesis.api.json.Json.NULL) {
+                double mult = HfConfig.number(m).orElseThrow(() -> badKey("block_ffn_dim_multiplier", "is not a number: " + m));
+                ff = (long) (mult * ff);
+            }
+            long multiple = HfConfig.integer(config, "block_multiple_of").filter(v -> v > 0)
+                    .orElseThrow(() -> badKey("block_multiple_of", "is not a positive integer"));
+            ff = multiple * ((ff + multiple - 1) / multiple);
+        }
+        if (ff < 0 || ff > 0xFFFF_FFFFL) throw badKey(from, "gives a feed-forward width of " + ff + ", not a GGUF uint32");
+        return ff;
     }
 
     /** {@code int(partial_rotary_factor * hidden_size) // num_attention_heads} (phi3), the factor 1.0 when absent. */
@@ -1022,10 +1079,13 @@ public final class HfGgufExporter implements ModelExporter {
         private final Map<?, ?> config;
         /** q/k norms over the whole projection (olmo2's), not one head's elements (qwen3's, gemma3's). */
         private final boolean wholeQkNorms;
+        /** LFM2's feed-forward width, adjusted from config.json as the converter writes it. */
+        private final Optional<Long> adjustedFeedForward;
 
-        Shapes(Map<?, ?> config, boolean wholeQkNorms) {
+        Shapes(Map<?, ?> config, boolean wholeQkNorms, Optional<Long> adjustedFeedForward) {
             this.config = config;
             this.wholeQkNorms = wholeQkNorms;
+            this.adjustedFeedForward = adjustedFeedForward;
         }
 
         void check(DenseTensor d) {
@@ -1038,6 +1098,18 @@ public final class HfGgufExporter implements ModelExporter {
                 expect(d, 1, "hidden_size", "columns");
             } else if (n.endsWith("mlp.down_proj.weight")) {
                 expect(d, 1, "intermediate_size", "columns");
+            } else if (adjustedFeedForward.isPresent() && n.matches(".*feed_forward\\.w[13]\\.weight") && d.shape().rank() == 2
+                    && d.shape().dim(0) != adjustedFeedForward.get()) {
+                throw badKey("block_ff_dim", "gives a feed-forward width of " + adjustedFeedForward.get() + " (adjusted as the converter "
+                        + "writes it), but " + n + " has " + d.shape().dim(0) + " rows; llama.cpp would not load the file");
+            } else if (n.endsWith("self_attn.q_layernorm.weight") || n.endsWith("self_attn.k_layernorm.weight")) {
+                // LFM2's per-head q/k norms
+                headDim().ifPresent(h -> {
+                    if (d.shape().rank() != 1 || d.shape().dim(0) != h) {
+                        throw badKey("num_attention_heads", "gives heads of " + h + ", but " + n + " has shape " + d.shape()
+                                + " (one weight per head element)");
+                    }
+                });
             } else if (n.endsWith("_layernorm.weight") || n.equals("model.norm.weight")) {
                 expect(d, 0, "hidden_size", "elements");
             } else if (n.endsWith("self_attn.qkv_proj.weight")) {
