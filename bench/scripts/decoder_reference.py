@@ -3,7 +3,7 @@
 Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM,
 Gemma3ForCausalLM, the text model of Gemma3ForConditionalGeneration, Phi3ForCausalLM, GptOssForCausalLM,
 Olmo3ForCausalLM, the text model of Mistral3ForConditionalGeneration, ArceeForCausalLM, SeedOssForCausalLM,
-Glm4ForCausalLM, Lfm2ForCausalLM), to check what
+Glm4ForCausalLM, Lfm2ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -114,6 +114,28 @@ code or the converter's.
         (the depthwise Conv1d's), conv.out_proj.weight [hidden, hidden]; an attention layer
         self_attn.{q,k,v}_proj.weight, self_attn.out_proj.weight, self_attn.q_layernorm.weight and
         k_layernorm.weight [head_dim]
+    python3 decoder_reference.py make cohere DIR [--tokenizer MODELS_DIR] [--seed N] [--qk-norm] [--theta THETA]
+        a tiny random Command-R folder (CohereForCausalLM, model_type cohere) in CohereForAI/c4ai-command-r-v01's
+        layout, config.json's keys as that checkpoint's (sorted): hidden 64, intermediate 160, 2 layers, 4 heads of 16
+        (hidden / heads; no head_dim key), 2 key/value heads, layer_norm_eps 1e-5, logit_scale 0.0625, rope_theta 8e6
+        (Command-R's; --theta to change it), rope_scaling null, max_position_embeddings 8192, model_max_length 131072,
+        attention_bias false, use_qk_norm false (--qk-norm: true, as Command R+'s), tie_word_embeddings true (also
+        CohereConfig's default); bos/eos/pad 5/255001/0 (<BOS_TOKEN>, <|END_OF_TURN_TOKEN|>, <PAD>) when the
+        vocabulary reaches them, else 1/2/0; the vocabulary 512 or MODELS_DIR's as make computes it. Tensors, BF16:
+        model.embed_tokens.weight [vocab, hidden], model.norm.weight [hidden] (no lm_head, no norm bias), and per layer
+        input_layernorm.weight [hidden] (the block's only norm, no bias), self_attn.{q,k,v,o}_proj.weight (no biases),
+        mlp.{gate,up,down}_proj.weight; with --qk-norm also self_attn.q_norm.weight [heads, head_dim] and
+        self_attn.k_norm.weight [kv heads, head_dim] (CohereLayerNorm over a (heads, head_dim) shape: a weight row per
+        head)
+    python3 decoder_reference.py make cohere2 DIR [--tokenizer MODELS_DIR] [--seed N] [--theta THETA] [--layer-types]
+        a tiny random Command R7B folder (Cohere2ForCausalLM, model_type cohere2) in
+        CohereForAI/c4ai-command-r7b-12-2024's layout: make cohere's sizes, tensors (never q/k norms) and keys, with
+        8 layers, head_dim 16, logit_scale 0.25, rope_theta 50000, sliding_window 4, sliding_window_pattern 4 (layers 3
+        and 7 global, the others sliding: the 3 local, 1 global pattern twice), cache_implementation hybrid, and the
+        original Cohere keys that checkpoint carries and transformers does not read (order_of_interleaved_layers
+        "local_attn_first", position_embedding_type "rope_gptj", rotary_pct 1.0, use_embedding_sharing,
+        use_gated_activation, use_parallel_block true, use_parallel_embedding false); no use_qk_norm or
+        model_max_length. --layer-types also writes layer_types (what transformers >= 4.53 re-saves)
     python3 decoder_reference.py forward DIR --tokens 1,7,42 [--weights f32|f16] [--kv f64|f16]
             [--variant V] [--mutate M]
         the last token's logits as JSON
@@ -147,6 +169,40 @@ For lfm2: --variant conv-bcx-order takes in_proj's thirds as x, B, C instead of 
 third times the second, and C the third), --variant conv-not-causal lets the short convolution read the current
 and the next L - 1 positions (the outputs Conv1d(padding L - 1) gives at L - 1 .. T + L - 2 instead of 0 .. T - 1),
 --variant conv-flip applies each channel's kernel reversed (its tap 0, not tap L - 1, on the current position).
+For cohere and cohere2: --variant not-parallel runs each block sequentially (x += attn(ln(x)), then x += mlp(ln(x)) with
+the same input_layernorm), --variant neox-rope rotates rotate-half pairs (i, i + d/2) instead of Cohere's interleaved
+(2i, 2i + 1), --variant no-logit-scale leaves logit_scale out; for cohere2 also --variant rope-everywhere rotates q and
+k on the global (full_attention) layers too, --variant no-window lets the sliding layers see every earlier position.
+
+CohereForCausalLM (make cohere: Command-R, e.g. CohereForAI/c4ai-command-r-v01, aya-23; Command R+ with use_qk_norm)
+and Cohere2ForCausalLM (make cohere2: Command R7B, CohereForAI/c4ai-command-r7b-12-2024), as transformers'
+modeling_cohere and modeling_cohere2 compute them (eager attention):
+  every norm is CohereLayerNorm: a true LayerNorm over the last axis, (x - mean) / sqrt(var + layer_norm_eps) * w,
+  var the biased variance of x - mean, with a weight and no bias (the module has no bias parameter).
+  x = embed[tokens]   (no scaling)
+  per layer, one norm and a parallel block:
+             h = layernorm(x) * input_layernorm
+             q, k, v = h Wq^T, h Wk^T, h Wv^T (biases only with attention_bias, o_proj's too), heads of head_dim
+             (config.json's head_dim, else hidden / heads)
+             cohere with use_qk_norm: q = layernorm(q) * q_norm, k = layernorm(k) * k_norm per head over head_dim,
+             q_norm [heads, head_dim] and k_norm [kv heads, head_dim] giving each head its own weight row; before the
+             rotary (CohereAttention norms the [T, heads, head_dim] view, then transposes and rotates)
+             rotary, over the whole head (no partial rotary; cohere2's rotary_pct is not read), inv_freq[i] =
+             rope_theta^(-2i/d), interleaved: transformers' Cohere rotary takes cos/sin of repeat_interleave(freqs, 2)
+             (not cat) and its rotate_half stacks (-x[1::2], x[0::2]) pairwise, so element 2i pairs with 2i + 1 at angle
+             pos * inv_freq[i]: y[2i] = x[2i] cos - x[2i+1] sin, y[2i+1] = x[2i+1] cos + x[2i] sin.
+             cohere2 rotates only on its sliding layers: Cohere2Attention applies the rotary when its sliding_window
+             is set, i.e. on sliding_attention layers; a full_attention layer has no positional encoding at all
+             a layer's type (cohere2): layer_types, else sliding_attention where (i + 1) % sliding_window_pattern != 0
+             (default 4: every 4th layer full); a sliding layer's query q sees key kv when q - sliding_window < kv <= q
+             (a key at distance sliding_window masked), a full layer every earlier position; cohere: every layer full
+             causal softmax(q k^T / sqrt(head_dim)) v, query head h reading key/value head h // (H/KV)
+             x = x + attn Wo^T + (silu(h Wg^T) * h Wu^T) Wd^T   (attention and MLP both read h: no second norm)
+  logits = (layernorm(x[-1]) * norm  embed^T) * logit_scale  (tied unless tie_word_embeddings is false, default
+  true; logit_scale default 0.0625). rope_theta defaults to 10000 when config.json has none (transformers 4.x's
+  CohereConfig and Cohere2Config; transformers 5's CohereConfig would take 500000); a rope_scaling other than default
+  is refused. --weights f16 rounds the 2-D weights, not the norms (q_norm / k_norm are 2-D, and kept); --kv f16 rounds
+  Q, K (after the q/k norms and the rotary), V and the probabilities as for the others.
 
 Lfm2ForCausalLM (make lfm2: LiquidAI's LFM2, e.g. LiquidAI/LFM2-350M), as transformers' modeling_lfm2 computes it
 (Lfm2ShortConv's torch path, slow_forward, with no cache; eager attention):
@@ -848,6 +904,76 @@ def make_lfm2(out, tokenizer=None, seed=0):
                 dst.write(src.read())
 
 
+def make_cohere(arch, out, tokenizer=None, seed=0, qk_norm=False, theta=None, layer_types=False):
+    """A tiny random CohereForCausalLM (Command-R, CohereForAI/c4ai-command-r-v01's layout; with qk_norm Command R+'s
+    use_qk_norm) or Cohere2ForCausalLM (Command R7B, c4ai-command-r7b-12-2024's) folder: config.json's keys as those
+    checkpoints' (sorted), BF16, tied embeddings (no lm_head), the sizes shrunk: hidden 64, intermediate 160, 4 heads of
+    16 (hidden / heads), 2 key/value heads; cohere 2 layers, cohere2 8 (sliding_window_pattern 4: layers 3 and 7
+    global, the local-local-local-global pattern twice) with sliding_window 4."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    v2 = arch == "cohere2"
+    hidden, inter, layers, heads, kv = 64, 160, 8 if v2 else 2, 4, 2
+    d = hidden // heads
+    # Cohere's <BOS_TOKEN>, <|END_OF_TURN_TOKEN|>, <PAD> where the vocabulary reaches them, else 1, 2, 0
+    bos, eos, pad = (5, 255001, 0) if vocab > 255001 else (1, 2, 0)
+    config = {
+        "attention_bias": False, "attention_dropout": 0.0, "bos_token_id": bos, "eos_token_id": eos,
+        "hidden_act": "silu", "hidden_size": hidden, "initializer_range": 0.02, "intermediate_size": inter,
+        "layer_norm_eps": 1e-05, "max_position_embeddings": 8192, "num_attention_heads": heads,
+        "num_hidden_layers": layers, "num_key_value_heads": kv, "pad_token_id": pad, "rope_scaling": None,
+        "tie_word_embeddings": True, "torch_dtype": "bfloat16", "use_cache": True, "vocab_size": vocab,
+    }
+    if v2:
+        # Command R7B's config.json: the original Cohere keys beside transformers' (transformers reads none of
+        # order_of_interleaved_layers, position_embedding_type, rotary_pct, use_*: it hard-codes what they say)
+        config.update({
+            "architectures": ["Cohere2ForCausalLM"], "model_type": "cohere2", "cache_implementation": "hybrid",
+            "head_dim": d, "logit_scale": 0.25, "order_of_interleaved_layers": "local_attn_first",
+            "position_embedding_type": "rope_gptj", "rope_theta": 50000.0 if theta is None else theta,
+            "rotary_pct": 1.0, "sliding_window": 4, "sliding_window_pattern": 4, "transformers_version": "4.48.0.dev0",
+            "use_embedding_sharing": True, "use_gated_activation": True, "use_parallel_block": True,
+            "use_parallel_embedding": False})
+        if layer_types:
+            # as transformers >= 4.53 re-saves it (Cohere2Config derives layer_types from sliding_window_pattern)
+            config["layer_types"] = ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention" for i in range(layers)]
+    else:
+        # Command-R's (c4ai-command-r-v01: rope_theta 8e6, logit_scale 0.0625); Command R+ sets use_qk_norm
+        config.update({
+            "architectures": ["CohereForCausalLM"], "model_type": "cohere", "logit_scale": 0.0625,
+            "model_max_length": 131072, "rope_theta": 8000000.0 if theta is None else theta,
+            "transformers_version": "4.40.0.dev0", "use_qk_norm": qk_norm})
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    # tied: the embedding is the output matrix too (logits ~ 16 |norm| x logit_scale wide)
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=2.0)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        t[p + "input_layernorm.weight"] = 1 + w(hidden, s=0.2)     # CohereLayerNorm: a weight, no bias
+        t[p + "self_attn.q_proj.weight"] = w(heads * d, hidden)
+        t[p + "self_attn.k_proj.weight"] = w(kv * d, hidden)
+        t[p + "self_attn.v_proj.weight"] = w(kv * d, hidden)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * d)
+        if qk_norm and not v2:
+            # CohereLayerNorm(hidden_size=(heads, head_dim)): one weight row per head
+            t[p + "self_attn.q_norm.weight"] = 1 + w(heads, d, s=0.3)
+            t[p + "self_attn.k_norm.weight"] = 1 + w(kv, d, s=0.3)
+        t[p + "mlp.gate_proj.weight"] = w(inter, hidden)
+        t[p + "mlp.up_proj.weight"] = w(inter, hidden)
+        t[p + "mlp.down_proj.weight"] = w(hidden, inter)
+    t["model.norm.weight"] = (0.5 if v2 else 2.0) * (1 + w(hidden, s=0.2))
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
 def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=1000000.0, sp=None, experts=4, top_k=2,
          moe_inter=48, yarn_old=None, yarn_factor=4.0, layer_types=True):
     if arch in ("gemma", "gemma2"):
@@ -1171,6 +1297,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, gpt_oss_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
     if arch == "Lfm2ForCausalLM":
         return arch, lfm2_forward(cfg, W, tokens, weights, kv_cache, variant)
+    if arch in ("CohereForCausalLM", "Cohere2ForCausalLM"):
+        return arch, cohere_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "Mistral3ForConditionalGeneration":
         # its text model, a Mistral decoder (llama's block): text_config over the top level, language_model.
         # taken out of the names (language_model.model.* or model.language_model.*), the vision part unused
@@ -1602,13 +1730,101 @@ def lfm2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     return (W["model.embed_tokens.weight"] if tied else W["lm_head.weight"]) @ last
 
 
+def cohere_layernorm(x, w, eps):
+    # CohereLayerNorm: mean-subtracted, the biased variance of the last axis, times the weight; no bias
+    c = x - x.mean(-1, keepdims=True)
+    return c / np.sqrt((c * c).mean(-1, keepdims=True) + eps) * w
+
+
+def cohere_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
+    """CohereForCausalLM (Command-R) and Cohere2ForCausalLM (Command R7B) as transformers' modeling_cohere and
+    modeling_cohere2 compute them (eager attention), in float64: see the module's description. --variant not-parallel
+    runs each block sequentially (x += attn(ln(x)); x += mlp(ln(x)), the one input_layernorm both times); neox-rope
+    rotates rotate-half pairs (i, i + d/2) instead of the interleaved (2i, 2i + 1); no-logit-scale leaves logit_scale
+    out; rope-everywhere (cohere2) rotates on the global layers too; no-window (cohere2) lets the sliding layers see
+    every earlier position."""
+    v2 = cfg["architectures"][0] == "Cohere2ForCausalLM"
+    H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    KV = cfg.get("num_key_value_heads") or H
+    d = cfg.get("head_dim") or hidden // H
+    eps = cfg.get("layer_norm_eps", 1e-5)
+    rp = cfg.get("rope_parameters") or {}
+    scaling = cfg.get("rope_scaling") or rp
+    if scaling.get("rope_type", scaling.get("type", "default")) not in (None, "default"):
+        raise SystemExit(f"cohere rope scaling {scaling} not modelled")
+    theta = cfg.get("rope_theta", rp.get("rope_theta", 10000.0))
+    if weights == "f16":
+        # the matrices to float16; the norms (q_norm / k_norm are [heads, head_dim], 2-D too) kept
+        W = {k: (f16(v) if v.ndim == 2 and not k.endswith("norm.weight") else v) for k, v in W.items()}
+    if v2:
+        # Cohere2Config: layer_types, else sliding where (i + 1) % sliding_window_pattern (default 4) != 0
+        n = cfg.get("sliding_window_pattern", 4)
+        types = cfg.get("layer_types") or ["sliding_attention" if (i + 1) % n else "full_attention" for i in range(n_layers)]
+        sliding = [t == "sliding_attention" for t in types]
+    else:
+        sliding = [False] * n_layers
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    inv = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)     # the whole head (no partial rotary)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+    window = mask.copy()
+    if v2 and cfg.get("sliding_window") and variant != "no-window":
+        # key kv visible from query q when kv > q - sliding_window
+        window[np.arange(T)[:, None] - np.arange(T)[None, :] >= cfg["sliding_window"]] = -np.inf
+    tied = cfg.get("tie_word_embeddings", True)
+    x = W["model.embed_tokens.weight"][np.array(toks)]
+
+    def attention(h, p, i):
+        q, k, v = ((h @ W[p + f"self_attn.{n}_proj.weight"].T + W.get(p + f"self_attn.{n}_proj.bias", 0.0)).reshape(T, -1, d)
+                   for n in "qkv")
+        if not v2 and cfg.get("use_qk_norm"):
+            # per head over head_dim, each head its own weight row ([heads, head_dim]), before the rotary
+            q = cohere_layernorm(q, W[p + "self_attn.q_norm.weight"], eps)
+            k = cohere_layernorm(k, W[p + "self_attn.k_norm.weight"], eps)
+        if not v2 or sliding[i] or variant == "rope-everywhere":
+            rot = rotary if variant == "neox-rope" else rotary_interleaved
+            q, k = rot(q, pos, inv), rot(k, pos, inv)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        out = np.empty((T, H, d))
+        for hh in range(H):
+            g = hh // (H // KV)
+            s = q[:, hh, :] @ k[:, g, :].T / np.sqrt(d) + (window if sliding[i] else mask)
+            s = np.exp(s - s.max(-1, keepdims=True))
+            s /= s.sum(-1, keepdims=True)
+            if kv_cache == "f16":
+                s = f16(s)
+            out[:, hh, :] = s @ v[:, g, :]
+        return out.reshape(T, H * d) @ W[p + "self_attn.o_proj.weight"].T + W.get(p + "self_attn.o_proj.bias", 0.0)
+
+    def mlp(h, p):
+        g = h @ W[p + "mlp.gate_proj.weight"].T
+        return (g / (1 + np.exp(-g)) * (h @ W[p + "mlp.up_proj.weight"].T)) @ W[p + "mlp.down_proj.weight"].T
+
+    for i in range(n_layers):
+        p = f"model.layers.{i}."
+        ln = W[p + "input_layernorm.weight"]
+        if variant == "not-parallel":
+            x = x + attention(cohere_layernorm(x, ln, eps), p, i)
+            x = x + mlp(cohere_layernorm(x, ln, eps), p)
+        else:
+            h = cohere_layernorm(x, ln, eps)
+            x = x + attention(h, p, i) + mlp(h, p)
+    last = cohere_layernorm(x[-1], W["model.norm.weight"], eps)
+    logits = (W["model.embed_tokens.weight"] if tied or "lm_head.weight" not in W else W["lm_head.weight"]) @ last
+    scale = cfg.get("logit_scale", 0.0625)
+    if variant != "no-logit-scale" and scale is not None:
+        logits = logits * scale
+    return logits
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
-                                    "seed_oss", "glm4", "lfm2"])
+                                    "seed_oss", "glm4", "lfm2", "cohere", "cohere2"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -1624,6 +1840,8 @@ def main():
     m.add_argument("--yarn-factor", type=float, help="default 4 (gpt-oss: 32, olmo3: 8)")
     m.add_argument("--no-layer-types", action="store_true", help="olmo3: leave layer_types out (Olmo3Config's default)")
     m.add_argument("--mxfp4", action="store_true", help="gpt-oss: the experts as MXFP4 blocks and scales")
+    m.add_argument("--qk-norm", action="store_true", help="cohere: use_qk_norm (Command R+'s per-head q/k LayerNorms)")
+    m.add_argument("--layer-types", action="store_true", help="cohere2: write layer_types beside sliding_window_pattern")
     m.add_argument("--linear", type=float, metavar="F")
     m.add_argument("--multimodal", action="store_true")
     m.add_argument("--final-softcap", type=float, metavar="C")
@@ -1641,7 +1859,7 @@ def main():
                                              "global-rope-everywhere", "scaled-local", "no-multipliers",
                                              "rope-everywhere", "per-head-qk-norm", "no-sinks", "yarn-everywhere", "silu-not-relu2",
                                              "no-qkv-bias", "neox-rope", "no-post-norms", "conv-bcx-order",
-                                             "conv-not-causal", "conv-flip"])
+                                             "conv-not-causal", "conv-flip", "not-parallel", "no-logit-scale"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
@@ -1660,6 +1878,8 @@ def main():
             make_glm4(a.dir, a.tokenizer, a.seed)
         elif a.arch == "lfm2":
             make_lfm2(a.dir, a.tokenizer, a.seed)
+        elif a.arch in ("cohere", "cohere2"):
+            make_cohere(a.arch, a.dir, a.tokenizer, a.seed, a.qk_norm, a.theta, a.layer_types)
         elif a.arch == "olmo3":
             # Olmo 3's own rope_theta 500000 and YaRN factor 8 unless given
             make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 500000.0 if a.theta is None else a.theta, a.sp,

@@ -217,7 +217,17 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          * of {@code block_multiple_of} (each {@code int()}ed as Python does). Over TextModel's value
          * where that was written (gguf-py keeps the key's place).
          */
-        ADJUSTED_FEED_FORWARD_LENGTH
+        ADJUSTED_FEED_FORWARD_LENGTH,
+        /**
+         * {@code <arch>.rope.scaling.type} "none" ({@code add_rope_scaling_type(NONE)}), over a
+         * scaling type TextModel wrote (gguf-py keeps the key's place): Cohere's families.
+         */
+        ROPE_SCALING_NONE,
+        /**
+         * {@code <arch>.rope.dimension_count} as cohere2 computes it:
+         * {@code int(rotary_pct x (hidden_size // num_attention_heads))}, {@code rotary_pct} required.
+         */
+        ROTARY_PCT_DIMENSION_COUNT
     }
 
     /**
@@ -427,10 +437,30 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      *                       interleaved (gpt-oss), when the family stores them so
      * @param convLayers     layers that are short convolutions instead of attention (LFM2), when
      *                       the family has them
+     * @param configFrom     config.json keys the family's {@code __init__} sets from the first
+     *                       present of other keys before anything reads them (Command-R's context
+     *                       length from {@code model_max_length})
      */
     record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                   Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
-                  Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers) {
+                  Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers,
+                  Map<String, List<String>> configFrom) {
+        Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
+               Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
+               Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers) {
+            this(configDefaults, multimodal, trimEmbeddings, slidingWindow, configIgnored, noRope, configRefused, packedExperts,
+                    convLayers, Map.of());
+        }
+
+        /**
+         * config.json keys the family's {@code __init__} sets from others before anything reads
+         * them ({@code find_hparam}: the first of the list present), and keys refused.
+         */
+        static Extras rewriting(Map<String, List<String>> configFrom, Map<String, String> configRefused) {
+            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(), configRefused,
+                    Optional.empty(), Optional.empty(), configFrom);
+        }
+
         Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
                Map<String, String> configRefused, Optional<PackedExperts> packedExperts) {

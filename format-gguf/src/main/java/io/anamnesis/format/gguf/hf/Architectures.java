@@ -60,7 +60,8 @@ import java.util.Optional;
  * block with its own head size; verified the same way. glm4: {@code Glm4Model}
  * ({@code Glm4ForCausalLM}, GLM-4-0414): four norms a block, fused gate/up, the rope over half of
  * each head; verified the same way. lfm2: {@code LFM2Model} ({@code Lfm2ForCausalLM}): short
- * convolutions beside attention; verified the same way.
+ * convolutions beside attention; verified the same way. command-r: {@code CommandR2Model}
+ * ({@code CohereForCausalLM}): one norm a block, tied; verified the same way.
  */
 final class Architectures {
     private Architectures() {
@@ -648,8 +649,30 @@ final class Architectures {
             .extras(Architecture.Extras.convolutions(new Architecture.ConvLayers("conv", List.of("conv.conv.weight"))))
             .build();
 
+    /**
+     * Cohere's Command-R and Aya ({@code CohereForCausalLM}, the converter's {@code CommandR2Model}):
+     * one norm a block ({@code input_layernorm}, a LayerNorm without bias; llama.cpp's command-r
+     * runs attention and MLP in parallel on it), Command R+'s per-head q/k norms
+     * ({@code [heads, head_dim]}), tied embeddings, no permutation (transformers' Cohere and
+     * llama.cpp's command-r both rotate adjacent pairs); TextModel's keys, the context length
+     * from {@code model_max_length} when config.json has it (the converter sets it so: the models
+     * were trained on 128k, their config says 8k), then {@code logit_scale} and a rope scaling
+     * type "none"; {@code TextModel.set_vocab}. A {@code rope_scaling} is refused: the converter
+     * overwrites its type with none.
+     */
+    static final Architecture COMMAND_R = Architecture.of("command-r", "CohereForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT_NORM), ATTENTION, QK_NORMS, MLP))
+            // CommandR2Model.set_gguf_parameters: TextModel's, then these
+            .keys(List.of(HyperParameter.f32("{arch}.logit_scale", "logit_scale").asRequired(), Architecture.OwnKey.ROPE_SCALING_NONE))
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(List.of("vocab_size", "hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads",
+                    "layer_norm_eps", "rope_theta", "logit_scale"))
+            .extras(Architecture.Extras.rewriting(Map.of("max_position_embeddings", List.of("model_max_length", "max_position_embeddings")),
+                    Map.of("rope_scaling", "the converter writes rope scaling type none over it")))
+            .build();
+
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
-            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2);
+            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

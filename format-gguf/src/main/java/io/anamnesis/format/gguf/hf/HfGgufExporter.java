@@ -97,6 +97,7 @@ public final class HfGgufExporter implements ModelExporter {
         if (blockCount < 0 || blockCount > Integer.MAX_VALUE) throw badKey("num_hidden_layers", blockCount + " is out of range");
         arch.extras().slidingWindow().ifPresent(w -> expectLayers(arch, w, config, blockCount));
         arch.extras().noRope().ifPresent(n -> expectNoRopeLayers(arch, n, config, blockCount));
+        if (arch == Architectures.COMMAND_R) expectCommandRQkNorms(config, blockCount);
         arch.extras().configRefused().forEach((key, why) -> {
             Object v = config.get(key);
             if (v != null && v != io.anamnesis.api.json.Json.NULL) {
@@ -247,7 +248,9 @@ public final class HfGgufExporter implements ModelExporter {
     static Map<?, ?> textModelConfig(Architecture arch, Map<?, ?> config) {
         Map<?, ?> text = config.get("text_config") instanceof Map<?, ?> t ? t : null;
         Architecture.Extras extras = arch.extras();
-        if (text == null && extras.configDefaults().isEmpty() && extras.configIgnored().isEmpty()) return config;
+        if (text == null && extras.configDefaults().isEmpty() && extras.configIgnored().isEmpty() && extras.configFrom().isEmpty()) {
+            return config;
+        }
         Map<Object, Object> merged = new LinkedHashMap<>();
         if (text != null) merged.putAll(config);
         Map<?, ?> own = text == null ? config : text;
@@ -256,7 +259,22 @@ public final class HfGgufExporter implements ModelExporter {
         });
         merged.putAll(own);
         extras.configIgnored().forEach(merged::remove);
+        extras.configFrom().forEach((key, from) -> HfConfig.find(merged, from).ifPresent(v -> merged.put(key, v)));
         return merged;
+    }
+
+    /**
+     * llama.cpp's command-r loads per-head q/k norms for Command R+ only, which it recognizes by
+     * its 64 layers or more (there is no key for them): a config.json whose {@code use_qk_norm}
+     * says otherwise gives a file llama.cpp does not load (exit 6).
+     */
+    private static void expectCommandRQkNorms(Map<?, ?> config, long blockCount) {
+        boolean qkNorm = Boolean.TRUE.equals(config.get("use_qk_norm"));
+        if (qkNorm != blockCount >= 64) {
+            throw new UnsupportedFeatureException("config.json use_qk_norm is " + qkNorm + " with " + blockCount + " layers: llama.cpp's "
+                    + "command-r loads q/k norms for 64 layers or more (Command R+) and for no other, so it would not load the file; "
+                    + "not converted");
+        }
     }
 
     /**
@@ -764,6 +782,16 @@ public final class HfGgufExporter implements ModelExporter {
                 if (v != 0) kv.put(a + ".final_logit_softcapping", MetaValue.Real.f32((float) v));
             }
             case ADJUSTED_FEED_FORWARD_LENGTH -> kv.put(a + ".feed_forward_length", MetaValue.u32(adjustedFeedForward(config)));
+            case ROPE_SCALING_NONE -> kv.put(a + ".rope.scaling.type", MetaValue.str("none"));
+            case ROTARY_PCT_DIMENSION_COUNT -> {
+                long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
+                long heads = HfConfig.integer(config, "num_attention_heads").filter(h -> h > 0)
+                        .orElseThrow(() -> badKey("num_attention_heads", "is missing or not positive"));
+                Object p = config.get("rotary_pct");
+                double pct = HfConfig.number(p).filter(v -> v > 0 && v <= 1)
+                        .orElseThrow(() -> badKey("rotary_pct", "is missing or not a number in (0, 1]: " + p));
+                kv.put(a + ".rope.dimension_count", MetaValue.u32((long) (pct * (hidden / heads))));
+            }
             case HEAD_SHARE_ROPE_DIMENSION_COUNT -> {
                 long head = HfConfig.integer(config, "head_dim").orElseGet(() -> {
                     long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
@@ -1131,7 +1159,11 @@ public final class HfGgufExporter implements ModelExporter {
                         ? "num_attention_heads" : "num_key_value_heads");
             } else if (n.endsWith("self_attn.q_norm.weight") || n.endsWith("self_attn.k_norm.weight")) {
                 headDim().ifPresent(h -> {
-                    if (d.shape().rank() != 1 || d.shape().dim(0) != h) {
+                    // one per head (Command R+'s [heads, head_dim]) or one for every head
+                    boolean perHead = d.shape().rank() == 2 && d.shape().dim(1) == h
+                            && HfConfig.integer(config, n.endsWith("q_norm.weight") || !config.containsKey("num_key_value_heads")
+                            ? "num_attention_heads" : "num_key_value_heads").filter(x -> x == d.shape().dim(0)).isPresent();
+                    if (!perHead && (d.shape().rank() != 1 || d.shape().dim(0) != h)) {
                         throw badKey(config.containsKey("head_dim") ? "head_dim" : "num_attention_heads", "gives heads of " + h
                                 + ", but " + n + " has shape " + d.shape() + " (one weight per head element)");
                     }
