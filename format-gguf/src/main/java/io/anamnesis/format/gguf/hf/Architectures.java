@@ -61,7 +61,9 @@ import java.util.Optional;
  * ({@code Glm4ForCausalLM}, GLM-4-0414): four norms a block, fused gate/up, the rope over half of
  * each head; verified the same way. lfm2: {@code LFM2Model} ({@code Lfm2ForCausalLM}): short
  * convolutions beside attention; verified the same way. command-r: {@code CommandR2Model}
- * ({@code CohereForCausalLM}): one norm a block, tied; verified the same way.
+ * ({@code CohereForCausalLM}): one norm a block, tied; verified the same way. cohere2:
+ * {@code Cohere2Model} ({@code Cohere2ForCausalLM}): three local layers to one global without
+ * rope; verified the same way.
  */
 final class Architectures {
     private Architectures() {
@@ -671,8 +673,33 @@ final class Architectures {
                     Map.of("rope_scaling", "the converter writes rope scaling type none over it")))
             .build();
 
+    /**
+     * Cohere's Command R7B and Aya Expanse's successors ({@code Cohere2ForCausalLM}, the
+     * converter's {@code Cohere2Model}): Command-R's block without q/k norms, three local
+     * (sliding-window, rotary) layers to one global (no rotary) as llama.cpp's cohere2 lays them
+     * out (the converter writes no pattern); bias tensors, which the checkpoints hold as zeros,
+     * left out (a non-zero one stops the converter: exit 3); TextModel's keys, then
+     * {@code logit_scale}, {@code attention.sliding_window}, {@code vocab_size}, the rope dimension
+     * from {@code rotary_pct} and rope scaling type none.
+     */
+    static final Architecture COHERE2 = Architecture.of("cohere2", "Cohere2ForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT_NORM), ATTENTION, MLP))
+            // Cohere2Model.set_gguf_parameters: TextModel's, then these
+            .keys(List.of(HyperParameter.f32("{arch}.logit_scale", "logit_scale").asRequired(),
+                    HyperParameter.u32("{arch}.attention.sliding_window", "sliding_window").asRequired(),
+                    HyperParameter.u32("{arch}.vocab_size", "vocab_size").asRequired(),
+                    Architecture.OwnKey.ROTARY_PCT_DIMENSION_COUNT, Architecture.OwnKey.ROPE_SCALING_NONE))
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(List.of("vocab_size", "hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads",
+                    "layer_norm_eps", "rope_theta", "logit_scale", "sliding_window", "rotary_pct"))
+            .extras(new Architecture.Extras(Map.of(), Optional.empty(), false,
+                    // llama.cpp's cohere2: swa pattern 4, the global layers without rope
+                    Optional.of(new Architecture.SlidingWindow(4, LOCAL_ROPE_THETA, false)), List.of(), Optional.empty(),
+                    Map.of("rope_scaling", "the converter writes rope scaling type none over it"), Optional.empty()))
+            .build();
+
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
-            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R);
+            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R, COHERE2);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

@@ -145,6 +145,11 @@ public final class HfGgufExporter implements ModelExporter {
             }
             DenseTensor mapped = squeezed(arch, textName.get().equals(input.name()) ? input : renamed(input, textName.get()));
             if (arch.skipped().contains(mapped.name())) continue;
+            if (arch == Architectures.COHERE2 && mapped.name().endsWith(".bias")) {
+                // Cohere2Model.modify_tensors: llama.cpp's cohere2 has no biases; the checkpoints' are zeros
+                requireZeros(mapped);
+                continue;
+            }
             if (stacks.isPresent() && stacks.get().take(mapped, out)) continue;
             if (packed.isPresent() && packed.get().take(mapped, out,
                     (d, gguf) -> typed(d, gguf, Optional.empty(), Optional.empty(), outtype, request.encoder()))) {
@@ -225,6 +230,25 @@ public final class HfGgufExporter implements ModelExporter {
     private static int fileType(String outtype, Map<?, ?> config, boolean mxfp4Experts) {
         boolean mxfp4 = config.get("quantization_config") instanceof Map<?, ?> q && "mxfp4".equals(q.get("quant_method"));
         return mxfp4 && !outtype.equals("q8_0") ? 38 : FILE_TYPE.get(outtype);
+    }
+
+    /** Every value of the small tensor {@code d} is 0 (or -0), else malformed naming it (the converter stops there). */
+    private static void requireZeros(DenseTensor d) {
+        if (!d.isNumeric() || d.elementCount() > 1 << 24) throw MalformedFileException.inTensor(d.name(), "is not a float bias of a size read here");
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            io.anamnesis.api.spi.DenseReader reader = io.anamnesis.api.spi.DenseReader.open(d, arena);
+            float[] v = new float[(int) Math.min(d.elementCount(), 1 << 16)];
+            for (long at = 0; at < d.elementCount(); at += v.length) {
+                int n = (int) Math.min(v.length, d.elementCount() - at);
+                reader.read(at, n, v, 0);
+                for (int i = 0; i < n; i++) {
+                    if (v[i] != 0) {
+                        throw MalformedFileException.inTensor(d.name(), "holds " + v[i] + " at " + (at + i) + ": llama.cpp's cohere2 has no "
+                                + "bias tensors, and the converter leaves out only biases that are all zero");
+                    }
+                }
+            }
+        }
     }
 
     /** {@code d} with its size-1 second dimension dropped, when the family's convolution weights are squeezed. */
@@ -346,7 +370,13 @@ public final class HfGgufExporter implements ModelExporter {
             HfConfig.asInteger(window).filter(v -> v > 0 && v <= 0xFFFF_FFFFL)
                     .orElseThrow(() -> badKey("sliding_window", "is not a positive GGUF uint32: " + window));
         }
-        if (!w.gemma3()) return;
+        if (!w.gemma3()) {
+            if (p != null && p != io.anamnesis.api.json.Json.NULL && HfConfig.asInteger(p).filter(v -> v == w.period()).isEmpty()) {
+                throw new UnsupportedFeatureException("config.json sliding_window_pattern is " + p + ": llama.cpp's " + arch.gguf()
+                        + " makes every " + w.period() + "th layer global (the converter writes no pattern); not converted");
+            }
+            return;
+        }
         if (Boolean.TRUE.equals(config.get("use_bidirectional_attention"))) {
             throw new UnsupportedFeatureException("config.json use_bidirectional_attention is true: llama.cpp's " + arch.gguf()
                     + " attends causally (EmbeddingGemma's bidirectional attention is not converted)");
