@@ -200,6 +200,66 @@ class GptOssToGgufTest {
         assertThat(g.tensor("blk.1.attn_q.weight").type()).isEqualTo(1);
     }
 
+    /**
+     * The corpus's gpt-oss MXFP4 case, whose expected tensors are transformers' own
+     * {@code convert_moe_packed_tensors} output ({@code [experts, in, out]}), as the experts of a
+     * one-layer gpt-oss folder: every value of the MXFP4 GGUF tensors, read as ggml defines
+     * MXFP4, is transformers' value of the same weight, gate and up taken apart and transposed.
+     */
+    @Test
+    void theMxfp4ExpertsAreTransformersOwnDequantization() throws IOException {
+        Optional<Path> root = CorpusCase.root();
+        Assumptions.assumeTrue(root.isPresent(), "corpus absent: transformers' own MXFP4 output not compared");
+        Path c = root.get().resolve("mxfp4/gen-gpt-oss-experts-with-biases");
+        Assumptions.assumeTrue(Files.isDirectory(c), "corpus case mxfp4/gen-gpt-oss-experts-with-biases absent");
+        Map<String, ReferenceSafetensors.Tensor> input = ReferenceSafetensors.read(c.resolve("input.safetensors"));
+        Map<String, ReferenceSafetensors.Tensor> expected = ReferenceSafetensors.read(c.resolve("expected.safetensors"));
+        int experts = 2, hidden = 256, width = 32, heads = 4, kv = 2, head = 64;
+        Map<String, long[]> shapes = new TreeMap<>();
+        shapes.put("model.embed_tokens.weight", new long[]{VOCAB, hidden});
+        shapes.put("lm_head.weight", new long[]{VOCAB, hidden});
+        shapes.put("model.norm.weight", new long[]{hidden});
+        String p = "model.layers.0.";
+        shapes.put(p + "input_layernorm.weight", new long[]{hidden});
+        shapes.put(p + "post_attention_layernorm.weight", new long[]{hidden});
+        for (String n : List.of("q", "k", "v")) {
+            long rows = (long) (n.equals("q") ? heads : kv) * head;
+            shapes.put(p + "self_attn." + n + "_proj.weight", new long[]{rows, hidden});
+            shapes.put(p + "self_attn." + n + "_proj.bias", new long[]{rows});
+        }
+        shapes.put(p + "self_attn.o_proj.weight", new long[]{hidden, (long) heads * head});
+        shapes.put(p + "self_attn.o_proj.bias", new long[]{hidden});
+        shapes.put(p + "self_attn.sinks", new long[]{heads});
+        Map<String, ReferenceSafetensors.Tensor> t = new TreeMap<>(DecoderReference.randomF32(shapes, new Random(79)));
+        t.putAll(input);
+        String config = config(MXFP4).replace("\"hidden_size\": " + HIDDEN, "\"hidden_size\": " + hidden)
+                .replace("\"intermediate_size\": " + WIDTH, "\"intermediate_size\": " + width)
+                .replace("\"num_hidden_layers\": " + LAYERS, "\"num_hidden_layers\": 1")
+                .replace("\"head_dim\": " + HEAD, "\"head_dim\": " + head)
+                .replace("\"num_local_experts\": " + EXPERTS, "\"num_local_experts\": " + experts)
+                .replace("\"layer_types\": [\"sliding_attention\", \"full_attention\"]", "\"layer_types\": [\"sliding_attention\"]");
+        Path out = tmp.resolve("corpus-oss.gguf");
+        CorpusCliTest.Run r = DecoderReference.convert(folder("gpt-oss-corpus", config, t), "bf16", out, false);
+        assertThat(r.code()).as(r.err()).isZero();
+        ReferenceGguf g = ReferenceGguf.read(out);
+        ByteBuffer gateUp = ByteBuffer.wrap(expected.get(p + "mlp.experts.gate_up_proj").bytes()).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer down = ByteBuffer.wrap(expected.get(p + "mlp.experts.down_proj").bytes()).order(ByteOrder.LITTLE_ENDIAN);
+        byte[] gate = g.tensor("blk.0.ffn_gate_exps.weight").bytes(), up = g.tensor("blk.0.ffn_up_exps.weight").bytes(),
+                dn = g.tensor("blk.0.ffn_down_exps.weight").bytes();
+        for (int e = 0; e < experts; e++) {
+            for (int j = 0; j < width; j++) {
+                for (int i = 0; i < hidden; i++) {
+                    // transformers' gate_up_proj [E, hidden, 2 width]: gate column 2j, up 2j + 1
+                    int at = (e * hidden + i) * 2 * width + 2 * j;
+                    assertThat(ggmlValue(gate, (long) (e * width + j) * hidden + i)).isEqualTo(gateUp.getFloat(4 * at));
+                    assertThat(ggmlValue(up, (long) (e * width + j) * hidden + i)).isEqualTo(gateUp.getFloat(4 * (at + 1)));
+                    // down_proj [E, width, hidden]: (e, j, i) is ffn_down_exps' row i, column j
+                    assertThat(ggmlValue(dn, (long) (e * hidden + i) * width + j)).isEqualTo(down.getFloat(4 * ((e * width + j) * hidden + i)));
+                }
+            }
+        }
+    }
+
     private static float f32(byte[] b, int index) {
         return ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getFloat(4 * index);
     }
