@@ -35,6 +35,8 @@ final class PackedExpertTensors {
     private static final int BLOCK = 32, BLOCK_BYTES = 16;
     /** Output rows of a transposed expert made per pass over its source rows: bounds the scratch. */
     private static final int BAND = 64;
+    /** Source rows (of a transposed expert) or MXFP4 blocks (of a row) handled per step: bounds the scratch whatever the shape. */
+    private static final int PIECE = 4096;
 
     private final Architecture arch;
     private final Architecture.PackedExperts spec;
@@ -182,22 +184,27 @@ final class PackedExpertTensors {
     private PlannedTensor mxfp4Rows(TensorEntry blocks, TensorEntry scales, String gguf, int step, int offset) {
         long experts = blocks.shape().dim(0), rows = blocks.shape().dim(1), groups = blocks.shape().dim(2);
         long outRows = rows / step, rowElements = groups * BLOCK;
-        int g = Math.toIntExact(groups);
+        int piece = (int) Math.min(groups, PIECE);
         DType mxfp4 = GgufType.MXFP4.dtype();
         return new PlannedTensor(gguf, mxfp4, Shape.of(experts, outRows, rowElements), rowElements, arena -> {
             MemorySegment b = source.data(blocks, arena), s = source.data(scales, arena);
             if (b.byteSize() != blocks.byteSize() || s.byteSize() != scales.byteSize()) {
                 throw MalformedFileException.inTensor(blocks.name(), "holds fewer bytes than its shape needs");
             }
-            byte[] hf = new byte[g * BLOCK_BYTES], e = new byte[g], row = new byte[g * (BLOCK_BYTES + 1)];
+            byte[] hf = new byte[piece * BLOCK_BYTES], e = new byte[piece], part = new byte[piece * (BLOCK_BYTES + 1)];
+            long rowBytes = groups * (BLOCK_BYTES + 1);
             return (first, n, dest) -> {
                 long firstRow = first / rowElements;
                 for (long k = 0; k < n / rowElements; k++) {
                     long r = firstRow + k, src = (r / outRows) * rows + offset + step * (r % outRows);
-                    MemorySegment.copy(b, ValueLayout.JAVA_BYTE, src * g * BLOCK_BYTES, hf, 0, hf.length);
-                    MemorySegment.copy(s, ValueLayout.JAVA_BYTE, src * g, e, 0, g);
-                    ggmlBlocks(hf, e, g, row);
-                    MemorySegment.copy(row, 0, dest, ValueLayout.JAVA_BYTE, k * row.length, row.length);
+                    for (long g0 = 0; g0 < groups; g0 += piece) {
+                        int m = (int) Math.min(piece, groups - g0);
+                        MemorySegment.copy(b, ValueLayout.JAVA_BYTE, (src * groups + g0) * BLOCK_BYTES, hf, 0, m * BLOCK_BYTES);
+                        MemorySegment.copy(s, ValueLayout.JAVA_BYTE, src * groups + g0, e, 0, m);
+                        ggmlBlocks(hf, e, m, part);
+                        MemorySegment.copy(part, 0, dest, ValueLayout.JAVA_BYTE, k * rowBytes + g0 * (BLOCK_BYTES + 1),
+                                m * (BLOCK_BYTES + 1));
+                    }
                 }
             };
         });
@@ -230,11 +237,12 @@ final class PackedExpertTensors {
      */
     static DenseTensor transposed(DenseTensor d, String gguf, int step, int offset) {
         long experts = d.shape().dim(0), a = d.shape().dim(1), b = d.shape().dim(2), outRows = b / step;
-        int rowLength = Math.toIntExact(a);
-        int band = (int) Math.max(1, Math.min(BAND, (1L << 20) / Math.max(1, a * step)));
+        // source rows per step and output rows per band: the scratch stays under a few MB whatever the shape
+        int rowsPerStep = (int) Math.max(1, Math.min(a, PIECE));
+        int band = (int) Math.max(1, Math.min(BAND, (1L << 20) / ((long) rowsPerStep * step)));
         PlannedTensor values = new PlannedTensor(gguf, DType.F32, Shape.of(experts, outRows, a), Math.max(1, a), arena -> {
             io.anamnesis.api.spi.DenseReader reader = io.anamnesis.api.spi.DenseReader.open(d, arena);
-            float[] columns = new float[rowLength * ((band - 1) * step + 1)], row = new float[rowLength];
+            float[] columns = new float[rowsPerStep * ((band - 1) * step + 1)], piece = new float[rowsPerStep];
             return (first, n, dest) -> {
                 long firstRow = first / a, total = n / a;
                 for (long done = 0; done < total; ) {
@@ -242,10 +250,13 @@ final class PackedExpertTensors {
                     int rowsNow = (int) Math.min(band, Math.min(outRows - j0, total - done));
                     int span = (rowsNow - 1) * step + 1;
                     long c0 = offset + step * j0;
-                    for (int i = 0; i < rowLength; i++) reader.read((e * a + i) * b + c0, span, columns, i * span);
-                    for (int jj = 0; jj < rowsNow; jj++) {
-                        for (int i = 0; i < rowLength; i++) row[i] = columns[i * span + jj * step];
-                        MemorySegment.copy(row, 0, dest, ValueLayout.JAVA_FLOAT_UNALIGNED, 4 * (done + jj) * a, rowLength);
+                    for (long i0 = 0; i0 < a; i0 += rowsPerStep) {
+                        int m = (int) Math.min(rowsPerStep, a - i0);
+                        for (int i = 0; i < m; i++) reader.read((e * a + i0 + i) * b + c0, span, columns, i * span);
+                        for (int jj = 0; jj < rowsNow; jj++) {
+                            for (int i = 0; i < m; i++) piece[i] = columns[i * span + jj * step];
+                            MemorySegment.copy(piece, 0, dest, ValueLayout.JAVA_FLOAT_UNALIGNED, 4 * ((done + jj) * a + i0), m);
+                        }
                     }
                     done += rowsNow;
                 }

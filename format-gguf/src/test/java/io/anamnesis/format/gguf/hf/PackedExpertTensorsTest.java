@@ -121,6 +121,23 @@ class PackedExpertTensorsTest {
         }
     }
 
+    /** More source rows than one step reads (4096): each output row is written in pieces. */
+    @Test
+    void longColumnsAreTransposedInPieces() {
+        int in = 5000, cols = 4;
+        float[] w = new float[2 * in * cols];
+        for (int i = 0; i < w.length; i++) w[i] = i;
+        DenseTensor t = PackedExpertTensors.transposed(dense("gate_up_proj", Shape.of(2, in, cols), w), "x", 2, 1);
+        float[] got = all(t, 1);
+        for (int e = 0; e < 2; e++) {
+            for (int j = 0; j < cols / 2; j++) {
+                for (int i = 0; i < in; i++) {
+                    assertThat(got[(e * (cols / 2) + j) * in + i]).as("e %d j %d i %d", e, j, i).isEqualTo(w[(e * in + i) * cols + 1 + 2 * j]);
+                }
+            }
+        }
+    }
+
     @Test
     void downIsEachExpertTransposed() {
         float[] w = new float[2 * 3 * 4];
