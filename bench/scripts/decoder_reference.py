@@ -3,7 +3,7 @@
 Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM,
 Gemma3ForCausalLM, the text model of Gemma3ForConditionalGeneration, Phi3ForCausalLM, GptOssForCausalLM,
 Olmo3ForCausalLM, the text model of Mistral3ForConditionalGeneration, ArceeForCausalLM, SeedOssForCausalLM,
-Glm4ForCausalLM, Lfm2ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM), to check what
+Glm4ForCausalLM, Lfm2ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, Exaone4ForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -136,6 +136,20 @@ code or the converter's.
         "local_attn_first", position_embedding_type "rope_gptj", rotary_pct 1.0, use_embedding_sharing,
         use_gated_activation, use_parallel_block true, use_parallel_embedding false); no use_qk_norm or
         model_max_length. --layer-types also writes layer_types (what transformers >= 4.53 re-saves)
+    python3 decoder_reference.py make exaone4 DIR [--tokenizer MODELS_DIR] [--seed N] [--no-window]
+        a tiny random EXAONE 4.0 folder (Exaone4ForCausalLM, model_type exaone4) in LGAI-EXAONE/EXAONE-4.0-32B's layout,
+        config.json's keys as that checkpoint's (sorted; as a copy of it with transformers_version 4.54.0.dev0 has them,
+        plus layer_types as Exaone4Config saves them): hidden 64, intermediate 160, 8 layers, layer_types sliding_attention
+        but full_attention for layers 3 and 7 (the 32B's 3 local, 1 global), sliding_window 4, sliding_window_pattern 4,
+        4 heads of head_dim 32 (not hidden / heads = 16; the 32B's 128 with hidden 5120 and 40 heads), 2 key/value heads,
+        rms_norm_eps 1e-5, rope_theta 1e6, rope_scaling null (the released one is llama3, factor 16 over 8192: not written
+        here, though the forward pass would read one), max_position_embeddings 131072, tie_word_embeddings false,
+        bos/eos/pad 1/361/0 (EXAONE's [BOS], [|endofturn|], [PAD]); the vocabulary 512 or MODELS_DIR's as make computes it.
+        --no-window: EXAONE-4.0-1.2B's shape: sliding_window and sliding_window_pattern null, every layer full_attention
+        (and so every layer rotated), max_position_embeddings 65536, tie_word_embeddings true (no lm_head).
+        Tensors, BF16: model.embed_tokens.weight, model.norm.weight, lm_head.weight (not with --no-window), and per layer
+        post_attention_layernorm.weight, post_feedforward_layernorm.weight [hidden] (no input_layernorm), self_attn.{q,k,v,
+        o}_proj.weight (no biases), self_attn.q_norm.weight and k_norm.weight [head_dim], mlp.{gate,up,down}_proj.weight
     python3 decoder_reference.py forward DIR --tokens 1,7,42 [--weights f32|f16] [--kv f64|f16]
             [--variant V] [--mutate M]
         the last token's logits as JSON
@@ -173,6 +187,36 @@ For cohere and cohere2: --variant not-parallel runs each block sequentially (x +
 the same input_layernorm), --variant neox-rope rotates rotate-half pairs (i, i + d/2) instead of Cohere's interleaved
 (2i, 2i + 1), --variant no-logit-scale leaves logit_scale out; for cohere2 also --variant rope-everywhere rotates q and
 k on the global (full_attention) layers too, --variant no-window lets the sliding layers see every earlier position.
+For exaone4: --variant rope-everywhere rotates q and k on the global (full_attention) layers too, --variant no-window
+lets the sliding layers see every earlier position (the rotary left where it was), --variant global-nope leaves the rotary
+out of the full_attention layers even with sliding_window null (a --no-window folder then rotates no layer). On a
+--no-window folder rope-everywhere and no-window change nothing (every layer is already global and rotated), and on a
+windowed one no-window changes nothing while the tokens fit in the window (T <= sliding_window).
+
+Exaone4ForCausalLM (make exaone4: LG's EXAONE 4.0, LGAI-EXAONE/EXAONE-4.0-32B and EXAONE-4.0-1.2B), as transformers'
+modeling_exaone4 computes it (eager attention; Exaone4DecoderLayer and Exaone4MLP are Olmo 2's, Exaone4RMSNorm Llama's):
+  a layer's type: layer_types when given; else (Exaone4Config) every layer full_attention when sliding_window is null,
+  otherwise sliding_attention where (i + 1) % sliding_window_pattern != 0 (an int, default 4). A string pattern such as
+  "LLLG" is read as Exaone4Config's docstring says ('L' local, 'G' global, repeating from layer 0, the last layer always
+  global); the current Exaone4Config itself only derives layer_types from an int, so a config with a string pattern
+  needs its layer_types.
+  x = embed[tokens]   (no scaling)
+  per layer, no norm before attention or the MLP (EXAONE's "QK-Reorder-Norm"):
+             q, k, v = x Wq^T, x Wk^T, x Wv^T (no biases), split into heads of head_dim (config.json's, else hidden / heads)
+             per head: q = rmsnorm(q) * q_norm, k = rmsnorm(k) * k_norm (weights [head_dim], eps rms_norm_eps; Qwen3's
+             way, not Olmo 2's whole-projection norms), before the rotary
+             rotary, rotate-half pairs (i, i + d/2) over the whole head, inv_freq theta^(-2i/d) (a llama3 rope_scaling as
+             for llama, one rotary for every layer), only where Exaone4Attention applies it: `sliding_window is None or
+             is_sliding`: a hybrid model's sliding layers rotate and its full_attention layers have no positional encoding
+             (global NoPE); a model with sliding_window null rotates every layer
+             causal softmax(q k^T / sqrt(head_dim)) v, query head h reading key/value head h // (H/KV); on a sliding layer
+             query q sees key kv when q - sliding_window < kv <= q (transformers' sliding_window_overlay: a key at
+             distance exactly sliding_window masked), a full layer every earlier position
+             x += rmsnorm(attn Wo^T) * post_attention_layernorm
+             x += rmsnorm((silu(x Wg^T) * x Wu^T) Wd^T) * post_feedforward_layernorm
+  logits = rmsnorm(x[-1]) * norm  (lm_head, or embed when tie_word_embeddings, default false)^T; every rmsnorm plain
+  (w, not 1 + w). --weights f16 rounds the 2-D weights (not the norms); --kv f16 rounds Q, K (after the q/k norms and
+  the rotary), V and the probabilities as for the others.
 
 CohereForCausalLM (make cohere: Command-R, e.g. CohereForAI/c4ai-command-r-v01, aya-23; Command R+ with use_qk_norm)
 and Cohere2ForCausalLM (make cohere2: Command R7B, CohereForAI/c4ai-command-r7b-12-2024), as transformers'
@@ -974,6 +1018,65 @@ def make_cohere(arch, out, tokenizer=None, seed=0, qk_norm=False, theta=None, la
                 dst.write(src.read())
 
 
+def make_exaone4(out, tokenizer=None, seed=0, no_window=False):
+    """A tiny random Exaone4ForCausalLM folder in LGAI-EXAONE/EXAONE-4.0-32B's layout (config.json's keys, sorted; the
+    tensor names; BF16), the sizes shrunk: hidden 64, intermediate 160, 8 layers (3 sliding, 1 global, twice:
+    layers 3 and 7 global), sliding_window 4, 4 heads of head_dim 16 (= hidden / heads, as in the real models), 2 key/value heads,
+    rope_scaling null, lm_head untied. no_window: EXAONE-4.0-1.2B's shape instead: sliding_window and
+    sliding_window_pattern null, every layer full_attention (so every layer rotates), tied embeddings (no lm_head)."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    # head_dim hidden / heads, as both real models have it (llama.cpp's exaone4 takes the output projection as hidden x hidden)
+    hidden, inter, layers, heads, kv, head_dim = 64, 160, 8, 4, 2, 16
+    if no_window:
+        types = ["full_attention"] * layers
+    else:
+        types = ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention" for i in range(layers)]
+    # EXAONE's [BOS] 1, [|endofturn|] 361, [PAD] 0 (the vocabulary of 512 reaches 361 too)
+    config = {
+        "architectures": ["Exaone4ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 1, "eos_token_id": 361,
+        "head_dim": head_dim, "hidden_act": "silu", "hidden_size": hidden, "initializer_range": 0.02,
+        "intermediate_size": inter, "layer_types": types, "max_position_embeddings": 131072, "model_type": "exaone4",
+        "num_attention_heads": heads, "num_hidden_layers": layers, "num_key_value_heads": kv, "pad_token_id": 0,
+        "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": 1000000.0, "sliding_window": 4,
+        "sliding_window_pattern": 4, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+        "transformers_version": "4.54.0.dev0", "use_cache": True, "vocab_size": vocab,
+    }
+    if no_window:
+        config.update({"max_position_embeddings": 65536, "sliding_window": None, "sliding_window_pattern": None,
+                       "tie_word_embeddings": True})
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0 if not no_window else 0.3)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        # no input_layernorm: the attention and MLP outputs are normed (post norms), q and k per head
+        t[p + "post_attention_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "post_feedforward_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "self_attn.q_proj.weight"] = w(heads * head_dim, hidden)
+        t[p + "self_attn.k_proj.weight"] = w(kv * head_dim, hidden)
+        t[p + "self_attn.v_proj.weight"] = w(kv * head_dim, hidden)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * head_dim)
+        t[p + "self_attn.q_norm.weight"] = 1 + w(head_dim, s=0.3)
+        t[p + "self_attn.k_norm.weight"] = 1 + w(head_dim, s=0.3)
+        t[p + "mlp.gate_proj.weight"] = w(inter, hidden)
+        t[p + "mlp.up_proj.weight"] = w(inter, hidden)
+        t[p + "mlp.down_proj.weight"] = w(hidden, inter)
+    t["model.norm.weight"] = 1 + w(hidden, s=0.2)
+    if not no_window:
+        t["lm_head.weight"] = w(vocab, hidden, s=0.3)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
 def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=1000000.0, sp=None, experts=4, top_k=2,
          moe_inter=48, yarn_old=None, yarn_factor=4.0, layer_types=True):
     if arch in ("gemma", "gemma2"):
@@ -1299,6 +1402,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, lfm2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch in ("CohereForCausalLM", "Cohere2ForCausalLM"):
         return arch, cohere_forward(cfg, W, tokens, weights, kv_cache, variant)
+    if arch == "Exaone4ForCausalLM":
+        return arch, exaone4_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant)
     if arch == "Mistral3ForConditionalGeneration":
         # its text model, a Mistral decoder (llama's block): text_config over the top level, language_model.
         # taken out of the names (language_model.model.* or model.language_model.*), the vision part unused
@@ -1818,13 +1923,90 @@ def cohere_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     return logits
 
 
+def exaone4_layer_types(cfg):
+    """Exaone4ForCausalLM's layer types: layer_types when config.json has them; else, as Exaone4Config derives them,
+    every layer full_attention when sliding_window is null, otherwise sliding_attention where
+    (i + 1) % sliding_window_pattern != 0 (an int, default 4); a string pattern ("LLLG", what later EXAONE configs
+    write beside their layer_types; the current Exaone4Config cannot derive from one) is read as its docstring says:
+    'L' local, 'G' global, repeating from layer 0, the last layer always global."""
+    n = cfg["num_hidden_layers"]
+    if cfg.get("layer_types"):
+        return list(cfg["layer_types"])
+    if cfg.get("sliding_window", 4096) is None:
+        return ["full_attention"] * n
+    pat = cfg.get("sliding_window_pattern", 4)
+    if isinstance(pat, str):
+        types = ["sliding_attention" if pat[i % len(pat)].upper() == "L" else "full_attention" for i in range(n)]
+        types[-1] = "full_attention"
+        return types
+    return ["sliding_attention" if (i + 1) % pat != 0 else "full_attention" for i in range(n)]
+
+
+def exaone4_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=True, variant=None):
+    """Exaone4ForCausalLM (EXAONE 4.0) as transformers' modeling_exaone4 computes it (eager attention), in float64: see
+    the module's description. --variant rope-everywhere rotates q and k on the global layers too; --variant no-window
+    lets the sliding layers see every earlier position (the rotary stays where it was); --variant global-nope leaves the
+    rotary out of every full_attention layer even when sliding_window is null (the 1.2B's case: no layer rotated)."""
+    H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    KV = cfg.get("num_key_value_heads") or H
+    d = cfg.get("head_dim") or hidden // H
+    eps = cfg.get("rms_norm_eps", 1e-5)
+    rp = cfg.get("rope_parameters") or {}
+    theta = cfg.get("rope_theta", rp.get("rope_theta", 10000.0))
+    scaling = (cfg.get("rope_scaling") or rp) if rope_scaling else None
+    inv = inv_freq(theta, d, scaling)            # llama3 (EXAONE 4.0's released rope_scaling) or default
+    if weights == "f16":
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    sw = cfg.get("sliding_window", 4096)
+    sliding = [t == "sliding_attention" for t in exaone4_layer_types(cfg)]
+    # Exaone4Attention rotates when `self.sliding_window is None or self.is_sliding`: the global layers of a hybrid
+    # model have no positional encoding (NoPE); with no sliding window every layer rotates
+    rotate = [(sw is None and variant != "global-nope") or s or variant == "rope-everywhere" for s in sliding]
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+    window = mask.copy()
+    if sw and variant != "no-window":
+        # transformers' sliding_window_overlay: key kv visible from query q when kv > q - sliding_window
+        window[np.arange(T)[:, None] - np.arange(T)[None, :] >= sw] = -np.inf
+    x = W["model.embed_tokens.weight"][np.array(toks)]
+    for i in range(n_layers):
+        p = f"model.layers.{i}."
+        # no norm before attention: it reads the residual stream itself
+        q, k, v = (x @ W[p + f"self_attn.{n}_proj.weight"].T for n in "qkv")
+        q, k, v = q.reshape(T, H, d), k.reshape(T, KV, d), v.reshape(T, KV, d)
+        q = rmsnorm(q, W[p + "self_attn.q_norm.weight"], eps)       # per head, over head_dim, before the rotary
+        k = rmsnorm(k, W[p + "self_attn.k_norm.weight"], eps)
+        if rotate[i]:
+            q, k = rotary(q, pos, inv), rotary(k, pos, inv)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        out = np.empty((T, H, d))
+        for hh in range(H):
+            g = hh // (H // KV)
+            s = q[:, hh, :] @ k[:, g, :].T / np.sqrt(d) + (window if sliding[i] else mask)
+            s = np.exp(s - s.max(-1, keepdims=True))
+            s /= s.sum(-1, keepdims=True)
+            if kv_cache == "f16":
+                s = f16(s)
+            out[:, hh, :] = s @ v[:, g, :]
+        a = out.reshape(T, H * d) @ W[p + "self_attn.o_proj.weight"].T
+        x = x + rmsnorm(a, W[p + "post_attention_layernorm.weight"], eps)
+        g = x @ W[p + "mlp.gate_proj.weight"].T
+        m = (g / (1 + np.exp(-g)) * (x @ W[p + "mlp.up_proj.weight"].T)) @ W[p + "mlp.down_proj.weight"].T
+        x = x + rmsnorm(m, W[p + "post_feedforward_layernorm.weight"], eps)
+    last = rmsnorm(x[-1], W["model.norm.weight"], eps)
+    tied = cfg.get("tie_word_embeddings", False)
+    return (W["model.embed_tokens.weight"] if tied or "lm_head.weight" not in W else W["lm_head.weight"]) @ last
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
-                                    "seed_oss", "glm4", "lfm2", "cohere", "cohere2"])
+                                    "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -1842,6 +2024,8 @@ def main():
     m.add_argument("--mxfp4", action="store_true", help="gpt-oss: the experts as MXFP4 blocks and scales")
     m.add_argument("--qk-norm", action="store_true", help="cohere: use_qk_norm (Command R+'s per-head q/k LayerNorms)")
     m.add_argument("--layer-types", action="store_true", help="cohere2: write layer_types beside sliding_window_pattern")
+    m.add_argument("--no-window", action="store_true",
+                   help="exaone4: EXAONE-4.0-1.2B's shape (no sliding window, every layer global and rotated, tied)")
     m.add_argument("--linear", type=float, metavar="F")
     m.add_argument("--multimodal", action="store_true")
     m.add_argument("--final-softcap", type=float, metavar="C")
@@ -1859,7 +2043,8 @@ def main():
                                              "global-rope-everywhere", "scaled-local", "no-multipliers",
                                              "rope-everywhere", "per-head-qk-norm", "no-sinks", "yarn-everywhere", "silu-not-relu2",
                                              "no-qkv-bias", "neox-rope", "no-post-norms", "conv-bcx-order",
-                                             "conv-not-causal", "conv-flip", "not-parallel", "no-logit-scale"])
+                                             "conv-not-causal", "conv-flip", "not-parallel", "no-logit-scale",
+                                             "global-nope"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
@@ -1880,6 +2065,8 @@ def main():
             make_lfm2(a.dir, a.tokenizer, a.seed)
         elif a.arch in ("cohere", "cohere2"):
             make_cohere(a.arch, a.dir, a.tokenizer, a.seed, a.qk_norm, a.theta, a.layer_types)
+        elif a.arch == "exaone4":
+            make_exaone4(a.dir, a.tokenizer, a.seed, a.no_window)
         elif a.arch == "olmo3":
             # Olmo 3's own rope_theta 500000 and YaRN factor 8 unless given
             make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 500000.0 if a.theta is None else a.theta, a.sp,

@@ -36,7 +36,7 @@ import java.util.concurrent.Callable;
                         + "Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM and the text model of "
                         + "Gemma3ForConditionalGeneration (its vision tower left out), Phi3ForCausalLM, with the 128k models' longrope; "
                         + "GraniteForCausalLM, SmolLM3ForCausalLM, Olmo2ForCausalLM, Olmo3ForCausalLM, the text model of "
-                        + "Mistral3ForConditionalGeneration (Mistral Small 3.x), ArceeForCausalLM, SeedOssForCausalLM, Glm4ForCausalLM, Lfm2ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM; "
+                        + "Mistral3ForConditionalGeneration (Mistral Small 3.x), ArceeForCausalLM, SeedOssForCausalLM, Glm4ForCausalLM, Lfm2ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, Exaone4ForCausalLM; "
                         + "mixtures of experts Qwen3MoeForCausalLM, Qwen2MoeForCausalLM, MixtralForCausalLM and GptOssForCausalLM, "
                         + "whose MXFP4 experts stay MXFP4): GGUF names, rope "
                         + "row order, hyper-parameters, vocabulary; --dtype f32|f16|bf16|q8_0|auto as its --outtype (default auto), or a "

@@ -227,7 +227,16 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          * {@code <arch>.rope.dimension_count} as cohere2 computes it:
          * {@code int(rotary_pct x (hidden_size // num_attention_heads))}, {@code rotary_pct} required.
          */
-        ROTARY_PCT_DIMENSION_COUNT
+        ROTARY_PCT_DIMENSION_COUNT,
+        /**
+         * EXAONE 4's window ({@code Exaone4Model}): when config.json's {@code sliding_window} is
+         * set, {@code <arch>.attention.sliding_window}, then which layers have it
+         * ({@code attention.sliding_window_pattern}, one bool per layer): {@code layer_types}'
+         * {@code sliding_attention}, else {@code sliding_window_pattern} as a string cycled over
+         * the layers ({@code L} local) or a period ({@code (il + 1) % p != 0} local); no pattern
+         * key without either.
+         */
+        EXAONE4_SLIDING_WINDOW
     }
 
     /**

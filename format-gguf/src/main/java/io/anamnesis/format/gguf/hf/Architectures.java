@@ -63,7 +63,8 @@ import java.util.Optional;
  * convolutions beside attention; verified the same way. command-r: {@code CommandR2Model}
  * ({@code CohereForCausalLM}): one norm a block, tied; verified the same way. cohere2:
  * {@code Cohere2Model} ({@code Cohere2ForCausalLM}): three local layers to one global without
- * rope; verified the same way.
+ * rope; verified the same way. exaone4: {@code Exaone4Model} ({@code Exaone4ForCausalLM}): post
+ * norms, per-head q/k norms, llama.cpp's 64-layer window; verified the same way.
  */
 final class Architectures {
     private Architectures() {
@@ -698,8 +699,28 @@ final class Architectures {
                     Map.of("rope_scaling", "the converter writes rope scaling type none over it"), Optional.empty()))
             .build();
 
+    /**
+     * LG's EXAONE 4.0 ({@code Exaone4ForCausalLM}, the converter's {@code Exaone4Model}): OLMo 2's
+     * post norms ({@code post_attention_layernorm} {@code post_attention_norm},
+     * {@code post_feedforward_layernorm} {@code post_ffw_norm}, no norm before attention or the
+     * MLP) with Qwen3's per-head q/k norms; no permutation (NEOX rope); a llama3 rope scaling as
+     * the {@code rope_freqs} tensor (its {@code factor} must be given: the converter's default
+     * for EXAONE 4 is 16, not llama's 8); TextModel's keys, then {@code vocab_size} and, with a
+     * sliding window, the window and which layers have it; {@code _set_vocab_gpt2}'s vocabulary.
+     */
+    static final Architecture EXAONE4 = Architecture.of("exaone4", "Exaone4ForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION.subList(1, ATTENTION.size()), QK_NORMS, List.of(
+                    Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.post_attention_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.post_feedforward_layernorm", "blk.{bid}.post_ffw_norm")), MLP))
+            // Exaone4Model.set_gguf_parameters: TextModel's, then these
+            .keys(List.of(HyperParameter.u32("{arch}.vocab_size", "vocab_size").asRequired(), Architecture.OwnKey.EXAONE4_SLIDING_WINDOW))
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(QWEN2_REQUIRED)
+            .llama3Rope()
+            .build();
+
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
-            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R, COHERE2);
+            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R, COHERE2, EXAONE4);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

@@ -98,6 +98,7 @@ public final class HfGgufExporter implements ModelExporter {
         arch.extras().slidingWindow().ifPresent(w -> expectLayers(arch, w, config, blockCount));
         arch.extras().noRope().ifPresent(n -> expectNoRopeLayers(arch, n, config, blockCount));
         if (arch == Architectures.COMMAND_R) expectCommandRQkNorms(config, blockCount);
+        if (arch == Architectures.EXAONE4) expectExaone4Window(config, blockCount);
         arch.extras().configRefused().forEach((key, why) -> {
             Object v = config.get(key);
             if (v != null && v != io.anamnesis.api.json.Json.NULL) {
@@ -126,6 +127,11 @@ public final class HfGgufExporter implements ModelExporter {
         packed.ifPresent(p -> out.addAll(p.mxfp4(order)));
         boolean mxfp4Experts = !out.isEmpty();
         Map<?, ?> rope = ropeParameters(arch, config);
+        if (arch == Architectures.EXAONE4 && RopeFreqs.isLlama3(rope.get("rope_type") != null ? rope.get("rope_type") : rope.get("type"))
+                && rope.get("factor") == null) {
+            // Exaone4Model.generate_extra_tensors defaults the factor to 16, LlamaModel's (RopeFreqs') to 8
+            throw badKey("rope_scaling", "is llama3 without a factor: the converter takes 16 for EXAONE 4, which amn does not guess");
+        }
         if (arch.llama3Rope()) RopeFreqs.llama3(config, rope, ropeTheta(config, rope).flatMap(HfConfig::number)).ifPresent(out::add);
         Optional<LongRope> longRope = arch == Architectures.PHI3 ? LongRope.phi3(config) : Optional.empty();
         longRope.ifPresent(l -> out.addAll(l.tensors()));
@@ -298,6 +304,32 @@ public final class HfGgufExporter implements ModelExporter {
             throw new UnsupportedFeatureException("config.json use_qk_norm is " + qkNorm + " with " + blockCount + " layers: llama.cpp's "
                     + "command-r loads q/k norms for 64 layers or more (Command R+) and for no other, so it would not load the file; "
                     + "not converted");
+        }
+    }
+
+    /**
+     * llama.cpp's exaone4 applies a sliding window for the 64-layer EXAONE 4.0 32B only, every
+     * fourth layer global (without rope), whatever the file's pattern key says; for any other
+     * layer count it runs every layer global with rope. A config.json with a sliding window and
+     * another layer count, or another layout, gives a file llama.cpp runs as another model (exit 6).
+     */
+    private static void expectExaone4Window(Map<?, ?> config, long blockCount) {
+        Object w = config.get("sliding_window");
+        if (w == null || w == io.anamnesis.api.json.Json.NULL) return;
+        if (blockCount != 64) {
+            throw new UnsupportedFeatureException("config.json sliding_window is " + w + " with " + blockCount + " layers: llama.cpp's "
+                    + "exaone4 applies a window to the 64-layer EXAONE 4.0 32B only and would run every layer global; not converted");
+        }
+        Map<String, MetaValue> kv = new LinkedHashMap<>();
+        ownKey(Architectures.EXAONE4, Architecture.OwnKey.EXAONE4_SLIDING_WINDOW, config, blockCount, 0, kv);
+        if (kv.get("exaone4.attention.sliding_window_pattern") instanceof MetaValue.Array a) {
+            for (int il = 0; il < a.values().size(); il++) {
+                boolean local = ((MetaValue.Bool) a.values().get(il)).value();
+                if (local != ((il + 1) % 4 != 0)) {
+                    throw new UnsupportedFeatureException("config.json lays layer " + il + " out as " + (local ? "local" : "global")
+                            + ": llama.cpp's exaone4 makes every fourth layer global (layers 3, 7, ...); not converted");
+                }
+            }
         }
     }
 
@@ -813,6 +845,25 @@ public final class HfGgufExporter implements ModelExporter {
             }
             case ADJUSTED_FEED_FORWARD_LENGTH -> kv.put(a + ".feed_forward_length", MetaValue.u32(adjustedFeedForward(config)));
             case ROPE_SCALING_NONE -> kv.put(a + ".rope.scaling.type", MetaValue.str("none"));
+            case EXAONE4_SLIDING_WINDOW -> {
+                Object w = config.get("sliding_window");
+                if (w == null || w == io.anamnesis.api.json.Json.NULL) return;
+                kv.put(a + ".attention.sliding_window", MetaValue.u32(HfConfig.asInteger(w).filter(v -> v >= 0 && v <= 0xFFFF_FFFFL)
+                        .orElseThrow(() -> badKey("sliding_window", "is not a GGUF uint32: " + w))));
+                List<MetaValue> local = new ArrayList<>();
+                Object types = config.get("layer_types"), pattern = config.get("sliding_window_pattern");
+                if (types instanceof List<?> list) {
+                    if (list.size() != blockCount) throw badKey("layer_types", "is not a list of num_hidden_layers (" + blockCount + ") layer types");
+                    for (Object t : list) local.add(new MetaValue.Bool("sliding_attention".equals(t)));
+                } else if (pattern instanceof String p && !p.isEmpty()) {
+                    for (long il = 0; il < blockCount; il++) local.add(new MetaValue.Bool(p.charAt((int) (il % p.length())) == 'L'));
+                } else if (pattern != null && pattern != io.anamnesis.api.json.Json.NULL && !(pattern instanceof String)) {
+                    long period = HfConfig.asInteger(pattern).filter(v -> v > 0)
+                            .orElseThrow(() -> badKey("sliding_window_pattern", "is not a positive integer or a string: " + pattern));
+                    for (long il = 0; il < blockCount; il++) local.add(new MetaValue.Bool((il + 1) % period != 0));
+                }
+                if (!local.isEmpty()) kv.put(a + ".attention.sliding_window_pattern", new MetaValue.Array(MetaValue.Type.BOOL, local));
+            }
             case ROTARY_PCT_DIMENSION_COUNT -> {
                 long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
                 long heads = HfConfig.integer(config, "num_attention_heads").filter(h -> h > 0)
