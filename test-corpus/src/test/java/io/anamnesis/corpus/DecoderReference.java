@@ -101,25 +101,34 @@ final class DecoderReference {
     /** The same with {@code wrong} the compare options of the deliberately wrong model ({@code --mutate M}, say), or null. */
     static void llamaCppComputesTheReference(Path tmp, String arch, List<String> makeArgs, String dtype, List<String> wrong,
                                              double apart) throws Exception {
-        Path oracles = oracles();
+        oracles();
         Path dir = tmp.resolve(arch + "-forward");
         List<String> make = new ArrayList<>(List.of(arch, dir.toString()));
         make.addAll(makeArgs);
         make(tmp, make.toArray(String[]::new));
-        Path out = tmp.resolve(arch + "-" + dtype + ".gguf");
+        llamaCppComputesTheReferenceOf(tmp, dir, dtype, wrong, apart, dtype.equals("f32") ? 1e-4 : 3e-3);
+    }
+
+    /**
+     * The comparison of {@link #llamaCppComputesTheReference} on a folder already made (and
+     * perhaps edited): {@code dir} converted to {@code dtype} with its vocabulary, llama.cpp's
+     * logits of 12 tokens against the reference's, the same argmax and within {@code limit} of
+     * the largest logit; with {@code wrong}, more than {@code apart} off.
+     */
+    static void llamaCppComputesTheReferenceOf(Path tmp, Path dir, String dtype, List<String> wrong, double apart, double limit)
+            throws Exception {
+        Path out = tmp.resolve(dir.getFileName() + "-" + dtype + ".gguf");
         CorpusCliTest.Run r = convert(dir, dtype, out, true);
         assertThat(r.code()).as(r.err()).isZero();
-        List<String> cmd = new ArrayList<>(List.of("python3", SCRIPT.toString(), "compare", dir.toString(), out.toString(),
-                oracles.toString(), "--weights", dtype, "--tokens", "1,7,42,100,3,250,17,64,5,9,200,300"));
-        if (wrong != null) cmd.addAll(wrong);
-        JsonNode cmp = LlamaRunOracleTest.JSON.readTree(run(tmp, cmd));
+        JsonNode cmp = compare(tmp, dir, out, dtype, "1,7,42,100,3,250,17,64,5,9,200,300",
+                wrong == null ? new String[0] : wrong.toArray(String[]::new));
         JsonNode f16cache = cmp.path("kv_f16");
         if (wrong != null) {
             assertThat(f16cache.path("max_rel_diff").asDouble()).as(wrong + " is told apart: " + cmp).isGreaterThan(apart);
             return;
         }
         assertThat(f16cache.path("argmax").asInt()).as(cmp.toString()).isEqualTo(cmp.path("llama_argmax").asInt());
-        assertThat(f16cache.path("max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(dtype.equals("f32") ? 1e-4 : 3e-3);
+        assertThat(f16cache.path("max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(limit);
     }
 
     /** {@code decoder_reference.py make ARGS...}: a tiny random model folder. */

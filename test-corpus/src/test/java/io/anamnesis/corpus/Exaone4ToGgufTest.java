@@ -155,19 +155,8 @@ class Exaone4ToGgufTest {
             DecoderReference.make(tmp, "exaone4", dir.toString(), "--tokenizer", tok.get().toString(), "--seed", "3");
             DecoderReference.run(tmp, List.of("python3", "-c", REPEAT_TO_64, dir.toString()));
         }
-        Path out = tmp.resolve("exaone4-" + shape + "-" + dtype + ".gguf");
-        CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
-        assertThat(r.code()).as(r.err()).isZero();
-        String tokens = "1,7,42,100,3,250,17,64,5,9,200,300";
-        var cmp = variant == null ? DecoderReference.compare(tmp, dir, out, dtype, tokens)
-                : DecoderReference.compare(tmp, dir, out, dtype, tokens, "--variant", variant);
-        var f16cache = cmp.path("kv_f16");
-        if (variant != null) {
-            assertThat(f16cache.path("max_rel_diff").asDouble()).as(variant + " is told apart: " + cmp).isGreaterThan(0.1);
-            return;
-        }
-        assertThat(f16cache.path("argmax").asInt()).as(cmp.toString()).isEqualTo(cmp.path("llama_argmax").asInt());
-        assertThat(f16cache.path("max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(shape.equals("32b") ? 1e-3 : dtype.equals("f32") ? 1e-4 : 3e-3);
+        DecoderReference.llamaCppComputesTheReferenceOf(tmp, dir, dtype, variant == null ? null : List.of("--variant", variant), 0.1,
+                shape.equals("32b") ? 1e-3 : dtype.equals("f32") ? 1e-4 : 3e-3);
     }
 
     /** A made 8-layer folder as 64 layers (its layers repeated, layer_types with them): the 32B's layer count. */

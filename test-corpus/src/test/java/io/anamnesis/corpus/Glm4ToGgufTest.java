@@ -128,19 +128,8 @@ class Glm4ToGgufTest {
         for (String f : List.of("tokenizer.json", "tokenizer_config.json")) {
             Files.writeString(dir.resolve(f), Files.readString(dir.resolve(f)).replace("<|im_start|>", "<|user|>"));
         }
-        Path out = tmp.resolve("glm4-" + dtype + ".gguf");
-        CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
-        assertThat(r.code()).as(r.err()).isZero();
-        String tokens = "1,7,42,100,3,250,17,64,5,9,200,300";
-        var cmp = variant == null ? DecoderReference.compare(tmp, dir, out, dtype, tokens)
-                : DecoderReference.compare(tmp, dir, out, dtype, tokens, "--variant", variant);
-        var f16cache = cmp.path("kv_f16");
-        if (variant != null) {
-            assertThat(f16cache.path("max_rel_diff").asDouble()).as(variant + " is told apart: " + cmp).isGreaterThan(0.2);
-            return;
-        }
-        assertThat(f16cache.path("argmax").asInt()).as(cmp.toString()).isEqualTo(cmp.path("llama_argmax").asInt());
-        assertThat(f16cache.path("max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(dtype.equals("f32") ? 1e-4 : 3e-3);
+        DecoderReference.llamaCppComputesTheReferenceOf(tmp, dir, dtype, variant == null ? null : List.of("--variant", variant), 0.2,
+                dtype.equals("f32") ? 1e-4 : 3e-3);
     }
 
     /** The folders {@link ConverterParityTest} compares with the converter's own files. */
