@@ -125,7 +125,6 @@ public final class HfGgufExporter implements ModelExporter {
                 .map(e -> new PackedExpertTensors(arch, e, config, blockCount, request.source()));
         // generate_extra_tensors comes first in prepare_tensors' chain
         packed.ifPresent(p -> out.addAll(p.mxfp4(order)));
-        boolean mxfp4Experts = !out.isEmpty();
         Map<?, ?> rope = ropeParameters(arch, config);
         if (arch == Architectures.EXAONE4 && RopeFreqs.isLlama3(rope.get("rope_type") != null ? rope.get("rope_type") : rope.get("type"))
                 && rope.get("factor") == null) {
@@ -202,7 +201,7 @@ public final class HfGgufExporter implements ModelExporter {
         putString(kv, "general.finetune", naming.finetune());
         putString(kv, "general.basename", naming.basename());
         putString(kv, "general.size_label", naming.sizeLabel());
-        int fileType = fileType(outtype, config, mxfp4Experts);
+        int fileType = fileType(outtype, config);
         hyperParameters(arch, files, config, blockCount, fileType, kv);
         kv.put("general.quantization_version", MetaValue.u32(2));
         if (request.vocabulary()) {
@@ -233,7 +232,7 @@ public final class HfGgufExporter implements ModelExporter {
      * {@code quantization_config} says {@code mxfp4} converted to F32, F16 or BF16 is
      * {@code MOSTLY_MXFP4_MOE} (38), as the converter's {@code prepare_metadata} sets it.
      */
-    private static int fileType(String outtype, Map<?, ?> config, boolean mxfp4Experts) {
+    private static int fileType(String outtype, Map<?, ?> config) {
         boolean mxfp4 = config.get("quantization_config") instanceof Map<?, ?> q && "mxfp4".equals(q.get("quant_method"));
         return mxfp4 && !outtype.equals("q8_0") ? 38 : FILE_TYPE.get(outtype);
     }
