@@ -2,7 +2,8 @@
 """An independent forward pass of a Hugging Face decoder folder (LlamaForCausalLM,
 Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM,
 Gemma3ForCausalLM, the text model of Gemma3ForConditionalGeneration, Phi3ForCausalLM, GptOssForCausalLM,
-Olmo3ForCausalLM, the text model of Mistral3ForConditionalGeneration, ArceeForCausalLM, SeedOssForCausalLM,
+Olmo3ForCausalLM, the text model of Mistral3ForConditionalGeneration, the language model of
+Qwen2VLForConditionalGeneration and Qwen2_5_VLForConditionalGeneration on text (qwen2's), ArceeForCausalLM, SeedOssForCausalLM,
 Glm4ForCausalLM, Lfm2ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, Exaone4ForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
@@ -1404,6 +1405,11 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, cohere_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "Exaone4ForCausalLM":
         return arch, exaone4_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant)
+    if arch in ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration"):
+        # the language model of Qwen2-VL / Qwen2.5-VL on text alone: M-RoPE gives every section (time, height, width)
+        # the token's own position, which is qwen2's rotate-half rope; the vision tower (visual.*) is not used
+        cfg = {**cfg, "rope_scaling": None}
+        W = {k: v for k, v in W.items() if not k.startswith("visual")}
     if arch == "Mistral3ForConditionalGeneration":
         # its text model, a Mistral decoder (llama's block): text_config over the top level, language_model.
         # taken out of the names (language_model.model.* or model.language_model.*), the vision part unused

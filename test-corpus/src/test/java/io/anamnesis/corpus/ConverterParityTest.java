@@ -29,7 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code amn convert --to gguf --no-vocab} against llama.cpp's own {@code convert_hf_to_gguf.py}
  * on tiny random folders of every family beyond plain llama (qwen2, qwen3, qwen3moe, mixtral,
  * gemma, gemma2, gemma3 (and a multimodal one's text model), phi3 with and without longrope, granite, smollm3, olmo2 (and olmo3), qwen2moe,
- * gpt-oss (dense experts, and MXFP4 ones as a published checkpoint stores them), mistral3 (Mistral Small 3.x's text model), arcee, seed_oss, glm4, lfm2, command-r, cohere2, exaone4,
+ * gpt-oss (dense experts, and MXFP4 ones as a published checkpoint stores them), mistral3 (Mistral Small 3.x's text model), arcee, seed_oss, glm4, lfm2, command-r, cohere2, exaone4, qwen2vl,
  * llama with llama3/yarn/linear rope scaling),
  * stored F32, BF16 or F16, for each output type the converter has (f32, f16, bf16, q8_0, and
  * auto on some): every key in order with its type and value, every tensor in order with its
@@ -346,6 +346,8 @@ class ConverterParityTest {
         f.addAll(Cohere2ToGgufTest.parityFolders(ALL, withAuto));
         // exaone4: post norms, q/k norms, a window pattern string, llama3 rope_freqs
         f.addAll(Exaone4ToGgufTest.parityFolders(ALL, withAuto));
+        // qwen2vl: Qwen2-VL / Qwen2.5-VL's language model, the vision tower left out, M-RoPE sections
+        f.addAll(Qwen2VlToGgufTest.parityFolders(ALL, withAuto));
 
         // the value conversions at their edges: NaNs, infinities, ties, overflow, subnormals
         f.add(new Folder("Qwen2-specials-tiny", qwen2, specials(QwenToGgufTest.tensors("qwen2", false, 26), SPECIALS),

@@ -64,7 +64,9 @@ import java.util.Optional;
  * ({@code CohereForCausalLM}): one norm a block, tied; verified the same way. cohere2:
  * {@code Cohere2Model} ({@code Cohere2ForCausalLM}): three local layers to one global without
  * rope; verified the same way. exaone4: {@code Exaone4Model} ({@code Exaone4ForCausalLM}): post
- * norms, per-head q/k norms, llama.cpp's 64-layer window; verified the same way.
+ * norms, per-head q/k norms, llama.cpp's 64-layer window; verified the same way. qwen2vl:
+ * {@code Qwen2VLModel} (Qwen2-VL and Qwen2.5-VL's language model): qwen2 with M-RoPE sections;
+ * verified the same way on text.
  */
 final class Architectures {
     private Architectures() {
@@ -719,8 +721,27 @@ final class Architectures {
             .llama3Rope()
             .build();
 
+    /**
+     * Qwen2-VL and Qwen2.5-VL's language model ({@code Qwen2VLForConditionalGeneration},
+     * {@code Qwen2_5_VLForConditionalGeneration}, the converter's {@code Qwen2VLModel}): qwen2's
+     * tensors (q/k/v biases, no permutation) in the layout these checkpoints were published in
+     * ({@code model.*}, {@code lm_head}), the vision tower ({@code visual.*}) left out; TextModel's
+     * keys with the M-RoPE sections ({@code rope.dimension_sections}, {@code mrope_section} padded
+     * to four) the rope scaling of type mrope carries; {@code Qwen2Model}'s vocabulary rule. For
+     * text alone every section takes the same position: the rope of qwen2.
+     */
+    static final Architecture QWEN2VL = Architecture.of("qwen2vl", "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration")
+            .tensors(QWEN2_TENSORS)
+            .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE_ELSE_GPT2)
+            .requires(QWEN2_REQUIRED)
+            .extras(new Architecture.Extras(Map.of(),
+                    // Qwen2VLModel.modify_tensors: thinker. removed; visual, audio, talker, token2wav skipped
+                    Optional.of(new Architecture.MultimodalText("thinker.", List.of("visual", "audio", "talker", "token2wav"),
+                            "vision tower")), false, Optional.empty()))
+            .build();
+
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
-            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R, COHERE2, EXAONE4);
+            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R, COHERE2, EXAONE4, QWEN2VL);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

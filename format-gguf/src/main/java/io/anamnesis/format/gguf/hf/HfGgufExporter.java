@@ -647,13 +647,18 @@ public final class HfGgufExporter implements ModelExporter {
                 }
             } else if (Yarn.isYarn(type)) {
                 Yarn.keys(a, rope, config.containsKey("rope_parameters") ? "rope_parameters" : "rope_scaling", kv);
+            } else if (type.equals("mrope") && MROPE.contains(arch)) {
+                // no key: TextModel warns of an unknown type; the sections below are what llama.cpp reads
             } else if (!type.equals("default") && !type.equals("linear")) {
                 throw new UnsupportedFeatureException("config.json rope scaling type " + type + " is not converted yet "
                         + "(linear, yarn, llama3 (llama) and none are)");
             }
         }
-        if (config.containsKey("mrope_section") || rope.containsKey("mrope_section")) {
-            throw new UnsupportedFeatureException("config.json mrope_section is not converted yet");
+        if (rope.containsKey("mrope_section") && MROPE.contains(arch)) {
+            kv.put(a + ".rope.dimension_sections", mropeSections(rope.get("mrope_section"), config));
+        } else if (config.containsKey("mrope_section") || rope.containsKey("mrope_section")) {
+            throw new UnsupportedFeatureException("config.json mrope_section is not converted yet for " + arch.gguf()
+                    + " (it is for qwen2vl)");
         }
         ropeTheta(config, rope).flatMap(HfConfig::number).ifPresent(t -> kv.put(a + ".rope.freq_base", MetaValue.Real.f32(t.floatValue())));
         if (arch.extras().slidingWindow().isPresent()) {
@@ -687,6 +692,38 @@ public final class HfGgufExporter implements ModelExporter {
         List<MetaValue> perLayer = new ArrayList<>();
         for (Object t : types) perLayer.add(MetaValue.i32(c.convType().equals(t) ? 0 : kvHeads));
         return new MetaValue.Array(MetaValue.Type.I32, perLayer);
+    }
+
+    /** The families whose rope parameters may carry M-RoPE sections ({@code mrope_section}), written as TextModel writes them. */
+    private static final java.util.Set<Architecture> MROPE = java.util.Set.of(Architectures.QWEN2VL);
+
+    /**
+     * {@code <arch>.rope.dimension_sections}: {@code mrope_section} padded with zeros to four
+     * int32s (time, height, width, extra; {@code add_rope_dimension_sections}, which writes the
+     * first four); they must add up to half the rotary width, as llama.cpp's M-RoPE takes them.
+     */
+    private static MetaValue mropeSections(Object sections, Map<?, ?> config) {
+        if (!(sections instanceof List<?> list) || list.isEmpty()) throw badKey("mrope_section", "is not a list of section widths: " + sections);
+        List<MetaValue> out = new ArrayList<>();
+        long sum = 0;
+        for (Object v : list) {
+            long w = HfConfig.asInteger(v).filter(x -> x >= 0 && x <= Integer.MAX_VALUE)
+                    .orElseThrow(() -> badKey("mrope_section", "holds " + v + ", not a width"));
+            if (out.size() < 4) {
+                out.add(MetaValue.i32(w));
+                sum += w;
+            }
+        }
+        while (out.size() < 4) out.add(MetaValue.i32(0));
+        long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
+        long heads = HfConfig.integer(config, "num_attention_heads").filter(h -> h > 0)
+                .orElseThrow(() -> badKey("num_attention_heads", "is missing or not positive"));
+        long headDim = HfConfig.integer(config, "head_dim").orElse(hidden / heads);
+        if (2 * sum != headDim) {
+            throw badKey("mrope_section", "adds up to " + sum + ", not half of the head (" + headDim + "): llama.cpp's M-RoPE "
+                    + "would rotate another share of it");
+        }
+        return new MetaValue.Array(MetaValue.Type.I32, out);
     }
 
     /**
