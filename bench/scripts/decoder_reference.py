@@ -1390,6 +1390,31 @@ def gelu_tanh(x):
     return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
 
 
+def attend(q, k, v, bias, kv_cache, div=None, mul=None, cap=None, sinks=None):
+    """Causal grouped-query attention of q [T, H, d] over k, v [T, KV, d]: per query head h (key/value head
+    h // (H / KV)) scores q k^T divided by div (or times mul), soft-capped by cap, plus bias (the mask, a
+    window's), with a sink logit per head appended as one more column when given and dropped after the softmax;
+    --kv f16 rounds the probabilities. Returns [T, H * d]."""
+    T, H, d = q.shape
+    KV = k.shape[1]
+    out = np.empty((T, H, d))
+    for hh in range(H):
+        g = hh // (H // KV)
+        s = q[:, hh, :] @ k[:, g, :].T
+        s = s / div if div is not None else s * mul
+        if cap:
+            s = np.tanh(s / cap) * cap
+        s = s + bias
+        if sinks is not None:
+            s = np.concatenate([s, np.full((T, 1), sinks[hh])], -1)
+        s = np.exp(s - s.max(-1, keepdims=True))
+        s = (s / s.sum(-1, keepdims=True))[:, :T]
+        if kv_cache == "f16":
+            s = f16(s)  # and an F16 V by the probabilities converted to F16
+        out[:, hh, :] = s @ v[:, g, :]
+    return out.reshape(T, H * d)
+
+
 def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, variant=None, mutate=None):
     cfg = json.load(open(os.path.join(folder, "config.json")))
     arch = cfg["architectures"][0]
@@ -1552,19 +1577,7 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
             qk_scale = scale
         if kv_cache == "f16":
             q = f16(q)  # ggml multiplies an F16 K by its Q converted to F16
-        out = np.empty((T, H, d))
-        for hh in range(H):
-            g = hh // (H // KV)
-            s = q[:, hh, :] @ k[:, g, :].T * qk_scale
-            if cap:
-                s = np.tanh(s / cap) * cap
-            s = s + (window if local[i] else mask)
-            s = np.exp(s - s.max(-1, keepdims=True))
-            s /= s.sum(-1, keepdims=True)
-            if kv_cache == "f16":
-                s = f16(s)  # and an F16 V by the probabilities converted to F16
-            out[:, hh, :] = s @ v[:, g, :]
-        a = out.reshape(T, H * d) @ W[p + "self_attn.o_proj.weight"].T
+        a = attend(q, k, v, window if local[i] else mask, kv_cache, mul=qk_scale, cap=cap) @ W[p + "self_attn.o_proj.weight"].T
         if glm4 and variant != "no-post-norms":
             a = norm(a, p + "post_self_attn_layernorm.weight")   # then x += a, h = post_attention_layernorm(x)
         if olmo2:
@@ -1707,20 +1720,10 @@ def gpt_oss_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=Tr
         if kv_cache == "f16":
             q, k, v = f16(q), f16(k), f16(v)
         sinks = W[p + "self_attn.sinks"]
-        out = np.empty((T, H, d))
-        for hh in range(H):
-            g = hh // (H // KV)
-            s = q[:, hh, :] @ k[:, g, :].T / np.sqrt(d)
-            s = s + (window if types[i] == "sliding_attention" else mask)
-            if variant != "no-sinks":
-                # the head's sink: one more logit in every query's row, in the softmax, its column then dropped
-                s = np.concatenate([s, np.full((T, 1), sinks[hh])], -1)
-            s = np.exp(s - s.max(-1, keepdims=True))
-            s = (s / s.sum(-1, keepdims=True))[:, :T]
-            if kv_cache == "f16":
-                s = f16(s)
-            out[:, hh, :] = s @ v[:, g, :]
-        x = x + out.reshape(T, H * d) @ W[p + "self_attn.o_proj.weight"].T + W.get(p + "self_attn.o_proj.bias", 0.0)
+        # the head's sink: one more logit in every query's row, in the softmax, its column then dropped
+        att = attend(q, k, v, window if types[i] == "sliding_attention" else mask, kv_cache, div=np.sqrt(d),
+                     sinks=None if variant == "no-sinks" else sinks)
+        x = x + att @ W[p + "self_attn.o_proj.weight"].T + W.get(p + "self_attn.o_proj.bias", 0.0)
         h = rmsnorm(x, W[p + "post_attention_layernorm.weight"], eps)
         x = x + gpt_oss_moe(cfg, W, p, h, mutate)
     last = rmsnorm(x[-1], W["model.norm.weight"], eps)
@@ -1802,16 +1805,7 @@ def lfm2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
             q, k = rotary(q, pos, inv), rotary(k, pos, inv)
             if kv_cache == "f16":
                 q, k, v = f16(q), f16(k), f16(v)
-            out = np.empty((T, H, d))
-            for hh in range(H):
-                g = hh // (H // KV)
-                s = q[:, hh, :] @ k[:, g, :].T / np.sqrt(d) + mask
-                s = np.exp(s - s.max(-1, keepdims=True))
-                s /= s.sum(-1, keepdims=True)
-                if kv_cache == "f16":
-                    s = f16(s)
-                out[:, hh, :] = s @ v[:, g, :]
-            y = out.reshape(T, H * d) @ W[p + "self_attn.out_proj.weight"].T
+            y = attend(q, k, v, mask, kv_cache, div=np.sqrt(d)) @ W[p + "self_attn.out_proj.weight"].T
         else:
             c = p + "conv."
             bcx = h @ W[c + "in_proj.weight"].T + W.get(c + "in_proj.bias", 0.0)        # [T, 3 hidden]
@@ -1897,16 +1891,8 @@ def cohere_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
             q, k = rot(q, pos, inv), rot(k, pos, inv)
         if kv_cache == "f16":
             q, k, v = f16(q), f16(k), f16(v)
-        out = np.empty((T, H, d))
-        for hh in range(H):
-            g = hh // (H // KV)
-            s = q[:, hh, :] @ k[:, g, :].T / np.sqrt(d) + (window if sliding[i] else mask)
-            s = np.exp(s - s.max(-1, keepdims=True))
-            s /= s.sum(-1, keepdims=True)
-            if kv_cache == "f16":
-                s = f16(s)
-            out[:, hh, :] = s @ v[:, g, :]
-        return out.reshape(T, H * d) @ W[p + "self_attn.o_proj.weight"].T + W.get(p + "self_attn.o_proj.bias", 0.0)
+        return (attend(q, k, v, window if sliding[i] else mask, kv_cache, div=np.sqrt(d)) @ W[p + "self_attn.o_proj.weight"].T
+                + W.get(p + "self_attn.o_proj.bias", 0.0))
 
     def mlp(h, p):
         g = h @ W[p + "mlp.gate_proj.weight"].T
@@ -1987,16 +1973,7 @@ def exaone4_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=Tr
             q, k = rotary(q, pos, inv), rotary(k, pos, inv)
         if kv_cache == "f16":
             q, k, v = f16(q), f16(k), f16(v)
-        out = np.empty((T, H, d))
-        for hh in range(H):
-            g = hh // (H // KV)
-            s = q[:, hh, :] @ k[:, g, :].T / np.sqrt(d) + (window if sliding[i] else mask)
-            s = np.exp(s - s.max(-1, keepdims=True))
-            s /= s.sum(-1, keepdims=True)
-            if kv_cache == "f16":
-                s = f16(s)
-            out[:, hh, :] = s @ v[:, g, :]
-        a = out.reshape(T, H * d) @ W[p + "self_attn.o_proj.weight"].T
+        a = attend(q, k, v, window if sliding[i] else mask, kv_cache, div=np.sqrt(d)) @ W[p + "self_attn.o_proj.weight"].T
         x = x + rmsnorm(a, W[p + "post_attention_layernorm.weight"], eps)
         g = x @ W[p + "mlp.gate_proj.weight"].T
         m = (g / (1 + np.exp(-g)) * (x @ W[p + "mlp.up_proj.weight"].T)) @ W[p + "mlp.down_proj.weight"].T
