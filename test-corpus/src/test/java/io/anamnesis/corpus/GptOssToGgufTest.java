@@ -116,10 +116,7 @@ class GptOssToGgufTest {
     }
 
     private Path folder(String name, String config, Map<String, ReferenceSafetensors.Tensor> tensors) throws IOException {
-        Path dir = Files.createDirectories(tmp.resolve(name));
-        Files.writeString(dir.resolve("config.json"), config);
-        HfToGgufTest.writeSafetensors(dir.resolve("model.safetensors"), tensors);
-        return dir;
+        return HfToGgufTest.folder(tmp, name, config, tensors);
     }
 
     private static final float[] E2M1 = {0f, 0.5f, 1f, 1.5f, 2f, 3f, 4f, 6f, -0f, -0.5f, -1f, -1.5f, -2f, -3f, -4f, -6f};

@@ -278,6 +278,14 @@ class HfToGgufTest {
         Files.writeString(dir.resolve("config.json"), config.replace(from, to));
     }
 
+    /** A model folder {@code tmp/name} with {@code config} as its config.json and {@code tensors} as its model.safetensors. */
+    static Path folder(Path tmp, String name, String config, Map<String, ReferenceSafetensors.Tensor> tensors) throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve(name));
+        Files.writeString(dir.resolve("config.json"), config);
+        writeSafetensors(dir.resolve("model.safetensors"), tensors);
+        return dir;
+    }
+
     static void writeSafetensors(Path file, Map<String, ReferenceSafetensors.Tensor> tensors) throws IOException {
         StringBuilder header = new StringBuilder("{");
         long offset = 0;

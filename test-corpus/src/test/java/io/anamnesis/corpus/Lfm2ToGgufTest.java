@@ -76,10 +76,7 @@ class Lfm2ToGgufTest {
     }
 
     private Path folder(String name, String config, Map<String, ReferenceSafetensors.Tensor> tensors) throws IOException {
-        Path dir = Files.createDirectories(tmp.resolve(name));
-        Files.writeString(dir.resolve("config.json"), config);
-        HfToGgufTest.writeSafetensors(dir.resolve("model.safetensors"), tensors);
-        return dir;
+        return HfToGgufTest.folder(tmp, name, config, tensors);
     }
 
     /** The int32 values of an array key/value (GGUF: element type 5, a u64 count, four bytes each). */

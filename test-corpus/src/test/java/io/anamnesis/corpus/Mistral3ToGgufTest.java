@@ -80,10 +80,7 @@ class Mistral3ToGgufTest {
     }
 
     private Path folder(String name, String config, Map<String, ReferenceSafetensors.Tensor> tensors) throws IOException {
-        Path dir = Files.createDirectories(tmp.resolve(name));
-        Files.writeString(dir.resolve("config.json"), config);
-        HfToGgufTest.writeSafetensors(dir.resolve("model.safetensors"), tensors);
-        return dir;
+        return HfToGgufTest.folder(tmp, name, config, tensors);
     }
 
     private static float f32(byte[] b, long index) {
