@@ -4,7 +4,8 @@ Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GemmaForCausalLM, Gemma
 Gemma3ForCausalLM, the text model of Gemma3ForConditionalGeneration, Phi3ForCausalLM, GptOssForCausalLM,
 Olmo3ForCausalLM, the text model of Mistral3ForConditionalGeneration, the language model of
 Qwen2VLForConditionalGeneration and Qwen2_5_VLForConditionalGeneration on text (qwen2's), ArceeForCausalLM, SeedOssForCausalLM,
-Glm4ForCausalLM, Lfm2ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, Exaone4ForCausalLM), to check what
+Glm4ForCausalLM, Lfm2ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, Exaone4ForCausalLM, DeepseekV2ForCausalLM,
+DeepseekV3ForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -151,6 +152,43 @@ code or the converter's.
         Tensors, BF16: model.embed_tokens.weight, model.norm.weight, lm_head.weight (not with --no-window), and per layer
         post_attention_layernorm.weight, post_feedforward_layernorm.weight [hidden] (no input_layernorm), self_attn.{q,k,v,
         o}_proj.weight (no biases), self_attn.q_norm.weight and k_norm.weight [head_dim], mlp.{gate,up,down}_proj.weight
+    python3 decoder_reference.py make deepseek2 DIR [--tokenizer MODELS_DIR] [--seed N] [--v3] [--yarn OLD_CONTEXT
+            [--yarn-factor F]] [--fp8] [--tied] [--layers N]
+        a tiny random DeepSeek-V2 folder in DeepSeek-V2-Lite's shape (DeepseekV2ForCausalLM, model_type deepseek_v2),
+        config.json's keys as that checkpoint's (sorted; no auto_map): hidden 64, 3 layers (--layers N: N), 4 heads (num_key_value_heads
+        4 too, as the configs say; MLA does not read it), q_lora_rank null (self_attn.q_proj), kv_lora_rank 32,
+        qk_nope_head_dim 16, qk_rope_head_dim 8, v_head_dim 16, intermediate_size 96 (the dense layer),
+        first_k_dense_replace 1 (layer 0 dense, 1 and 2 MoE), moe_layer_freq 1, 8 routed experts of
+        moe_intermediate_size 32, 2 per token, n_shared_experts 2, n_group 1, topk_group 1, topk_method greedy,
+        scoring_func softmax, norm_topk_prob false, routed_scaling_factor 1.0, rope_theta 10000, rms_norm_eps 1e-6,
+        max_position_embeddings 4096, rope_scaling null, hidden_act silu, attention_bias false, tie_word_embeddings
+        false, bos/eos 0/1; the vocabulary 512 or MODELS_DIR's as make computes it. --v3: DeepSeek-V3's shape instead
+        (DeepseekV3ForCausalLM, model_type deepseek_v3, ep_size 1, num_nextn_predict_layers 1): q_lora_rank 24
+        (self_attn.q_a_proj, q_a_layernorm, q_b_proj), n_group 4, topk_group 2, topk_method noaux_tc, scoring_func
+        sigmoid, norm_topk_prob true, routed_scaling_factor 2.5, n_shared_experts 1, each MoE layer's
+        mlp.gate.e_score_correction_bias [8] (F32, as DeepSeek-V3's; positive, BF16-representable values), and one
+        Multi-Token-Prediction layer as DeepSeek-V3 ships it, model.layers.3.* (num_hidden_layers stays 3): a full MoE
+        decoder layer's tensors plus enorm.weight, hnorm.weight, eh_proj.weight [hidden, 2 x hidden],
+        shared_head.norm.weight, shared_head.head.weight [vocab, hidden], embed_tokens.weight [vocab, hidden]; the
+        forward pass never reads it (a converter must drop it). --yarn: DeepSeek-V3's rope_scaling {"type": "yarn",
+        "factor": F (default 40), "original_max_position_embeddings": OLD_CONTEXT, "beta_fast": 32, "beta_slow": 1,
+        "mscale": 1.0, "mscale_all_dim": 1.0} and max_position_embeddings F x OLD_CONTEXT (OLD_CONTEXT 64 reaches 2 of
+        the 4 rotary pairs; the mscale^2 on the softmax scale always). --fp8: the attention and MLP matrices (the q, kv
+        and o projections, the dense MLP's, every expert's and the shared experts', the MTP layer's too) as
+        DeepSeek-V3's FP8 checkpoint stores them: F8_E4M3 (float8_e4m3fn codes: round to nearest even, saturated at 448)
+        beside an F32 <name>_scale_inv [ceil(rows / 128), ceil(cols / 128)] (the block's largest magnitude / 448, so
+        every matrix here is one block, scale_inv [1, 1]), weight = fp8 value x scale_inv per 128 x 128 block, and
+        quantization_config {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+        "weight_block_size": [128, 128]}; the embeddings, lm_head, the norms, the router mlp.gate.weight, the bias and
+        the MTP's eh_proj and shared_head stay as they are (BF16; the bias F32). --tied: tie_word_embeddings true, no lm_head (the final
+        norm's weights scaled by 0.3, the embedding then being the output head). Tensors, BF16: model.embed_tokens.weight,
+        model.norm.weight, lm_head.weight, and per layer input_layernorm.weight, post_attention_layernorm.weight,
+        self_attn.q_proj.weight [heads x (nope + rope), hidden] or self_attn.q_a_proj.weight [q_lora, hidden],
+        q_a_layernorm.weight [q_lora], q_b_proj.weight [heads x (nope + rope), q_lora]; self_attn.kv_a_proj_with_mqa.weight
+        [kv_lora + rope, hidden] (rows [compressed kv | k_pe]), kv_a_layernorm.weight [kv_lora], kv_b_proj.weight
+        [heads x (nope + v), kv_lora] (per head rows [k_nope | v]), o_proj.weight [hidden, heads x v]; layer 0
+        mlp.{gate,up,down}_proj.weight; the MoE layers mlp.gate.weight [8, hidden], mlp.experts.{j}.{gate,up,down}_proj.weight,
+        mlp.shared_experts.{gate,up,down}_proj.weight (width 32 x n_shared_experts)
     python3 decoder_reference.py forward DIR --tokens 1,7,42 [--weights f32|f16] [--kv f64|f16]
             [--variant V] [--mutate M]
         the last token's logits as JSON
@@ -193,6 +231,65 @@ lets the sliding layers see every earlier position (the rotary left where it was
 out of the full_attention layers even with sliding_window null (a --no-window folder then rotates no layer). On a
 --no-window folder rope-everywhere and no-window change nothing (every layer is already global and rotated), and on a
 windowed one no-window changes nothing while the tokens fit in the window (T <= sliding_window).
+For deepseek2 (DeepseekV2ForCausalLM, DeepseekV3ForCausalLM): --variant neox-rope rotates q_pe and k_pe with rotate-half
+pairs (i, i + r/2) instead of DeepSeek's adjacent pairs (2i, 2i + 1), --variant softmax-router scores the router with a
+softmax where scoring_func is sigmoid, --variant no-groups takes the top-k over every expert (no group limit), --mutate
+no-expert-bias leaves e_score_correction_bias out of the expert choice, --mutate no-shared-expert leaves the shared experts
+out, --mutate no-attn-factor leaves out yarn's mscale^2 on the softmax scale and its cos/sin factor (what transformers'
+DeepseekV2 port computes, below). On a DeepSeek-V2-Lite-shaped folder (softmax, greedy, no bias) softmax-router,
+no-groups and no-expert-bias change nothing.
+
+DeepseekV2ForCausalLM and DeepseekV3ForCausalLM (make deepseek2: DeepSeek-V2 / V2-Lite, DeepSeek-V3 / R1), as DeepSeek's
+modeling code computes them (modeling_deepseek.py of the DeepSeek-V2-Lite / DeepSeek-V3 checkpoints; transformers'
+modeling_deepseek_v2 / modeling_deepseek_v3 likewise but where noted; eager attention):
+  FP8 weights first: a tensor with a <name>_scale_inv beside it is its F8_E4M3 values times the scale_inv of its
+  block (quantization_config's weight_block_size, default 128 x 128), in float64 (DeepSeek's own fp8_cast_bf16 would
+  round that product to BF16).
+  x = embed[tokens]   (no scaling)
+  per layer: h = rmsnorm(x) * input_layernorm
+             q = h Wq^T, or with q_lora_rank q = rmsnorm(h Wqa^T) * q_a_layernorm  Wqb^T; per head [nope | rope]:
+             q_nope, q_pe
+             [c | k_pe] = h Wkva^T (kv_a_proj_with_mqa: kv_lora_rank, then qk_rope_head_dim); c = rmsnorm(c) *
+             kv_a_layernorm; per head [k_nope | v] = c Wkvb^T (kv_b_proj); k_pe one vector shared by every head
+             rotary on q_pe and k_pe (qk_rope_head_dim r, inv_freq theta^(-2i/r)), adjacent pairs: element 2i pairs
+             with 2i + 1 at angle pos * inv_freq[i]. DeepSeek's apply_rotary_pos_emb first permutes the rope part,
+             `q = q.view(b, h, s, d // 2, 2).transpose(4, 3).reshape(b, h, s, d)` (so x[2i] lands at i, x[2i + 1] at
+             i + r/2), then rotates halves (rotate_half, cos/sin of cat(freqs, freqs)): pairs (2i, 2i + 1). transformers'
+             DeepseekV3 does the same when rope_interleave (default true; a DeepseekV3 config with rope_interleave false is
+             rotated with rotate-half pairs here too), its DeepseekV2 and DeepSeek-V3's inference/model.py by
+             view_as_complex over adjacent pairs. (The permuted outputs are q.k-equivalent to rotating in place.)
+             yarn rope_scaling (DeepseekV2YarnRotaryEmbedding; transformers' _compute_yarn_parameters): inv_freq as the
+             `yarn` below (floor/ceil correction range of beta_fast / beta_slow over qk_rope_head_dim and
+             original_max_position_embeddings, linear ramp, inv / factor where the ramp is 1); cos and sin times
+             yarn_get_mscale(factor, mscale) / yarn_get_mscale(factor, mscale_all_dim) (defaults 1 and 0),
+             yarn_get_mscale(s, m) = 0.1 m ln(s) + 1 (1 when s <= 1)
+             causal softmax(q k^T * scale) v per head, q = [q_nope | q_pe], k = [k_nope | k_pe], scale = 1/sqrt(nope +
+             rope), times yarn_get_mscale(factor, mscale_all_dim)^2 when rope_scaling has a mscale_all_dim (DeepSeek's
+             code and transformers' DeepseekV3; transformers' DeepseekV2 port leaves this factor out)
+             x += attn Wo^T   (biases on q_a_proj, kv_a_proj_with_mqa and o_proj only with attention_bias)
+             h = rmsnorm(x) * post_attention_layernorm
+             layers i < first_k_dense_replace (or i % moe_layer_freq != 0): x += (silu(h Wg^T) * h Wu^T) Wd^T
+             the others, per token: l = h Wgate^T (mlp.gate, [n_routed_experts, hidden]); s = softmax(l) (scoring_func
+             softmax) or sigmoid(l) (sigmoid); choice = s, plus e_score_correction_bias with topk_method noaux_tc;
+             greedy: the top num_experts_per_tok of choice; group_limited_greedy: the topk_group groups (n_group
+             contiguous groups of experts) of the best max(choice) kept; noaux_tc: those of the best sum of the group's
+             two best choices kept; then the top-k of choice among the kept groups' experts (ties to the lower index);
+             weights w = s at those experts (the bias only chooses). DeepseekV3: w / (sum w + 1e-20) with norm_topk_prob,
+             then always times routed_scaling_factor; DeepseekV2 (DeepSeek's MoEGate): w / (sum w + 1e-20) with
+             norm_topk_prob, else w times routed_scaling_factor (transformers' DeepseekV2 always scales and never
+             normalizes; the same for V2-Lite's false / 1.0). x += sum_e w_e (silu(h Wg_e^T) * h Wu_e^T) Wd_e^T + the
+             shared experts' SwiGLU of h (mlp.shared_experts, width moe_intermediate_size x n_shared_experts, no gate).
+             (transformers' DeepseekV3 router fills the dropped groups' choices with 0.0, DeepSeek's later code with -inf;
+             they agree while every choice is positive, as with make's positive biases.)
+  logits = rmsnorm(x[-1]) * norm  (lm_head, or embed when tie_word_embeddings)^T; every rmsnorm plain (w, not 1 + w),
+  eps rms_norm_eps but q_a_layernorm's and kv_a_layernorm's 1e-6 (DeepSeek builds those two with its RMSNorm's default,
+  not rms_norm_eps; llama.cpp takes rms_norm_eps for them, the same for the made folders' 1e-6). Layers at and
+  past num_hidden_layers (DeepSeek-V3's MTP module) are not read. --weights f16 rounds the 2-D weights but the router
+  (F32 in the GGUF), after the FP8 dequantization; --kv f16 models llama.cpp's F16 KV cache for DeepSeek2, which runs
+  MLA absorbed: it caches per token the normed c [kv_lora_rank] and the roped k_pe [qk_rope_head_dim] (both rounded to
+  F16), not per-head keys and values; each head's query is [q_nope W_kb | q_pe] (W_kb the head's k rows of kv_b_proj,
+  so q_nope W_kb . c = q_nope . k_nope), rounded to F16 as ggml's F16 products do, against [c | k_pe]; the
+  probabilities (rounded to F16) weigh c, and the head's result goes through its v rows of kv_b_proj.
 
 Exaone4ForCausalLM (make exaone4: LG's EXAONE 4.0, LGAI-EXAONE/EXAONE-4.0-32B and EXAONE-4.0-1.2B), as transformers'
 modeling_exaone4 computes it (eager attention; Exaone4DecoderLayer and Exaone4MLP are Olmo 2's, Exaone4RMSNorm Llama's):
@@ -487,17 +584,29 @@ def read_safetensors(path):
             v = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view("<f4").astype(np.float64)
         elif t["dtype"] == "U8":
             v = np.frombuffer(raw, np.uint8)  # packed bytes (gpt-oss's MXFP4 blocks and scales), kept as bytes
+        elif t["dtype"] == "F8_E4M3":
+            v = FP8_E4M3[np.frombuffer(raw, np.uint8)]  # float8_e4m3fn codes, decoded exactly (DeepSeek-V3's weights)
         else:
             raise SystemExit(f"{name}: dtype {t['dtype']} not handled")
         out[name] = v.reshape(t["shape"])
     return out
 
 
-def write_safetensors_bf16(path, tensors):
-    # every float tensor as BF16; a uint8 array as U8, its bytes as they are
+def write_safetensors_bf16(path, tensors, dtypes=None):
+    # every float tensor as BF16; a uint8 array as U8, its bytes as they are. dtypes overrides a tensor's by name:
+    # "F32" (the values as float32) or "F8_E4M3" (a uint8 array of float8_e4m3fn codes, fp8_e4m3_encode's)
     header, blobs, off = {}, [], 0
     for name, v in tensors.items():
-        if isinstance(v, np.ndarray) and v.dtype == np.uint8:
+        kind = (dtypes or {}).get(name)
+        if kind == "F32":
+            b, dtype = np.ascontiguousarray(v, dtype="<f4").tobytes(), "F32"
+        elif kind == "F8_E4M3":
+            if v.dtype != np.uint8:
+                raise SystemExit(f"{name}: F8_E4M3 wants uint8 codes")
+            b, dtype = np.ascontiguousarray(v).tobytes(), "F8_E4M3"
+        elif kind is not None:
+            raise SystemExit(f"{name}: dtype {kind} not written")
+        elif isinstance(v, np.ndarray) and v.dtype == np.uint8:
             b, dtype = np.ascontiguousarray(v).tobytes(), "U8"
         else:
             f32 = np.ascontiguousarray(v, dtype="<f4")
@@ -515,6 +624,60 @@ def write_safetensors_bf16(path, tensors):
         f.write(h)
         for b in blobs:
             f.write(b)
+
+
+def _fp8_e4m3_values():
+    # float8_e4m3fn (torch.float8_e4m3fn, safetensors F8_E4M3): sign, 4 exponent bits (bias 7), 3 mantissa bits;
+    # exponent 0 subnormal (m/8 * 2^-6), no infinities, S.1111.111 the only NaNs, 448 the largest finite
+    c = np.arange(256)
+    e, m = (c >> 3) & 15, c & 7
+    v = np.where(e == 0, m / 8.0 * 2.0 ** -6, (1 + m / 8.0) * 2.0 ** (e - 7))
+    v = np.where(c & 0x80, -v, v)
+    v[(c & 0x7F) == 0x7F] = np.nan
+    return v
+
+
+FP8_E4M3 = _fp8_e4m3_values()
+
+
+def fp8_e4m3_encode(x):
+    """float8_e4m3fn codes (uint8) of x: round to nearest, ties to even (the even code: the codes of one sign are in
+    value order, so the code's low bit is the mantissa's), magnitudes past 448 saturated to 448 (no infinities)."""
+    x = np.asarray(x, dtype=np.float64)
+    mag = FP8_E4M3[:127]                                       # codes 0 .. 126: 0 .. 448, ascending
+    a = np.minimum(np.abs(x), 448.0)
+    hi = np.minimum(np.searchsorted(mag, a), 126)              # the first code not below a
+    lo = np.maximum(hi - 1, 0)
+    dlo, dhi = a - mag[lo], mag[hi] - a
+    code = np.where(dlo < dhi, lo, np.where(dhi < dlo, hi, np.where(lo % 2 == 0, lo, hi)))
+    return (code | np.where(np.signbit(x), 0x80, 0)).astype(np.uint8)
+
+
+def fp8_block_quantize(w, block=(128, 128)):
+    """DeepSeek-V3's FP8 weights: w [R, C] as float8_e4m3fn codes and a float32 weight_scale_inv
+    [ceil(R / 128), ceil(C / 128)], w ~ fp8 value * scale_inv over each 128 x 128 block (scale_inv = the block's
+    largest magnitude / 448, as DeepSeek's quantizer takes it; a block past the edge is just cut short)."""
+    br, bc = block
+    R, C = w.shape
+    scale = np.empty(((R + br - 1) // br, (C + bc - 1) // bc), np.float32)
+    codes = np.empty((R, C), np.uint8)
+    for i in range(scale.shape[0]):
+        for j in range(scale.shape[1]):
+            blk = w[i * br:(i + 1) * br, j * bc:(j + 1) * bc]
+            s = np.float32(max(float(np.abs(blk).max()), 1e-30) / 448.0)
+            scale[i, j] = s
+            codes[i * br:(i + 1) * br, j * bc:(j + 1) * bc] = fp8_e4m3_encode(blk / np.float64(s))
+    return codes, scale
+
+
+def fp8_block_dequantize(values, scale_inv, block=(128, 128)):
+    """The weights of a block-scaled FP8 tensor: its decoded values [R, C] times the scale_inv of each 128 x 128
+    block (weight_scale_inv [ceil(R / 128), ceil(C / 128)]), in float64."""
+    R, C = values.shape
+    s = np.repeat(np.repeat(np.asarray(scale_inv, np.float64), block[0], 0), block[1], 1)
+    if s.shape[0] < R or s.shape[1] < C:
+        raise SystemExit(f"a weight_scale_inv of {list(scale_inv.shape)} does not cover a weight of {[R, C]}")
+    return values * s[:R, :C]
 
 
 # ---------------------------------------------------------------- tiny models
@@ -1078,6 +1241,128 @@ def make_exaone4(out, tokenizer=None, seed=0, no_window=False):
                 dst.write(src.read())
 
 
+def make_deepseek2(out, tokenizer=None, seed=0, v3=False, yarn_old=None, yarn_factor=40.0, fp8=False, tied=False, layers=3):
+    """A tiny random DeepseekV2ForCausalLM folder (DeepSeek-V2-Lite's shape: q_proj, no q LoRA, softmax greedy routing,
+    2 shared experts) or, with v3, a DeepseekV3ForCausalLM one (DeepSeek-V3's: the q LoRA q_a_proj / q_a_layernorm /
+    q_b_proj, sigmoid noaux_tc routing over 4 groups with the e_score_correction_bias, 1 shared expert, and one
+    Multi-Token-Prediction layer model.layers.3.* beyond num_hidden_layers 3), config.json's keys as those checkpoints'
+    (sorted), BF16 (the bias F32), the sizes shrunk: hidden 64, 3 layers (layer 0 dense, 1 and 2 MoE), 4 heads (and 4
+    key/value heads, as the configs say, unused by MLA), kv_lora_rank 32, qk_nope_head_dim 16, qk_rope_head_dim 8,
+    v_head_dim 16, 8 routed experts of width 32, 2 per token. yarn_old: DeepSeek-V3's rope_scaling (yarn, factor
+    yarn_factor over original_max_position_embeddings yarn_old, beta_fast 32, beta_slow 1, mscale and mscale_all_dim 1).
+    fp8: the attention and MLP matrices as DeepSeek-V3 stores them (F8_E4M3 with an F32 weight_scale_inv per 128 x 128
+    block) and quantization_config. tied: tie_word_embeddings true and no lm_head. layers: num_hidden_layers (llama.cpp
+    takes a model of 26 or 27 layers for one without the q LoRA, DeepSeek-V2-Lite's, and any other for one with it)."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, inter, heads, kv_lora, nope, rope, vd = 64, 96, 4, 32, 16, 8, 16
+    experts, top_k, moe_inter = 8, 2, 32
+    q_lora = 24 if v3 else None
+    shared = 1 if v3 else 2
+    config = {
+        "architectures": ["DeepseekV3ForCausalLM" if v3 else "DeepseekV2ForCausalLM"], "attention_bias": False,
+        "attention_dropout": 0.0, "aux_loss_alpha": 0.001, "bos_token_id": 0, "eos_token_id": 1,
+        "first_k_dense_replace": 1, "hidden_act": "silu", "hidden_size": hidden, "initializer_range": 0.02,
+        "intermediate_size": inter, "kv_lora_rank": kv_lora, "max_position_embeddings": 4096,
+        "model_type": "deepseek_v3" if v3 else "deepseek_v2", "moe_intermediate_size": moe_inter, "moe_layer_freq": 1,
+        "n_group": 4 if v3 else 1, "n_routed_experts": experts, "n_shared_experts": shared,
+        "norm_topk_prob": v3, "num_attention_heads": heads, "num_experts_per_tok": top_k, "num_hidden_layers": layers,
+        "num_key_value_heads": heads, "pretraining_tp": 1, "q_lora_rank": q_lora, "qk_nope_head_dim": nope,
+        "qk_rope_head_dim": rope, "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": 10000,
+        "routed_scaling_factor": 2.5 if v3 else 1.0, "scoring_func": "sigmoid" if v3 else "softmax", "seq_aux": True,
+        "tie_word_embeddings": tied, "topk_group": 2 if v3 else 1, "topk_method": "noaux_tc" if v3 else "greedy",
+        "torch_dtype": "bfloat16", "transformers_version": "4.46.3" if v3 else "4.39.3", "use_cache": True,
+        "v_head_dim": vd, "vocab_size": vocab,
+    }
+    if v3:
+        config.update({"ep_size": 1, "num_nextn_predict_layers": 1})
+    if yarn_old is not None:
+        # as DeepSeek-V3's config.json has it (factor 40 over 4096 there; DeepSeek-V2-Lite's has mscale 0.707 for both)
+        config["rope_scaling"] = {"beta_fast": 32, "beta_slow": 1, "factor": yarn_factor, "mscale": 1.0,
+                                  "mscale_all_dim": 1.0, "original_max_position_embeddings": yarn_old, "type": "yarn"}
+        config["max_position_embeddings"] = int(yarn_factor * yarn_old)
+    if fp8:
+        config["quantization_config"] = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                                         "weight_block_size": [128, 128]}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    def swiglu(p, width):
+        t[p + "gate_proj.weight"] = w(width, hidden)
+        t[p + "up_proj.weight"] = w(width, hidden)
+        t[p + "down_proj.weight"] = w(hidden, width)
+
+    def layer(i):
+        p = f"model.layers.{i}."
+        t[p + "input_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "post_attention_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        a = p + "self_attn."
+        if q_lora:
+            t[a + "q_a_proj.weight"] = w(q_lora, hidden)
+            t[a + "q_a_layernorm.weight"] = 1 + w(q_lora, s=0.2)
+            t[a + "q_b_proj.weight"] = w(heads * (nope + rope), q_lora)
+        else:
+            t[a + "q_proj.weight"] = w(heads * (nope + rope), hidden)
+        t[a + "kv_a_proj_with_mqa.weight"] = w(kv_lora + rope, hidden)     # rows [compressed kv | k_pe]
+        t[a + "kv_a_layernorm.weight"] = 1 + w(kv_lora, s=0.2)
+        t[a + "kv_b_proj.weight"] = w(heads * (nope + vd), kv_lora)        # per head rows [k_nope | v]
+        t[a + "o_proj.weight"] = w(hidden, heads * vd)
+        if i < config["first_k_dense_replace"]:
+            swiglu(p + "mlp.", inter)
+            return
+        t[p + "mlp.gate.weight"] = w(experts, hidden, s=0.3)
+        if v3:
+            # F32 in the checkpoint; positive (so every biased choice stays above the 0.0 transformers' DeepseekV3
+            # router fills a dropped group with, and its reading and DeepSeek's -inf agree), BF16-representable values
+            t[p + "mlp.gate.e_score_correction_bias"] = bf16_values(rng.uniform(0.0, 0.6, experts))
+        for x in range(experts):
+            swiglu(p + f"mlp.experts.{x}.", moe_inter)
+        swiglu(p + "mlp.shared_experts.", moe_inter * shared)
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0)}
+    for i in range(layers):
+        layer(i)
+    if v3:
+        # DeepSeek-V3's Multi-Token-Prediction module, layer id num_hidden_layers (README_WEIGHTS.md): a full decoder
+        # layer (MoE) plus enorm, hnorm, eh_proj [hidden, 2 hidden], shared_head.norm and copies of the embedding and
+        # output head; not part of the causal LM (transformers ignores model.layers.61.* on load)
+        layer(layers)
+        p = f"model.layers.{layers}."
+        t[p + "enorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "hnorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "eh_proj.weight"] = w(hidden, 2 * hidden)
+        t[p + "shared_head.norm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "shared_head.head.weight"] = w(vocab, hidden, s=0.3)
+        t[p + "embed_tokens.weight"] = w(vocab, hidden, s=1.0)
+    # tied, the embedding (of scale 1) is the output head too: the final norm smaller keeps the logits' scale
+    t["model.norm.weight"] = (0.3 if tied else 1.0) * (1 + w(hidden, s=0.2))
+    if not tied:
+        t["lm_head.weight"] = w(vocab, hidden, s=0.3)
+    dtypes = {k: "F32" for k in t if k.endswith("e_score_correction_bias")}
+    if fp8:
+        # DeepSeek-V3's FP8 layout: every attention and MLP matrix (the experts', the shared experts', the dense MLP's,
+        # the MTP layer's too) as F8_E4M3 beside its F32 <name>_scale_inv; the embeddings, lm_head, the norms, the
+        # router mlp.gate.weight, the bias and the MTP's eh_proj / shared_head stay as they are
+        for k in [k for k in t if (".self_attn." in k or ".mlp." in k) and t[k].ndim == 2 and not k.endswith("mlp.gate.weight")]:
+            t[k], t[k + "_scale_inv"] = fp8_block_quantize(t[k])
+            dtypes[k], dtypes[k + "_scale_inv"] = "F8_E4M3", "F32"
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())), dtypes)
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
+def bf16_values(x):
+    # x rounded to the nearest BF16 value (ties to even), as float64: what the checkpoint's BF16 would hold
+    bits = np.ascontiguousarray(x, dtype="<f4").view("<u4")
+    return (((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16).astype("<u4").view("<f4").astype(np.float64)
+
+
 def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=1000000.0, sp=None, experts=4, top_k=2,
          moe_inter=48, yarn_old=None, yarn_factor=4.0, layer_types=True):
     if arch in ("gemma", "gemma2"):
@@ -1391,13 +1676,13 @@ def gelu_tanh(x):
 
 
 def attend(q, k, v, bias, kv_cache, div=None, mul=None, cap=None, sinks=None):
-    """Causal grouped-query attention of q [T, H, d] over k, v [T, KV, d]: per query head h (key/value head
-    h // (H / KV)) scores q k^T divided by div (or times mul), soft-capped by cap, plus bias (the mask, a
+    """Causal grouped-query attention of q [T, H, d] over k [T, KV, d], v [T, KV, dv]: per query head h (key/value
+    head h // (H / KV)) scores q k^T divided by div (or times mul), soft-capped by cap, plus bias (the mask, a
     window's), with a sink logit per head appended as one more column when given and dropped after the softmax;
-    --kv f16 rounds the probabilities. Returns [T, H * d]."""
+    --kv f16 rounds the probabilities. Returns [T, H * dv] (dv = d but for DeepSeek's MLA)."""
     T, H, d = q.shape
     KV = k.shape[1]
-    out = np.empty((T, H, d))
+    out = np.empty((T, H, v.shape[-1]))   # v's head size may differ from q's and k's (DeepSeek's MLA)
     for hh in range(H):
         g = hh // (H // KV)
         s = q[:, hh, :] @ k[:, g, :].T
@@ -1412,7 +1697,7 @@ def attend(q, k, v, bias, kv_cache, div=None, mul=None, cap=None, sinks=None):
         if kv_cache == "f16":
             s = f16(s)  # and an F16 V by the probabilities converted to F16
         out[:, hh, :] = s @ v[:, g, :]
-    return out.reshape(T, H * d)
+    return out.reshape(T, -1)
 
 
 def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, variant=None, mutate=None):
@@ -1430,6 +1715,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, cohere_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "Exaone4ForCausalLM":
         return arch, exaone4_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant)
+    if arch in ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"):
+        return arch, deepseek2_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
     if arch in ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration"):
         # the language model of Qwen2-VL / Qwen2.5-VL on text alone: M-RoPE gives every section (time, height, width)
         # the token's own position, which is qwen2's rotate-half rope; the vision tower (visual.*) is not used
@@ -1983,13 +2270,182 @@ def exaone4_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=Tr
     return (W["model.embed_tokens.weight"] if tied or "lm_head.weight" not in W else W["lm_head.weight"]) @ last
 
 
+def yarn_get_mscale(factor, m=1.0):
+    # DeepSeek's yarn_get_mscale: 0.1 m ln(factor) + 1, 1 when factor <= 1
+    return 1.0 if factor <= 1 else 0.1 * m * float(np.log(factor)) + 1.0
+
+
+def deepseek2_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=True, variant=None, mutate=None):
+    """DeepseekV2ForCausalLM and DeepseekV3ForCausalLM as DeepSeek's modeling code computes them (eager attention), in
+    float64: see the module's description. --variant neox-rope rotates q_pe and k_pe with rotate-half pairs (i, i + r/2)
+    instead of DeepSeek's adjacent pairs (2i, 2i + 1); softmax-router scores the router with a softmax where sigmoid is
+    configured; no-groups ignores the group limit (top-k over every expert); --mutate no-expert-bias leaves the
+    e_score_correction_bias out of the choice, no-shared-expert leaves the shared experts out, no-attn-factor leaves out
+    the yarn mscale^2 on the softmax scale (and the cos/sin factor)."""
+    v3 = cfg["architectures"][0] == "DeepseekV3ForCausalLM"
+    H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    nope, rope, vd = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"]
+    kv_lora, q_lora = cfg["kv_lora_rank"], cfg.get("q_lora_rank")
+    eps, theta = cfg.get("rms_norm_eps", 1e-6), cfg.get("rope_theta", 10000.0)
+    # FP8 checkpoints (DeepSeek-V3's): weight = its F8_E4M3 value (decoded by read_safetensors) * weight_scale_inv of
+    # its block; the MTP layer (index num_hidden_layers) is dequantized too, then never read
+    block = tuple((cfg.get("quantization_config") or {}).get("weight_block_size") or (128, 128))
+    for k in [k for k in W if k.endswith(".weight_scale_inv")]:
+        base = k[:-len("_scale_inv")]
+        W[base] = fp8_block_dequantize(W[base], W.pop(k), block)
+    if weights == "f16":
+        # the matrices to float16 (kv_b_proj as a whole: the GGUF's attn_k_b / attn_v_b are its halves, element for
+        # element); the router mlp.gate stays F32 in the GGUF, as every ffn_gate_inp; the norms and the bias kept
+        W = {k: (f16(v) if v.ndim == 2 and not k.endswith("mlp.gate.weight") else v) for k, v in W.items()}
+    # rotary over the qk_rope_head_dim elements of q_pe and k_pe; DeepSeek's yarn (DeepseekV2YarnRotaryEmbedding,
+    # transformers' _compute_yarn_parameters): the `yarn` inverse frequencies (floor/ceil correction range from
+    # beta_fast/beta_slow, linear ramp), cos and sin times yarn_get_mscale(factor, mscale) /
+    # yarn_get_mscale(factor, mscale_all_dim); the attention's softmax scale 1/sqrt(nope + rope) times
+    # yarn_get_mscale(factor, mscale_all_dim)^2 whenever rope_scaling has a mscale_all_dim
+    scaling = cfg.get("rope_scaling") if rope_scaling else None
+    inv = theta ** (-np.arange(0, rope, 2, dtype=np.float64) / rope)
+    cs, scale = 1.0, (nope + rope) ** -0.5
+    if scaling:
+        kind = scaling.get("rope_type", scaling.get("type"))
+        factor = scaling.get("factor", 1.0)
+        if kind == "yarn":
+            inv, _ = yarn(scaling, theta, rope)
+            cs = yarn_get_mscale(factor, scaling.get("mscale", 1.0)) / yarn_get_mscale(factor, scaling.get("mscale_all_dim", 0.0))
+        elif kind not in (None, "default"):
+            raise SystemExit(f"deepseek2 rope scaling {scaling} not modelled")
+        if scaling.get("mscale_all_dim"):
+            scale *= yarn_get_mscale(factor, scaling["mscale_all_dim"]) ** 2
+        if mutate == "no-attn-factor":
+            cs, scale = 1.0, (nope + rope) ** -0.5
+    # DeepSeek's pairs are adjacent, (2i, 2i + 1) at angle pos * inv[i] (apply_rotary_pos_emb's view(d/2, 2).transpose
+    # before rotate_half; a rope_interleave false DeepseekV3 config alone takes rotate-half pairs, as transformers does)
+    interleaved = not (v3 and cfg.get("rope_interleave", True) is False)
+    if variant == "neox-rope":
+        interleaved = False
+    rot = rotary_interleaved if interleaved else rotary
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+
+    def lin(x, name):
+        # an nn.Linear: x W^T, plus its bias when the checkpoint has one (attention_bias: q_a_proj, kv_a_proj_with_mqa,
+        # o_proj)
+        return x @ W[name + ".weight"].T + W.get(name + ".bias", 0.0)
+
+    def mlp(x, p):
+        g = x @ W[p + "gate_proj.weight"].T
+        return (g / (1 + np.exp(-g)) * (x @ W[p + "up_proj.weight"].T)) @ W[p + "down_proj.weight"].T
+
+    def attention(h, a):
+        if q_lora:
+            q = lin(rmsnorm(lin(h, a + "q_a_proj"), W[a + "q_a_layernorm.weight"], 1e-6), a + "q_b_proj")
+        else:
+            q = lin(h, a + "q_proj")
+        q = q.reshape(T, H, nope + rope)
+        q_nope, q_pe = q[..., :nope], q[..., nope:]
+        kv_a = lin(h, a + "kv_a_proj_with_mqa")
+        # the compressed kv, normed (q_a_layernorm and kv_a_layernorm: DeepSeek's RMSNorm default eps 1e-6, not
+        # rms_norm_eps)
+        c = rmsnorm(kv_a[:, :kv_lora], W[a + "kv_a_layernorm.weight"], 1e-6)
+        k_pe = kv_a[:, None, kv_lora:]                                           # [T, 1, rope], one for every head
+        q_pe, k_pe = rot(q_pe, pos, inv, mscale=cs), rot(k_pe, pos, inv, mscale=cs)
+        wkv_b = W[a + "kv_b_proj.weight"].reshape(H, nope + vd, kv_lora)          # per head rows [k_nope | v]
+        if kv_cache == "f16":
+            # llama.cpp runs DeepSeek2 with MLA absorbed: its KV cache holds, per token, the normed compressed c
+            # [kv_lora] and the roped k_pe [rope] (F16), not per-head k and v. Each head's q_nope is taken through its
+            # k half of kv_b_proj (q_nope W_kb: [kv_lora]) and meets c, q_pe meets k_pe, in one F16 product (the query
+            # [kv_lora + rope] converted to F16, as ggml's F16 matrix products do); the probabilities (F16) weigh c,
+            # and each head's [kv_lora] result goes through its v half of kv_b_proj. In float64 this is the
+            # transformers form below, rearranged; the F16 roundings are where the two differ.
+            c, k_pe = f16(c), f16(k_pe)
+            q_abs = np.einsum("thn,hnc->thc", q_nope, wkv_b[:, :nope, :])
+            qk = f16(np.concatenate([q_abs, q_pe], -1))                          # [T, H, kv_lora + rope]
+            k = np.concatenate([c[:, None, :], k_pe], -1)                         # [T, 1, kv_lora + rope]
+            o = attend(qk, k, c[:, None, :], mask, kv_cache, mul=scale).reshape(T, H, kv_lora)
+            out = np.einsum("thc,hvc->thv", o, wkv_b[:, nope:, :]).reshape(T, H * vd)
+        else:
+            kv = np.einsum("tc,hjc->thj", c, wkv_b)                              # kv_b_proj(c), [T, H, nope + v]
+            k = np.concatenate([kv[..., :nope], np.broadcast_to(k_pe, (T, H, rope))], -1)
+            out = attend(np.concatenate([q_nope, q_pe], -1), k, kv[..., nope:], mask, kv_cache, mul=scale)
+        return lin(out, a + "o_proj")
+
+    x = W["model.embed_tokens.weight"][np.array(toks)]
+    freq = cfg.get("moe_layer_freq", 1) or 1
+    for i in range(n_layers):
+        p = f"model.layers.{i}."
+        x = x + attention(rmsnorm(x, W[p + "input_layernorm.weight"], eps), p + "self_attn.")
+        h = rmsnorm(x, W[p + "post_attention_layernorm.weight"], eps)
+        # DeepSeek's DecoderLayer: MoE where layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0
+        if cfg.get("n_routed_experts") and i >= cfg.get("first_k_dense_replace", 0) and i % freq == 0:
+            x = x + deepseek2_moe(cfg, W, p, h, v3, variant, mutate)
+        else:
+            x = x + mlp(h, p + "mlp.")
+    last = rmsnorm(x[-1], W["model.norm.weight"], eps)
+    tied = cfg.get("tie_word_embeddings", False) or "lm_head.weight" not in W
+    return (W["model.embed_tokens.weight"] if tied else W["lm_head.weight"]) @ last
+
+
+def deepseek2_moe(cfg, W, p, h, v3, variant=None, mutate=None):
+    """DeepSeek's MoE block (MoEGate, DeepseekV2MoE / DeepseekV3MoE): see the module's description."""
+    E, k = cfg["n_routed_experts"], cfg["num_experts_per_tok"]
+    G, TG = cfg.get("n_group") or 1, cfg.get("topk_group") or 1
+    method = cfg.get("topk_method", "greedy")
+    func = "softmax" if variant == "softmax-router" else cfg.get("scoring_func", "softmax")
+    logits = h @ W[p + "mlp.gate.weight"].T                                  # [T, E], in float32 there
+    if func == "softmax":
+        scores = np.exp(logits - logits.max(-1, keepdims=True))
+        scores /= scores.sum(-1, keepdims=True)
+    elif func == "sigmoid":
+        scores = 1 / (1 + np.exp(-logits))
+    else:
+        raise SystemExit(f"deepseek2 scoring_func {func} not modelled")
+    bias = 0.0
+    if method == "noaux_tc" and mutate != "no-expert-bias":
+        bias = W[p + "mlp.gate.e_score_correction_bias"]
+    rsf = cfg.get("routed_scaling_factor", 1.0)
+    norm = cfg.get("norm_topk_prob", False) and k > 1
+    out = np.zeros_like(h)
+    for t in range(h.shape[0]):
+        s = scores[t]
+        choice = s + bias                                   # the bias only chooses; the weights are the scores
+        allowed = np.ones(E, bool)
+        if method in ("group_limited_greedy", "noaux_tc") and variant != "no-groups" and G > 1:
+            grouped = choice.reshape(G, E // G)
+            if method == "noaux_tc":
+                gs = np.sort(grouped, -1)[:, -2:].sum(-1)   # a group's score: its two best choices, summed
+            else:
+                gs = grouped.max(-1)                        # group_limited_greedy: its best
+            keep = np.argsort(-gs, kind="stable")[:TG]
+            allowed = np.isin(np.arange(E) // (E // G), keep)
+        elif method not in ("greedy", "gready", "group_limited_greedy", "noaux_tc"):
+            raise SystemExit(f"deepseek2 topk_method {method} not modelled")
+        top = np.argsort(-np.where(allowed, choice, -np.inf), kind="stable")[:k]
+        wt = s[top]
+        if v3:
+            # DeepSeek-V3's MoEGate: normalized (+1e-20) with norm_topk_prob, then always times routed_scaling_factor
+            wt = (wt / (wt.sum() + 1e-20) if norm else wt) * rsf
+        else:
+            # DeepSeek-V2's MoEGate: normalized with norm_topk_prob, else times routed_scaling_factor
+            wt = wt / (wt.sum() + 1e-20) if norm else wt * rsf
+        for e, we in zip(top, wt):
+            q = f"{p}mlp.experts.{e}."
+            g = W[q + "gate_proj.weight"] @ h[t]
+            out[t] += we * (W[q + "down_proj.weight"] @ (g / (1 + np.exp(-g)) * (W[q + "up_proj.weight"] @ h[t])))
+    if cfg.get("n_shared_experts") and mutate != "no-shared-expert":
+        # the shared experts: one SwiGLU of width moe_intermediate_size * n_shared_experts, on every token, ungated
+        s = p + "mlp.shared_experts."
+        g = h @ W[s + "gate_proj.weight"].T
+        out += (g / (1 + np.exp(-g)) * (h @ W[s + "up_proj.weight"].T)) @ W[s + "down_proj.weight"].T
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
-                                    "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4"])
+                                    "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -2002,13 +2458,18 @@ def main():
     m.add_argument("--partial-rotary", type=float)
     m.add_argument("--longrope", type=int, metavar="OLD_CONTEXT")
     m.add_argument("--yarn", type=int, metavar="OLD_CONTEXT")
-    m.add_argument("--yarn-factor", type=float, help="default 4 (gpt-oss: 32, olmo3: 8)")
+    m.add_argument("--yarn-factor", type=float, help="default 4 (gpt-oss: 32, olmo3: 8, deepseek2: 40)")
     m.add_argument("--no-layer-types", action="store_true", help="olmo3: leave layer_types out (Olmo3Config's default)")
     m.add_argument("--mxfp4", action="store_true", help="gpt-oss: the experts as MXFP4 blocks and scales")
     m.add_argument("--qk-norm", action="store_true", help="cohere: use_qk_norm (Command R+'s per-head q/k LayerNorms)")
     m.add_argument("--layer-types", action="store_true", help="cohere2: write layer_types beside sliding_window_pattern")
     m.add_argument("--no-window", action="store_true",
                    help="exaone4: EXAONE-4.0-1.2B's shape (no sliding window, every layer global and rotated, tied)")
+    m.add_argument("--v3", action="store_true",
+                   help="deepseek2: a DeepseekV3ForCausalLM folder (q LoRA, sigmoid noaux_tc routing, an MTP layer)")
+    m.add_argument("--fp8", action="store_true",
+                   help="deepseek2: the attention and MLP matrices as F8_E4M3 with 128 x 128 block weight_scale_inv")
+    m.add_argument("--layers", type=int, default=3, help="deepseek2: num_hidden_layers (default 3)")
     m.add_argument("--linear", type=float, metavar="F")
     m.add_argument("--multimodal", action="store_true")
     m.add_argument("--final-softcap", type=float, metavar="C")
@@ -2027,7 +2488,7 @@ def main():
                                              "rope-everywhere", "per-head-qk-norm", "no-sinks", "yarn-everywhere", "silu-not-relu2",
                                              "no-qkv-bias", "neox-rope", "no-post-norms", "conv-bcx-order",
                                              "conv-not-causal", "conv-flip", "not-parallel", "no-logit-scale",
-                                             "global-nope"])
+                                             "global-nope", "softmax-router", "no-groups"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
@@ -2050,6 +2511,9 @@ def main():
             make_cohere(a.arch, a.dir, a.tokenizer, a.seed, a.qk_norm, a.theta, a.layer_types)
         elif a.arch == "exaone4":
             make_exaone4(a.dir, a.tokenizer, a.seed, a.no_window)
+        elif a.arch == "deepseek2":
+            make_deepseek2(a.dir, a.tokenizer, a.seed, a.v3, a.yarn, 40.0 if a.yarn_factor is None else a.yarn_factor,
+                           a.fp8, a.tied, a.layers)
         elif a.arch == "olmo3":
             # Olmo 3's own rope_theta 500000 and YaRN factor 8 unless given
             make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 500000.0 if a.theta is None else a.theta, a.sp,
