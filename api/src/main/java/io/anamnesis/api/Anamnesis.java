@@ -860,7 +860,7 @@ public final class Anamnesis {
                 throw KnownModules.missingLibrary(e, writer);
             }
             List<io.anamnesis.api.spi.Recovery> used = recovered.recoveries().stream()
-                    .filter(r -> !model.storedAsIs().contains(r.outputName())).toList();
+                    .filter(r -> !model.notRecovered().contains(r.outputName())).toList();
             return new ModelExport(output, writer.format(), type, model.outputType(), tensors.size(), used.size(),
                     plan.dataBytes(), used.stream().map(io.anamnesis.api.spi.Recovery::description).distinct().toList(), model.notes());
         }

@@ -15,17 +15,19 @@ import java.util.Set;
  * @param notes      what the layout left out or changed that a user should hear of (a
  *                   multimodal model's vision tensors left out of a text model, say), one
  *                   sentence each
- * @param storedAsIs the names of tensors the request offered recovered ({@link DenseTensor#recoveredFrom})
- *                   that the layout wrote from their stored, quantized form instead (gpt-oss's
- *                   MXFP4 experts, which GGUF stores as they are): not counted as recovered
+ * @param notRecovered the names of tensors the request offered recovered ({@link DenseTensor#recoveredFrom})
+ *                   that the layout did not take recovered: written from their stored, quantized
+ *                   form instead (gpt-oss's MXFP4 experts, which GGUF stores as they are) or left
+ *                   out (a vision tower, DeepSeek's multi-token-prediction layers); not counted as
+ *                   recovered
  */
 public record ExportedModel(List<PlannedTensor> tensors, Map<String, MetaValue> keyValues, String outputType,
-                            List<String> notes, Set<String> storedAsIs) {
+                            List<String> notes, Set<String> notRecovered) {
     public ExportedModel {
         tensors = List.copyOf(tensors);
         keyValues = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(keyValues));
         notes = List.copyOf(notes);
-        storedAsIs = Set.copyOf(storedAsIs);
+        notRecovered = Set.copyOf(notRecovered);
     }
 
     /** A model laid out with notes, every tensor offered recovered taken recovered. */

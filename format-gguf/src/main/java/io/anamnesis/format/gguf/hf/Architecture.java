@@ -236,7 +236,22 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          * the layers ({@code L} local) or a period ({@code (il + 1) % p != 0} local); no pattern
          * key without either.
          */
-        EXAONE4_SLIDING_WINDOW
+        EXAONE4_SLIDING_WINDOW,
+        /**
+         * DeepSeek's {@code <arch>.attention.key_length} of the absorbed attention:
+         * {@code kv_lora_rank + qk_rope_head_dim} (over a {@code head_dim} TextModel wrote; gguf-py
+         * keeps the key's place).
+         */
+        LATENT_KEY_LENGTH,
+        /** DeepSeek's {@code <arch>.attention.key_length_mla}: one head's key, {@code qk_nope_head_dim + qk_rope_head_dim}. */
+        HEAD_KEY_LENGTH_MLA,
+        /** {@code <arch>.expert_weights_norm} true, written only when config.json's {@code norm_topk_prob} is true. */
+        EXPERT_WEIGHTS_NORM_WHEN_SET,
+        /**
+         * {@code <arch>.rope.scaling.yarn_log_multiplier}: 0.1 x the rope parameters'
+         * {@code mscale_all_dim}, when they have one (DeepSeek's).
+         */
+        YARN_LOG_MULTIPLIER_FROM_MSCALE
     }
 
     /**
@@ -378,9 +393,18 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      * @param width       the config.json key of an expert's feed-forward width
      * @param router      the Hugging Face name suffix of the router, whose rows are the experts
      * @param config      config.json values llama.cpp's graph for the family assumes
+     * @param denseLead   the config.json key of the number of leading blocks that have a dense
+     *                    feed-forward instead of experts (DeepSeek's {@code first_k_dense_replace}),
+     *                    when the family has such blocks; every other block has experts
      */
     record Experts(String expert, List<Projection> projections, String stacked, HyperParameter count, String width,
-                   String router, List<ConfigValue> config) {
+                   String router, List<ConfigValue> config, Optional<String> denseLead) {
+
+        /** Experts in every block. */
+        Experts(String expert, List<Projection> projections, String stacked, HyperParameter count, String width,
+                String router, List<ConfigValue> config) {
+            this(expert, projections, stacked, count, width, router, config, Optional.empty());
+        }
 
         /** One expert projection; {@code widthRows}: its rows (else its columns) are the feed-forward width. */
         record Projection(String name, boolean widthRows) {
@@ -449,11 +473,26 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      * @param configFrom     config.json keys the family's {@code __init__} sets from the first
      *                       present of other keys before anything reads them (Command-R's context
      *                       length from {@code model_max_length})
+     * @param latentAttention DeepSeek's multi-head latent attention, when the family has it
      */
     record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                   Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
                   Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers,
-                  Map<String, List<String>> configFrom) {
+                  Map<String, List<String>> configFrom, Optional<LatentAttention> latentAttention) {
+        Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
+               Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
+               Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers,
+               Map<String, List<String>> configFrom) {
+            this(configDefaults, multimodal, trimEmbeddings, slidingWindow, configIgnored, noRope, configRefused, packedExperts,
+                    convLayers, configFrom, Optional.empty());
+        }
+
+        /** DeepSeek's latent attention, with the defaults its config class gives keys config.json may leave out. */
+        static Extras latent(Map<String, Object> configDefaults, LatentAttention attention) {
+            return new Extras(configDefaults, Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(), Map.of(),
+                    Optional.empty(), Optional.empty(), Map.of(), Optional.of(attention));
+        }
+
         Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
                Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers) {
@@ -526,6 +565,25 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      * @param squeezed Hugging Face name suffixes of the weights whose second dimension, when 1, is dropped
      */
     record ConvLayers(String convType, List<String> squeezed) {
+    }
+
+    /**
+     * DeepSeek's multi-head latent attention as the converter's {@code DeepseekV2Model} writes it
+     * for llama.cpp's absorbed form: keys and values share one compressed projection per token
+     * ({@code kv_a_proj_with_mqa}, written as one key/value head: {@code attention.head_count_kv}
+     * 1), and {@code kvB}, which expands it to every head's non-rotated key part and value
+     * ({@code [heads x (qk_nope_head_dim + v_head_dim), kv_lora_rank]}), is split per head into
+     * {@code kB}, each head's key part transposed ({@code [heads, kv_lora_rank, qk_nope_head_dim]}),
+     * and {@code vB}, each head's value part ({@code [heads, v_head_dim, kv_lora_rank]}), the
+     * names {@link Architecture#tensors} map. The checkpoints' multi-token-prediction layers
+     * (layer numbers from {@code num_hidden_layers} on: DeepSeek-V3's layer 61) are left out, as
+     * the converter skips them.
+     *
+     * @param kvB the Hugging Face name suffix of the fused projection ({@code self_attn.kv_b_proj.weight})
+     * @param kB  the name its key part takes before it is mapped, in place of {@code kvB}
+     * @param vB  the name its value part takes
+     */
+    record LatentAttention(String kvB, String kB, String vB) {
     }
 
     /**

@@ -740,8 +740,80 @@ final class Architectures {
                             "vision tower")), false, Optional.empty()))
             .build();
 
+    /**
+     * DeepSeek-V2 and V3 ({@code DeepseekV2ForCausalLM}, {@code DeepseekV3ForCausalLM}, the
+     * converter's {@code DeepseekV2Model}; also Kimi K2's and Moonlight's layout): multi-head latent
+     * attention ({@link Architecture.LatentAttention}: the query through a low-rank pair
+     * {@code q_a_proj}/{@code q_b_proj} with a norm between, or one {@code q_proj} when
+     * {@code q_lora_rank} is null; keys and values through {@code kv_a_proj_with_mqa}, its norm, and
+     * {@code kv_b_proj} split per head for llama.cpp's absorbed form), no row permutation (the
+     * rotated part is already in ggml's adjacent-pair order); {@code first_k_dense_replace} leading
+     * blocks with a dense MLP, the others a router ({@code mlp.gate}, F32), V3's expert-selection
+     * bias ({@code e_score_correction_bias}, F32), the experts stacked per block (down, gate, up)
+     * and the shared experts; the multi-token-prediction layers left out. TextModel's keys with one
+     * key/value head (with the expert groups and the gating function), then DeepSeek's own;
+     * {@code _set_vocab_gpt2}'s vocabulary.
+     */
+    static final Architecture DEEPSEEK2 = Architecture.of("deepseek2", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM, ATTN_NORM, ATTN_OUTPUT, FFN_NORM), MLP, List.of(
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_a_proj", "blk.{bid}.attn_q_a"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_a_layernorm", "blk.{bid}.attn_q_a_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_b_proj", "blk.{bid}.attn_q_b"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.kv_a_proj_with_mqa", "blk.{bid}.attn_kv_a_mqa"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.kv_a_layernorm", "blk.{bid}.attn_kv_a_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_b_proj", "blk.{bid}.attn_k_b"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.v_b_proj", "blk.{bid}.attn_v_b"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.gate", "blk.{bid}.ffn_gate_inp"),
+                    // DeepseekV2Model.modify_tensors renames e_score_correction_bias to e_score_correction.bias
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.gate.e_score_correction", "blk.{bid}.exp_probs_b"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.gate_proj", "blk.{bid}.ffn_gate_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.up_proj", "blk.{bid}.ffn_up_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.down_proj", "blk.{bid}.ffn_down_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.shared_experts.gate_proj", "blk.{bid}.ffn_gate_shexp"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.shared_experts.up_proj", "blk.{bid}.ffn_up_shexp"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.shared_experts.down_proj", "blk.{bid}.ffn_down_shexp"))))
+            // DeepseekV2Model.set_gguf_parameters: TextModel's, then these, in this order
+            .keys(List.of(HyperParameter.u32("{arch}.leading_dense_block_count", "first_k_dense_replace").asRequired(),
+                    HyperParameter.u32("{arch}.vocab_size", "vocab_size").asRequired(),
+                    HyperParameter.u32("{arch}.attention.q_lora_rank", "q_lora_rank"),
+                    HyperParameter.u32("{arch}.attention.kv_lora_rank", "kv_lora_rank").asRequired(),
+                    Architecture.OwnKey.LATENT_KEY_LENGTH,
+                    HyperParameter.u32("{arch}.attention.value_length", "kv_lora_rank").asRequired(),
+                    Architecture.OwnKey.HEAD_KEY_LENGTH_MLA,
+                    HyperParameter.u32("{arch}.attention.value_length_mla", "v_head_dim").asRequired(),
+                    HyperParameter.u32("{arch}.expert_feed_forward_length", "moe_intermediate_size", "intermediate_size").asRequired(),
+                    HyperParameter.u32("{arch}.expert_count", "n_routed_experts"),
+                    HyperParameter.u32("{arch}.expert_shared_count", "n_shared_experts").asRequired(),
+                    HyperParameter.f32("{arch}.expert_weights_scale", "routed_scaling_factor"),
+                    Architecture.OwnKey.EXPERT_WEIGHTS_NORM_WHEN_SET,
+                    HyperParameter.u32("{arch}.rope.dimension_count", "qk_rope_head_dim").asRequired(),
+                    Architecture.OwnKey.YARN_LOG_MULTIPLIER_FROM_MSCALE))
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            // what the converter reads as hparams[...] (or llama.cpp cannot load without), not guessed: transformers'
+            // DeepseekV2Config and DeepseekV3Config defaults differ (first_k_dense_replace 0 and 3, ...)
+            .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
+                    "first_k_dense_replace", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+                    "moe_intermediate_size", "n_routed_experts", "n_shared_experts", "num_experts_per_tok", "routed_scaling_factor"))
+            .experts(new Architecture.Experts("model.layers.{bid}.mlp.experts.{xid}.{proj}.weight",
+                    List.of(new Architecture.Experts.Projection("down_proj", false),
+                            new Architecture.Experts.Projection("gate_proj", true),
+                            new Architecture.Experts.Projection("up_proj", true)),
+                    "model.layers.{bid}.mlp.experts.{proj}.weight",
+                    HyperParameter.u32("{arch}.expert_count", "n_routed_experts").asRequired(),
+                    "moe_intermediate_size", "mlp.gate.weight",
+                    List.of(new Architecture.ConfigValue("moe_layer_freq", 1L, false, "llama.cpp's deepseek2 has experts in every "
+                            + "block after the leading dense ones")),
+                    Optional.of("first_k_dense_replace")))
+            // DeepseekV2Model.set_gguf_parameters: rms_norm_eps defaults to 1e-6
+            .extras(Architecture.Extras.latent(Map.of("rms_norm_eps", 1e-6),
+                    new Architecture.LatentAttention("self_attn.kv_b_proj.weight", "self_attn.k_b_proj.weight",
+                            "self_attn.v_b_proj.weight")))
+            .build();
+
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
-            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R, COHERE2, EXAONE4, QWEN2VL);
+            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R, COHERE2, EXAONE4, QWEN2VL,
+            DEEPSEEK2);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

@@ -46,6 +46,8 @@ public final class HfGgufExporter implements ModelExporter {
     /** Tensors the converter drops ({@code prepare_tensors}). */
     private static final List<String> DROPPED = List.of(".attention.masked_bias", ".attention.bias", ".rotary_emb.inv_freq");
     private static final Pattern LAYER = Pattern.compile("(?:^|\\.)layers\\.(\\d+)\\.");
+    /** The converter's {@code re.match(r"model.layers.(\d+)", name)}: a layer number at the start of the name. */
+    private static final Pattern MODEL_LAYER = Pattern.compile("model.layers.(\\d+)");
     /**
      * The weights {@code prepare_tensors} keeps F32 whatever the output type, of those the
      * families here have: the routers (FFN_GATE_INP, FFN_GATE_INP_SHEXP) and LFM2's short
@@ -99,6 +101,7 @@ public final class HfGgufExporter implements ModelExporter {
         arch.extras().noRope().ifPresent(n -> expectNoRopeLayers(arch, n, config, blockCount));
         if (arch == Architectures.COMMAND_R) expectCommandRQkNorms(config, blockCount);
         if (arch == Architectures.EXAONE4) expectExaone4Window(config, blockCount);
+        if (arch.extras().latentAttention().isPresent()) expectDeepSeekLayout(arch, stored, config, blockCount);
         arch.extras().configRefused().forEach((key, why) -> {
             Object v = config.get(key);
             if (v != null && v != io.anamnesis.api.json.Json.NULL) {
@@ -118,7 +121,8 @@ public final class HfGgufExporter implements ModelExporter {
                 .thenComparing(DenseTensor::name));
 
         Shapes shapes = new Shapes(config, arch == Architectures.OLMO2,
-                arch.extras().convLayers().isPresent() ? Optional.of(adjustedFeedForward(config)) : Optional.empty());
+                arch.extras().convLayers().isPresent() ? Optional.of(adjustedFeedForward(config)) : Optional.empty(),
+                arch.extras().latentAttention().isPresent());
         List<PlannedTensor> out = new ArrayList<>();
         Optional<Stacks> stacks = arch.experts().map(e -> new Stacks(arch, e, config, blockCount, outtype, request.encoder()));
         Optional<PackedExpertTensors> packed = arch.extras().packedExperts()
@@ -137,8 +141,16 @@ public final class HfGgufExporter implements ModelExporter {
         List<String> notes = new ArrayList<>();
         Yarn.untruncatedNote(arch.gguf(), rope).ifPresent(notes::add);
         java.util.SortedMap<String, Integer> leftOut = new java.util.TreeMap<>();
+        Optional<Architecture.LatentAttention> latent = arch.extras().latentAttention();
+        java.util.SortedMap<Long, Integer> beyond = new java.util.TreeMap<>();
         // Gemma3Model.modify_tensors cuts embed_tokens to the vocabulary it reads (none: --no-vocab without a tokenizer)
         Optional<Long> vocabularyRows = arch.extras().trimEmbeddings() ? Vocabulary.size(files, config) : Optional.empty();
+        // tensors offered recovered, less those taken below: what is left out, not counted as recovered
+        // (ExportedModel.notRecovered)
+        java.util.Set<String> leftOutRecovered = new java.util.HashSet<>();
+        for (DenseTensor input : inputs) {
+            if (input.recoveredFrom().isPresent()) leftOutRecovered.add(input.name());
+        }
         for (DenseTensor input : inputs) {
             if (DROPPED.stream().anyMatch(input.name()::endsWith)) continue;
             Optional<String> textName = arch.extras().multimodal().map(m -> m.textName(input.name())).orElse(Optional.of(input.name()));
@@ -148,8 +160,31 @@ public final class HfGgufExporter implements ModelExporter {
                 leftOut.merge(part + "*", 1, Integer::sum);
                 continue;
             }
-            DenseTensor mapped = squeezed(arch, textName.get().equals(input.name()) ? input : renamed(input, textName.get()));
+            DenseTensor unrenamed = squeezed(arch, textName.get().equals(input.name()) ? input : renamed(input, textName.get()));
+            // DeepseekV2Model.modify_tensors: e_score_correction_bias is renamed e_score_correction.bias (the name gguf-py maps)
+            DenseTensor mapped = latent.isPresent() && unrenamed.name().endsWith(".e_score_correction_bias")
+                    ? renamed(unrenamed, unrenamed.name().substring(0, unrenamed.name().length() - "_bias".length()) + ".bias")
+                    : unrenamed;
             if (arch.skipped().contains(mapped.name())) continue;
+            if (latent.isPresent()) {
+                // DeepseekV2Model.modify_tensors: the multi-token-prediction layers (from num_hidden_layers on) are skipped
+                Matcher layer = MODEL_LAYER.matcher(mapped.name());
+                if (layer.lookingAt() && layer.group(1).length() < 10 && Long.parseLong(layer.group(1)) >= blockCount) {
+                    beyond.merge(Long.parseLong(layer.group(1)), 1, Integer::sum);
+                    continue;
+                }
+            }
+            leftOutRecovered.remove(input.name());
+            if (latent.isPresent()) {
+                if (mapped.name().endsWith("." + latent.get().kvB())) {
+                    requireFloats(mapped);
+                    for (DenseTensor part : latentSplit(mapped, latent.get(), config)) {
+                        String partName = arch.map(part.name(), (int) blockCount).orElseThrow(() -> unmapped(part.name(), blockCount, arch));
+                        out.add(typed(part, partName, Optional.empty(), Optional.empty(), outtype, request.encoder()));
+                    }
+                    continue;
+                }
+            }
             if (arch == Architectures.COHERE2 && mapped.name().endsWith(".bias")) {
                 // Cohere2Model.modify_tensors: llama.cpp's cohere2 has no biases; the checkpoints' are zeros
                 requireZeros(mapped);
@@ -177,6 +212,13 @@ public final class HfGgufExporter implements ModelExporter {
             out.add(typed(d, name, heads, arch.shift(d.name()), outtype, request.encoder()));
         }
         stacks.ifPresent(Stacks::requireAll);
+        if (!beyond.isEmpty()) {
+            int n = beyond.values().stream().mapToInt(Integer::intValue).sum();
+            notes.add("left out " + n + " tensor" + (n == 1 ? "" : "s") + " of layer" + (beyond.size() == 1 ? " " : "s ")
+                    + String.join(", ", beyond.keySet().stream().map(String::valueOf).toList()) + " (past num_hidden_layers "
+                    + blockCount + ": the checkpoint's multi-token-prediction layers, which the converter skips and llama.cpp "
+                    + "does not run)");
+        }
         if (!leftOut.isEmpty()) {
             int n = leftOut.values().stream().mapToInt(Integer::intValue).sum();
             notes.add("left out " + n + " tensor" + (n == 1 ? "" : "s") + " of the " + arch.extras().multimodal().orElseThrow().what()
@@ -224,7 +266,9 @@ public final class HfGgufExporter implements ModelExporter {
                     + "recovered: their blocks re-laid into ggml's order, their values unchanged, whatever the output type, as the "
                     + "converter writes them" + (fileType == 38 ? " (general.file_type MOSTLY_MXFP4_MOE)" : ""));
         }
-        return new ExportedModel(out, kv, outtype, notes, storedAsIs);
+        java.util.Set<String> notRecovered = new java.util.HashSet<>(storedAsIs);
+        notRecovered.addAll(leftOutRecovered);
+        return new ExportedModel(out, kv, outtype, notes, notRecovered);
     }
 
     /**
@@ -290,6 +334,40 @@ public final class HfGgufExporter implements ModelExporter {
         extras.configIgnored().forEach(merged::remove);
         extras.configFrom().forEach((key, from) -> HfConfig.find(merged, from).ifPresent(v -> merged.put(key, v)));
         return merged;
+    }
+
+    /**
+     * What llama.cpp's deepseek2 assumes of a DeepSeek model without keys to say so. It takes a model
+     * for one with a single query projection ({@code q_lora_rank} null, DeepSeek-V2-Lite's) by its
+     * layer count alone: 26 or 27 layers (or 48 with a vocabulary of 128256, since llama.cpp's
+     * 2025-12 builds); any other count must have the low-rank query pair, and those counts must not,
+     * or llama.cpp would not load the file (exit 6). And DeepSeek-V2's own modeling code either
+     * renormalizes the chosen experts' weights ({@code norm_topk_prob}) or scales them
+     * ({@code routed_scaling_factor}), where llama.cpp does both: with both set the model would run
+     * as another (exit 6).
+     */
+    private static void expectDeepSeekLayout(Architecture arch, Map<?, ?> stored, Map<?, ?> config, long blockCount) {
+        Object rank = config.get("q_lora_rank");
+        boolean singleQuery = rank == null || rank == io.anamnesis.api.json.Json.NULL;
+        long vocab = HfConfig.integer(config, "vocab_size").orElse(0L);
+        boolean lite = blockCount == 26 || blockCount == 27 || (blockCount == 48 && vocab == 128256);
+        if (singleQuery && !lite) {
+            throw new UnsupportedFeatureException("config.json q_lora_rank is null (one query projection, DeepSeek-V2-Lite's) with "
+                    + blockCount + " layers: llama.cpp's deepseek2 takes a model for that layout only when it has 26 or 27 layers "
+                    + "(or 48 with a 128256-token vocabulary), and would not load this file; not converted");
+        }
+        if (!singleQuery && lite) {
+            throw new UnsupportedFeatureException("config.json q_lora_rank is " + rank + " (a low-rank query pair) with " + blockCount
+                    + " layers: llama.cpp's deepseek2 takes a model of that many layers for one with a single query projection "
+                    + "(DeepSeek-V2-Lite's), and would not load this file; not converted");
+        }
+        Object name = stored.get("architectures") instanceof List<?> l && !l.isEmpty() ? l.getFirst() : null;
+        double scaling = HfConfig.number(config.get("routed_scaling_factor")).map(Number::doubleValue).orElse(1.0);
+        if ("DeepseekV2ForCausalLM".equals(name) && Boolean.TRUE.equals(config.get("norm_topk_prob")) && scaling != 1.0) {
+            throw new UnsupportedFeatureException("config.json norm_topk_prob is true and routed_scaling_factor " + scaling + ": "
+                    + "DeepSeek-V2's modeling code renormalizes the chosen experts' weights instead of scaling them, and llama.cpp's "
+                    + arch.gguf() + " would do both; not converted");
+        }
     }
 
     /**
@@ -440,6 +518,19 @@ public final class HfGgufExporter implements ModelExporter {
     }
 
     /** Tensor {@code d} under its GGUF {@code name}, in the type the converter gives it for {@code outtype}. */
+    /** {@link LatentAttentionTensors#split} with the sizes config.json gives (the key/value heads as stored, before the file's one). */
+    private static List<DenseTensor> latentSplit(DenseTensor kvB, Architecture.LatentAttention attention, Map<?, ?> config) {
+        long heads = HfConfig.integer(config, "num_key_value_heads").or(() -> HfConfig.integer(config, "num_attention_heads"))
+                .filter(h -> h > 0).orElseThrow(() -> badKey("num_key_value_heads", "is missing or not positive"));
+        long nope = positive(config, "qk_nope_head_dim"), v = positive(config, "v_head_dim"), rank = positive(config, "kv_lora_rank");
+        return LatentAttentionTensors.split(kvB, attention, heads, nope, v, rank);
+    }
+
+    private static long positive(Map<?, ?> config, String key) {
+        return HfConfig.integer(config, key).filter(x -> x > 0 && x <= Integer.MAX_VALUE)
+                .orElseThrow(() -> badKey(key, "is missing or not a positive integer"));
+    }
+
     static PlannedTensor typed(DenseTensor d, String name, Optional<Long> heads, Optional<Architecture.Shift> shift,
                                        String outtype, ExportRequest.Encoder encoder) {
         boolean f32 = d.shape().rank() <= 1 || name.endsWith("_norm.weight") || !name.endsWith(".weight") || ROUTER.matcher(name).matches();
@@ -629,6 +720,8 @@ public final class HfGgufExporter implements ModelExporter {
         String a = arch.gguf();
         kv.put(Architectures.BLOCK_COUNT.key(a), MetaValue.u32(blockCount));
         for (HyperParameter h : Architectures.COMMON) put(a, config, h, kv);
+        // DeepseekV2Model.set_gguf_parameters: the absorbed latent attention is one key/value head
+        if (arch.extras().latentAttention().isPresent()) kv.put(a + ".attention.head_count_kv", MetaValue.u32(1));
         arch.extras().convLayers().ifPresent(c -> kv.put(a + ".attention.head_count_kv", kvHeadsPerLayer(c, config, blockCount)));
         if (Boolean.FALSE.equals(config.get("is_causal"))) kv.put(a + ".attention.causal", new MetaValue.Bool(false));
         Map<?, ?> rope = ropeParameters(arch, config);
@@ -748,6 +841,10 @@ public final class HfGgufExporter implements ModelExporter {
      */
     private static void expertKeys(Architecture arch, Map<?, ?> config, Map<String, MetaValue> kv) {
         String a = arch.gguf();
+        if (arch.extras().latentAttention().isPresent()) {
+            groupedExpertKeys(a, config, kv);
+            return;
+        }
         if (!counted(config)) return;
         for (String k : List.of("n_group", "topk_group", "score_function", "scoring_func", "score_func", "moe_router_activation",
                 "moe_router_activation_func")) {
@@ -757,6 +854,35 @@ public final class HfGgufExporter implements ModelExporter {
         }
         put(a, config, EXPERT_COUNT, kv);
         put(a, config, EXPERT_USED_COUNT, kv);
+    }
+
+    /**
+     * TextModel's expert keys as DeepSeek's configs give them: the used count, the expert groups
+     * and the gating function (llama.cpp's deepseek2 reads all three). Its graph selects groups
+     * by the sum of each group's two best biased scores, DeepSeek-V3's {@code noaux_tc}; V2's
+     * {@code group_limited_greedy} takes each group's best score, so with more than one group it
+     * would run as another model (exit 6).
+     */
+    private static void groupedExpertKeys(String a, Map<?, ?> config, Map<String, MetaValue> kv) {
+        put(a, config, EXPERT_COUNT, kv);
+        put(a, config, EXPERT_USED_COUNT, kv);
+        put(a, config, HyperParameter.u32("{arch}.expert_group_count", "n_group"), kv);
+        put(a, config, HyperParameter.u32("{arch}.expert_group_used_count", "topk_group"), kv);
+        long groups = HfConfig.integer(config, "n_group").orElse(1L);
+        Object method = config.get("topk_method");
+        if (groups > 1 && method != null && !"noaux_tc".equals(method)) {
+            throw new UnsupportedFeatureException("config.json topk_method is " + method + " with n_group " + groups + ": llama.cpp's "
+                    + a + " chooses expert groups by the sum of each group's two best scores (noaux_tc, DeepSeek-V3's), and would run "
+                    + "this model's routing as another; not converted");
+        }
+        Optional<Object> gating = HfConfig.find(config, List.of("score_function", "scoring_func", "score_func", "moe_router_activation",
+                "moe_router_activation_func")).filter(x -> x != io.anamnesis.api.json.Json.NULL);
+        if (gating.isPresent()) {
+            Object g = gating.get();
+            long type = "sigmoid".equals(g) ? 2 : "softmax".equals(g) ? 1 : -1;
+            if (type < 0) throw badKey("scoring_func", "is " + g + ", not softmax or sigmoid (the gating functions the converter writes)");
+            kv.put(a + ".expert_gating_func", MetaValue.u32(type));
+        }
     }
 
     private static boolean counted(Map<?, ?> config) {
@@ -953,6 +1079,19 @@ public final class HfGgufExporter implements ModelExporter {
                     for (long il = 0; il < blockCount; il++) local.add(new MetaValue.Bool((il + 1) % 4 != 0));
                 }
                 kv.put(a + ".attention.sliding_window_pattern", new MetaValue.Array(MetaValue.Type.BOOL, local));
+            }
+            case LATENT_KEY_LENGTH -> kv.put(a + ".attention.key_length",
+                    MetaValue.u32(positive(config, "kv_lora_rank") + positive(config, "qk_rope_head_dim")));
+            case HEAD_KEY_LENGTH_MLA -> kv.put(a + ".attention.key_length_mla",
+                    MetaValue.u32(positive(config, "qk_nope_head_dim") + positive(config, "qk_rope_head_dim")));
+            case EXPERT_WEIGHTS_NORM_WHEN_SET -> {
+                if (Boolean.TRUE.equals(config.get("norm_topk_prob"))) kv.put(a + ".expert_weights_norm", new MetaValue.Bool(true));
+            }
+            case YARN_LOG_MULTIPLIER_FROM_MSCALE -> {
+                Object m = ropeParameters(arch, config).get("mscale_all_dim");
+                if (m == null || m == io.anamnesis.api.json.Json.NULL) return;
+                double all = HfConfig.number(m).orElseThrow(() -> badKey("mscale_all_dim", "is not a number: " + m));
+                kv.put(a + ".rope.scaling.yarn_log_multiplier", MetaValue.Real.f32((float) (0.1 * all)));
             }
             case SLIDING_WINDOW_UNLESS_ALL_GLOBAL -> {
                 if (HfConfig.integer(config, "sliding_window_pattern").filter(p -> p == 1).isPresent()) return;
@@ -1197,7 +1336,9 @@ public final class HfGgufExporter implements ModelExporter {
 
         /** Every block's experts were stacked; else the first missing expert tensor, by name. */
         void requireAll() {
-            for (int bid = 0; bid < blockCount; bid++) {
+            long dense = experts.denseLead().map(k -> HfConfig.integer(config, k).filter(n -> n >= 0)
+                    .orElseThrow(() -> badKey(k, "is missing or negative"))).orElse(0L);
+            for (int bid = (int) Math.min(dense, blockCount); bid < blockCount; bid++) {
                 if (stacked.contains(bid)) continue;
                 Map<String, DenseTensor> block = held.getOrDefault(bid, Map.of());
                 for (long xid = 0; xid < count; xid++) {
@@ -1227,15 +1368,21 @@ public final class HfGgufExporter implements ModelExporter {
         /** LFM2's feed-forward width, adjusted from config.json as the converter writes it. */
         private final Optional<Long> adjustedFeedForward;
 
-        Shapes(Map<?, ?> config, boolean wholeQkNorms, Optional<Long> adjustedFeedForward) {
+        /** DeepSeek's latent attention: its projections' sizes come from its own keys, not from the head size. */
+        private final boolean latent;
+
+        Shapes(Map<?, ?> config, boolean wholeQkNorms, Optional<Long> adjustedFeedForward, boolean latent) {
             this.config = config;
             this.wholeQkNorms = wholeQkNorms;
             this.adjustedFeedForward = adjustedFeedForward;
+            this.latent = latent;
         }
 
         void check(DenseTensor d) {
             String n = d.name();
-            if (n.equals("model.embed_tokens.weight") || n.equals("lm_head.weight")) {
+            if (latent && n.contains(".self_attn.")) {
+                latentAttention(d);
+            } else if (n.equals("model.embed_tokens.weight") || n.equals("lm_head.weight")) {
                 expect(d, 1, "hidden_size", "columns");
                 expect(d, 0, "vocab_size", "rows");
             } else if (n.endsWith("mlp.gate_proj.weight") || n.endsWith("mlp.up_proj.weight")) {
@@ -1302,6 +1449,49 @@ public final class HfGgufExporter implements ModelExporter {
                 throw MalformedFileException.inTensor(d.name(), "has " + d.shape().dim(0) + " rows, but config.json's "
                         + "num_attention_heads " + heads.get() + " and num_key_value_heads " + kv.get() + " with heads of "
                         + headDim + " (hidden_size / num_attention_heads) make " + rows + " fused q, k, v rows");
+            }
+        }
+
+        /**
+         * DeepSeek's attention: every head's query is {@code qk_nope_head_dim + qk_rope_head_dim}
+         * rows (through {@code q_lora_rank} when it is set), the compressed keys and values
+         * {@code kv_lora_rank + qk_rope_head_dim}, the output reads {@code v_head_dim} per head.
+         */
+        private void latentAttention(DenseTensor d) {
+            String n = d.name();
+            if (d.shape().rank() == 0) return;
+            long heads = positive(config, "num_attention_heads");
+            long queryHead = positive(config, "qk_nope_head_dim") + positive(config, "qk_rope_head_dim");
+            Optional<Long> qRank = HfConfig.integer(config, "q_lora_rank");
+            if (n.endsWith("self_attn.q_proj.weight") || n.endsWith("self_attn.q_b_proj.weight")) {
+                if (d.shape().dim(0) != heads * queryHead) {
+                    throw badKey("num_attention_heads", "is " + heads + " with query heads of qk_nope_head_dim + qk_rope_head_dim = "
+                            + queryHead + ", but " + n + " has " + d.shape().dim(0) + " rows");
+                }
+                if (n.endsWith("q_b_proj.weight")) qRank.ifPresent(r -> expectEqual(d, 1, r, "q_lora_rank", "columns"));
+                else expect(d, 1, "hidden_size", "columns");
+            } else if (n.endsWith("self_attn.q_a_proj.weight")) {
+                qRank.ifPresent(r -> expectEqual(d, 0, r, "q_lora_rank", "rows"));
+                expect(d, 1, "hidden_size", "columns");
+            } else if (n.endsWith("self_attn.q_a_layernorm.weight")) {
+                qRank.ifPresent(r -> expectEqual(d, 0, r, "q_lora_rank", "elements"));
+            } else if (n.endsWith("self_attn.kv_a_proj_with_mqa.weight")) {
+                expectEqual(d, 0, positive(config, "kv_lora_rank") + positive(config, "qk_rope_head_dim"), "kv_lora_rank",
+                        "rows (kv_lora_rank + qk_rope_head_dim)");
+                expect(d, 1, "hidden_size", "columns");
+            } else if (n.endsWith("self_attn.kv_a_layernorm.weight")) {
+                expectEqual(d, 0, positive(config, "kv_lora_rank"), "kv_lora_rank", "elements");
+            } else if (n.endsWith("self_attn.o_proj.weight")) {
+                expect(d, 0, "hidden_size", "rows");
+                if (d.shape().rank() == 2) {
+                    expectEqual(d, 1, heads * positive(config, "v_head_dim"), "v_head_dim", "columns (num_attention_heads x v_head_dim)");
+                }
+            }
+        }
+
+        private void expectEqual(DenseTensor d, int dim, long want, String key, String what) {
+            if (d.shape().rank() <= dim || d.shape().dim(dim) != want) {
+                throw badKey(key, "gives " + want + " " + what + ", but " + d.name() + " has shape " + d.shape());
             }
         }
 

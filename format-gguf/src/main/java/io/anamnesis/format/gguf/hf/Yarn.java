@@ -10,7 +10,8 @@ import java.util.Set;
 /**
  * YaRN rope scaling ({@code rope_type}/{@code type} {@code yarn}, as Qwen2.5/Qwen3 long
  * context and some llama-family models declare it) as the converter's
- * {@code TextModel.set_gguf_parameters} writes it for llama, qwen2, qwen3, olmo2 (OLMo 3), gpt-oss and arcee: after the head
+ * {@code TextModel.set_gguf_parameters} writes it for llama, qwen2, qwen3, olmo2 (OLMo 3), gpt-oss, arcee and deepseek2
+ * (DeepSeek-V2/V3, whose attention factor is {@link #LOG_MULTIPLIER}'s): after the head
  * counts (and {@code attention.causal}), {@code rope.scaling.type} "yarn",
  * {@code rope.scaling.factor} (float32), {@code rope.scaling.original_context_length} (uint32,
  * the rope parameters' {@code original_max_position_embeddings}), then, each only when the
@@ -29,7 +30,15 @@ import java.util.Set;
  */
 final class Yarn {
     /** The families whose {@code set_gguf_parameters} is TextModel's, checked against llama.cpp. */
-    static final Set<String> FAMILIES = Set.of("llama", "qwen2", "qwen3", "gpt-oss", "olmo2", "arcee");
+    static final Set<String> FAMILIES = Set.of("llama", "qwen2", "qwen3", "gpt-oss", "olmo2", "arcee", "deepseek2");
+    /**
+     * Families whose llama.cpp graph takes YaRN's attention factor from
+     * {@code rope.scaling.yarn_log_multiplier} (0.1 {@code mscale_all_dim}, written by the family's
+     * own keys) rather than from the factor alone: DeepSeek's, whose softmax scale is multiplied by
+     * {@code mscale(factor, mscale_all_dim)^2} and whose cos and sin by
+     * {@code mscale(factor, mscale) / mscale(factor, mscale_all_dim)}, which llama.cpp leaves at 1.
+     */
+    static final Set<String> LOG_MULTIPLIER = Set.of("deepseek2");
     /**
      * Families whose published checkpoints all declare {@code truncate} false and which
      * llama.cpp runs with the range rounded all the same: converted as the converter converts
@@ -90,7 +99,21 @@ final class Yarn {
         Object attnKey = rope.containsKey("attention_factor") ? "attention_factor" : "attn_factor";
         Object attn = present(rope, (String) attnKey) ? rope.get(attnKey) : null;
         double want = mscale(factor, 1);
-        if (attn != null) {
+        if (LOG_MULTIPLIER.contains(a)) {
+            if (attn != null) {
+                throw new UnsupportedFeatureException("config.json " + where + " " + attnKey + " " + attn + ": llama.cpp's " + a
+                        + " takes the attention factor from mscale_all_dim; the file would not run as the model does");
+            }
+            // DeepSeek's defaults: mscale 1, mscale_all_dim 0
+            double m = present(rope, "mscale") ? number(rope.get("mscale"), where, "mscale") : 1;
+            double all = present(rope, "mscale_all_dim") ? number(rope.get("mscale_all_dim"), where, "mscale_all_dim") : 0;
+            double cosine = mscale(factor, m) / mscale(factor, all);
+            if (Math.abs(cosine - 1) > 1e-6) {
+                throw new UnsupportedFeatureException("config.json " + where + " mscale " + m + " and mscale_all_dim " + all
+                        + " scale the rotation's cos and sin by " + (float) cosine + ", which llama.cpp's " + a + " leaves at 1 "
+                        + "(it has no key for it); the file would not run as the model does");
+            }
+        } else if (attn != null) {
             double given = number(attn, where, (String) attnKey);
             if (Math.abs(given - want) > 1e-6 * want) {
                 throw new UnsupportedFeatureException("config.json " + where + " " + attnKey + " " + attn + " is not "
