@@ -5,7 +5,7 @@ Gemma3ForCausalLM, the text model of Gemma3ForConditionalGeneration, Phi3ForCaus
 Olmo3ForCausalLM, the text model of Mistral3ForConditionalGeneration, the language model of
 Qwen2VLForConditionalGeneration and Qwen2_5_VLForConditionalGeneration on text (qwen2's), ArceeForCausalLM, SeedOssForCausalLM,
 Glm4ForCausalLM, Lfm2ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, Exaone4ForCausalLM, DeepseekV2ForCausalLM,
-DeepseekV3ForCausalLM), to check what
+DeepseekV3ForCausalLM, Glm4MoeLiteForCausalLM (GLM-4.7-Flash, computed as DeepSeek-V3), Glm4MoeForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -189,6 +189,27 @@ code or the converter's.
         [heads x (nope + v), kv_lora] (per head rows [k_nope | v]), o_proj.weight [hidden, heads x v]; layer 0
         mlp.{gate,up,down}_proj.weight; the MoE layers mlp.gate.weight [8, hidden], mlp.experts.{j}.{gate,up,down}_proj.weight,
         mlp.shared_experts.{gate,up,down}_proj.weight (width 32 x n_shared_experts)
+    python3 decoder_reference.py make glm4moe DIR [--tokenizer MODELS_DIR] [--seed N] [--qk-norm] [--tied]
+        a tiny random GLM-4.5 folder (Glm4MoeForCausalLM, model_type glm4_moe: GLM-4.5, GLM-4.5-Air, GLM-4.6) in
+        zai-org/GLM-4.5-Air's layout, config.json's keys as that checkpoint's (sorted): hidden 64, 3 layers,
+        first_k_dense_replace 1 (layer 0 dense, intermediate_size 96; 1 and 2 MoE), 4 heads of head_dim 32 (not hidden /
+        heads = 16; the Air's is 128 with hidden 4096 and 96 heads), 2 key/value heads, partial_rotary_factor 0.5,
+        attention_bias true, use_qk_norm false (--qk-norm: true, as GLM-4.5's and GLM-4.6's), 8 routed experts
+        (n_routed_experts) of moe_intermediate_size 32, 2 per token, n_shared_experts 1, n_group 1, topk_group 1,
+        norm_topk_prob true, routed_scaling_factor 2.5 (GLM-4.5's; the Air's 1.0), num_nextn_predict_layers 1,
+        rope_theta 1e6, rope_scaling null, rms_norm_eps 1e-5, max_position_embeddings 4096, tie_word_embeddings false
+        (--tied: true, no lm_head, the final norm's weights scaled by 0.3); eos/pad as make glm4's (GLM's
+        [151329, 151336, 151338] / 151329 when MODELS_DIR's tokenizer has those tokens there, else [1, 2, 3] / 1; no
+        bos_token_id); the vocabulary 512 or MODELS_DIR's as make computes it. Tensors, BF16: model.embed_tokens.weight,
+        model.norm.weight, lm_head.weight, and per layer input_layernorm.weight, post_attention_layernorm.weight,
+        self_attn.{q,k,v}_proj.{weight,bias}, self_attn.o_proj.weight (no bias), with --qk-norm self_attn.q_norm.weight
+        and k_norm.weight [head_dim]; layer 0 mlp.{gate,up,down}_proj.weight; the MoE layers mlp.gate.weight [8, hidden],
+        mlp.gate.e_score_correction_bias [8] (F32; positive, BF16-representable values), mlp.experts.{j}.{gate,up,
+        down}_proj.weight, mlp.shared_experts.{gate,up,down}_proj.weight (width 32 x n_shared_experts); and one
+        Multi-Token-Prediction layer as GLM-4.5 ships it, model.layers.3.* (num_hidden_layers stays 3): a full MoE
+        decoder layer's tensors plus embed_tokens.weight [vocab, hidden], enorm.weight, hnorm.weight, eh_proj.weight
+        [hidden, 2 x hidden], shared_head.norm.weight, shared_head.head.weight [vocab, hidden]; the forward pass never
+        reads it (transformers ignores it on load, llama.cpp keeps its tensors but does not run it)
     python3 decoder_reference.py forward DIR --tokens 1,7,42 [--weights f32|f16] [--kv f64|f16]
             [--variant V] [--mutate M]
         the last token's logits as JSON
@@ -238,6 +259,13 @@ no-expert-bias leaves e_score_correction_bias out of the expert choice, --mutate
 out, --mutate no-attn-factor leaves out yarn's mscale^2 on the softmax scale and its cos/sin factor (what transformers'
 DeepseekV2 port computes, below). On a DeepSeek-V2-Lite-shaped folder (softmax, greedy, no bias) softmax-router,
 no-groups and no-expert-bias change nothing.
+For glm4moe (Glm4MoeForCausalLM): --variant interleaved-rope rotates the rotary part of each head with interleaved pairs
+(2i, 2i + 1) instead of GLM-4.5's rotate-half pairs (i, i + r/2) (the other pairing; --variant neox-rope, which would
+name GLM-4.5's own, is refused), --variant full-rope rotates the whole head (r = head_dim, inv_freq theta^(-2i/head_dim))
+instead of its first int(head_dim * partial_rotary_factor) elements, --variant no-qkv-bias leaves the q/k/v biases out,
+--variant softmax-router scores the router with a softmax instead of the sigmoid, --variant no-groups takes the top-k over
+every expert (no group limit), --mutate no-expert-bias leaves e_score_correction_bias out of the expert choice, --mutate
+no-shared-expert leaves the shared experts out. On make's folders (n_group 1) no-groups changes nothing.
 
 DeepseekV2ForCausalLM and DeepseekV3ForCausalLM (make deepseek2: DeepSeek-V2 / V2-Lite, DeepSeek-V3 / R1), as DeepSeek's
 modeling code computes them (modeling_deepseek.py of the DeepSeek-V2-Lite / DeepSeek-V3 checkpoints; transformers'
@@ -394,6 +422,40 @@ Glm4ForCausalLM (make glm4: GLM-4-0414, e.g. THUDM/GLM-4-9B-0414), as transforme
   logits = rmsnorm(x[-1]) * norm  lm_head^T, every rmsnorm plain (w, not 1 + w) with eps rms_norm_eps.
   --weights f16 rounds the 2-D weights (gate_up_proj included, not the biases or the norms), --kv f16 as for the
   others.
+
+Glm4MoeForCausalLM (make glm4moe: GLM-4.5, e.g. zai-org/GLM-4.5 and GLM-4.5-Air, and GLM-4.6), as transformers'
+modeling_glm4_moe computes it (eager attention; the decoder layer is Llama's pre-norm block, not GLM-4's four norms):
+  x = embed[tokens]   (no scaling)
+  per layer: h = rmsnorm(x) * input_layernorm
+             q, k, v = h Wq^T + bq, h Wk^T + bk, h Wv^T + bv (attention_bias; o_proj never has a bias), heads of
+             head_dim (config.json's, else hidden / heads)
+             with use_qk_norm: per head q = rmsnorm(q) * q_norm, k = rmsnorm(k) * k_norm (weights [head_dim] shared by
+             every head, eps rms_norm_eps), before the rotary
+             rotary over the first r = int(head_dim * partial_rotary_factor) elements of each q/k head (default 0.5,
+             Glm4MoeConfig's), the rest passed through; inv_freq[i] = theta^(-2i/r), i < r/2 (Glm4MoeRotaryEmbedding:
+             `dim = int(head_dim * partial_rotary_factor)`); rotate-half pairs, unlike GLM-4's interleaved:
+             element i pairs with i + r/2 at angle pos * inv_freq[i]. modeling_glm4_moe's apply_rotary_pos_emb
+             (modular_glm4_moe imports GPT-NeoX's) takes `q_rot, q_pass = q[..., :rotary_dim], q[..., rotary_dim:]`
+             and `q_embed = (q_rot * cos) + (rotate_half(q_rot) * sin)`, rotate_half `torch.cat((-x2, x1), dim=-1)`
+             of the halves, cos/sin of `torch.cat((freqs, freqs), dim=-1)`
+             causal softmax(q k^T / sqrt(head_dim)) v, query head h reading key/value head h // (H/KV)
+             x += attn Wo^T
+             h = rmsnorm(x) * post_attention_layernorm
+             layers i < first_k_dense_replace: x += (silu(h Wg^T) * h Wu^T) Wd^T (width intermediate_size)
+             the others (Glm4MoeMoE, Glm4MoeTopkRouter), per token: l = h Wgate^T (mlp.gate [n_routed_experts,
+             hidden], in float32 there); s = sigmoid(l); choice = s + e_score_correction_bias; group limit: the
+             n_group contiguous groups scored by the sum of their two best choices, the topk_group best kept, the
+             other groups' choices set to 0.0 (nothing with n_group 1); the top num_experts_per_tok of choice (ties to
+             the lower index here; torch.topk leaves them unspecified); weights w = s at those experts (the bias only
+             chooses), w / (sum w + 1e-20) when norm_topk_prob (default true), then always times
+             routed_scaling_factor; x += sum_e w_e (silu(h Wg_e^T) * h Wu_e^T) Wd_e^T (mlp.experts.{e}, width
+             moe_intermediate_size) + the shared experts' SwiGLU of h (mlp.shared_experts, width
+             moe_intermediate_size x n_shared_experts, no gate)
+  logits = rmsnorm(x[-1]) * norm  (lm_head, or embed when tie_word_embeddings)^T; every rmsnorm plain (w, not 1 + w),
+  eps rms_norm_eps. Layers at and past num_hidden_layers (the Multi-Token-Prediction layer, num_nextn_predict_layers)
+  are not read. A rope_scaling other than default is refused (GLM-4.5's is null). --weights f16 rounds the 2-D
+  weights but the router (F32 in the GGUF); --kv f16 rounds Q, K (after the q/k norms and the rotary), V and the
+  probabilities as for the others.
 
 GptOssForCausalLM (make gpt-oss), as transformers' modeling_gpt_oss computes it with eager attention:
   MXFP4 experts are first unpacked as transformers' convert_moe_packed_tensors does: per row r of a
@@ -987,14 +1049,9 @@ def make_gpt_oss(out, tokenizer=None, tied=False, seed=0, mxfp4=False, yarn_old=
                 dst.write(src.read())
 
 
-def make_glm4(out, tokenizer=None, seed=0):
-    """A tiny random Glm4ForCausalLM folder (GLM-4-0414's layout: config.json's keys as GLM-4-9B-0414's, sorted; the four
-    norms per layer, q/k/v biases, the fused gate_up_proj), the sizes shrunk, head_dim 32 apart from hidden / heads."""
-    rng = np.random.default_rng(seed)
-    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
-    hidden, inter, layers, heads, kv, head_dim = 64, 160, 2, 4, 2, 32
-    # GLM-4's <|endoftext|>, <|user|>, <|observation|> (pad = <|endoftext|>) when MODELS_DIR's tokenizer has them at
-    # GLM-4's ids (a GLM-4 tokenizer), else ids 1, 2, 3 (pad 1)
+def glm_eos_pad(tokenizer=None):
+    """GLM's eos_token_id list and pad_token_id: GLM-4's <|endoftext|>, <|user|>, <|observation|> (pad = <|endoftext|>)
+    when MODELS_DIR's tokenizer has them at GLM-4's ids (a GLM-4 / GLM-4.5 tokenizer), else ids 1, 2, 3 (pad 1)."""
     eos, pad = [1, 2, 3], 1
     if tokenizer:
         tj = json.load(open(os.path.join(tokenizer, "tokenizer.json"), encoding="utf-8"))
@@ -1002,6 +1059,16 @@ def make_glm4(out, tokenizer=None, seed=0):
         glm = {"<|endoftext|>": 151329, "<|user|>": 151336, "<|observation|>": 151338}
         if all(ids.get(n) == i for n, i in glm.items()):
             eos, pad = list(glm.values()), glm["<|endoftext|>"]
+    return eos, pad
+
+
+def make_glm4(out, tokenizer=None, seed=0):
+    """A tiny random Glm4ForCausalLM folder (GLM-4-0414's layout: config.json's keys as GLM-4-9B-0414's, sorted; the four
+    norms per layer, q/k/v biases, the fused gate_up_proj), the sizes shrunk, head_dim 32 apart from hidden / heads."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, inter, layers, heads, kv, head_dim = 64, 160, 2, 4, 2, 32
+    eos, pad = glm_eos_pad(tokenizer)
     config = {
         "architectures": ["Glm4ForCausalLM"], "attention_bias": True, "attention_dropout": 0.0, "eos_token_id": eos,
         "head_dim": head_dim, "hidden_act": "silu", "hidden_size": hidden, "initializer_range": 0.02,
@@ -1029,6 +1096,92 @@ def make_glm4(out, tokenizer=None, seed=0):
     t["lm_head.weight"] = w(vocab, hidden, s=0.3)
     os.makedirs(out, exist_ok=True)
     write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
+def make_glm4moe(out, tokenizer=None, seed=0, qk_norm=False, tied=False):
+    """A tiny random Glm4MoeForCausalLM folder (GLM-4.5 / GLM-4.5-Air / GLM-4.6), laid out as zai-org/GLM-4.5-Air's
+    (config.json's keys, sorted; the tensor names, BF16 but the F32 e_score_correction_bias), the sizes shrunk: hidden
+    64, 3 layers (layer 0 dense, 1 and 2 MoE), 4 heads of head_dim 32 (not hidden / heads = 16), 2 key/value heads,
+    partial_rotary_factor 0.5, q/k/v biases, 8 routed experts of width 32, 2 per token, 1 shared expert, sigmoid routing
+    with the correction bias, routed_scaling_factor 2.5 (GLM-4.5's; the Air's is 1.0, which would not show), and one
+    Multi-Token-Prediction layer model.layers.3.* beyond num_hidden_layers 3, as GLM-4.5 ships it. qk_norm:
+    use_qk_norm true (GLM-4.5's and GLM-4.6's per-head q_norm / k_norm [head_dim]; the Air has none). tied:
+    tie_word_embeddings true and no lm_head."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, inter, layers, heads, kv, head_dim = 64, 96, 3, 4, 2, 32
+    experts, top_k, moe_inter, shared = 8, 2, 32, 1
+    eos, pad = glm_eos_pad(tokenizer)
+    config = {
+        "architectures": ["Glm4MoeForCausalLM"], "attention_bias": True, "attention_dropout": 0.0, "eos_token_id": eos,
+        "first_k_dense_replace": 1, "head_dim": head_dim, "hidden_act": "silu", "hidden_size": hidden,
+        "initializer_range": 0.02, "intermediate_size": inter, "max_position_embeddings": 4096, "model_type": "glm4_moe",
+        "moe_intermediate_size": moe_inter, "n_group": 1, "n_routed_experts": experts, "n_shared_experts": shared,
+        "norm_topk_prob": True, "num_attention_heads": heads, "num_experts_per_tok": top_k, "num_hidden_layers": layers,
+        "num_key_value_heads": kv, "num_nextn_predict_layers": 1, "pad_token_id": pad, "partial_rotary_factor": 0.5,
+        "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": 1000000, "routed_scaling_factor": 2.5,
+        "tie_word_embeddings": tied, "topk_group": 1, "torch_dtype": "bfloat16", "transformers_version": "4.54.0",
+        "use_cache": True, "use_qk_norm": qk_norm, "vocab_size": vocab,
+    }
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    def swiglu(p, width):
+        t[p + "gate_proj.weight"] = w(width, hidden)
+        t[p + "up_proj.weight"] = w(width, hidden)
+        t[p + "down_proj.weight"] = w(hidden, width)
+
+    def layer(i):
+        p = f"model.layers.{i}."
+        t[p + "input_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "post_attention_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        for n, rows in (("q", heads * head_dim), ("k", kv * head_dim), ("v", kv * head_dim)):
+            t[p + f"self_attn.{n}_proj.weight"] = w(rows, hidden)
+            t[p + f"self_attn.{n}_proj.bias"] = w(rows, s=0.5)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * head_dim)   # Glm4MoeAttention's o_proj has no bias
+        if qk_norm:
+            # Glm4MoeRMSNorm(head_dim): one weight for every head
+            t[p + "self_attn.q_norm.weight"] = 1 + w(head_dim, s=0.3)
+            t[p + "self_attn.k_norm.weight"] = 1 + w(head_dim, s=0.3)
+        if i < config["first_k_dense_replace"]:
+            swiglu(p + "mlp.", inter)
+            return
+        t[p + "mlp.gate.weight"] = w(experts, hidden, s=0.3)
+        # F32 in the checkpoint (transformers keeps it F32); positive, BF16-representable values (a dropped group's
+        # choices are filled with 0.0, below every kept one, as for DeepSeek-V3's)
+        t[p + "mlp.gate.e_score_correction_bias"] = bf16_values(rng.uniform(0.0, 0.6, experts))
+        for x in range(experts):
+            swiglu(p + f"mlp.experts.{x}.", moe_inter)
+        swiglu(p + "mlp.shared_experts.", moe_inter * shared)
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0)}
+    for i in range(layers):
+        layer(i)
+    # GLM-4.5's Multi-Token-Prediction layer at index num_hidden_layers (model.layers.46.* in the Air, 92 in GLM-4.5):
+    # a full MoE decoder layer plus its own embedding, enorm, hnorm, eh_proj [hidden, 2 hidden] and shared_head (norm,
+    # head [vocab, hidden]); transformers' Glm4MoeModel builds num_hidden_layers layers and ignores it on load
+    layer(layers)
+    p = f"model.layers.{layers}."
+    t[p + "embed_tokens.weight"] = w(vocab, hidden, s=1.0)
+    t[p + "enorm.weight"] = 1 + w(hidden, s=0.2)
+    t[p + "hnorm.weight"] = 1 + w(hidden, s=0.2)
+    t[p + "eh_proj.weight"] = w(hidden, 2 * hidden)
+    t[p + "shared_head.norm.weight"] = 1 + w(hidden, s=0.2)
+    t[p + "shared_head.head.weight"] = w(vocab, hidden, s=0.3)
+    # tied, the embedding (of scale 1) is the output head too: the final norm smaller keeps the logits' scale
+    t["model.norm.weight"] = (0.3 if tied else 1.0) * (1 + w(hidden, s=0.2))
+    if not tied:
+        t["lm_head.weight"] = w(vocab, hidden, s=0.3)
+    dtypes = {k: "F32" for k in t if k.endswith("e_score_correction_bias")}
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())), dtypes)
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(config, f, indent=2, sort_keys=True)
     if tokenizer:
@@ -1715,8 +1868,12 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, cohere_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "Exaone4ForCausalLM":
         return arch, exaone4_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant)
-    if arch in ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"):
+    # GLM-4.7-Flash (Glm4MoeLiteForCausalLM): transformers' modular_glm4_moe_lite takes DeepseekV3Attention and GLM-4.5's
+    # router and MoE, which are DeepSeek-V3's: computed as a V3 folder
+    if arch in ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "Glm4MoeLiteForCausalLM"):
         return arch, deepseek2_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
+    if arch == "Glm4MoeForCausalLM":
+        return arch, glm4moe_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
     if arch in ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration"):
         # the language model of Qwen2-VL / Qwen2.5-VL on text alone: M-RoPE gives every section (time, height, width)
         # the token's own position, which is qwen2's rotate-half rope; the vision tower (visual.*) is not used
@@ -2282,7 +2439,7 @@ def deepseek2_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=
     configured; no-groups ignores the group limit (top-k over every expert); --mutate no-expert-bias leaves the
     e_score_correction_bias out of the choice, no-shared-expert leaves the shared experts out, no-attn-factor leaves out
     the yarn mscale^2 on the softmax scale (and the cos/sin factor)."""
-    v3 = cfg["architectures"][0] == "DeepseekV3ForCausalLM"
+    v3 = cfg["architectures"][0] in ("DeepseekV3ForCausalLM", "Glm4MoeLiteForCausalLM")
     H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
     nope, rope, vd = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"]
     kv_lora, q_lora = cfg["kv_lora_rank"], cfg.get("q_lora_rank")
@@ -2439,13 +2596,123 @@ def deepseek2_moe(cfg, W, p, h, v3, variant=None, mutate=None):
     return out
 
 
+def glm4moe_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=True, variant=None, mutate=None):
+    """Glm4MoeForCausalLM (GLM-4.5, GLM-4.5-Air, GLM-4.6) as transformers' modeling_glm4_moe computes it (eager
+    attention), in float64: see the module's description. --variant interleaved-rope rotates the rotary part with
+    interleaved pairs (2i, 2i + 1) instead of rotate-half pairs (i, i + r/2); full-rope rotates the whole head instead of
+    its first int(head_dim * partial_rotary_factor) elements; no-qkv-bias leaves the q/k/v biases out; softmax-router
+    scores the router with a softmax instead of the sigmoid; no-groups ignores the group limit; --mutate no-expert-bias
+    leaves e_score_correction_bias out of the expert choice, no-shared-expert leaves the shared experts out."""
+    if variant == "neox-rope":
+        raise SystemExit("glm4moe already rotates rotate-half (NeoX) pairs; the other pairing is --variant interleaved-rope")
+    H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    KV = cfg.get("num_key_value_heads") or H
+    d = cfg.get("head_dim") or hidden // H
+    eps = cfg.get("rms_norm_eps", 1e-5)
+    # transformers 4.x's flat rope_theta / partial_rotary_factor / rope_scaling, or transformers 5's rope_parameters
+    rp = cfg.get("rope_parameters") or {}
+    scaling = (cfg.get("rope_scaling") or rp) if rope_scaling else {}
+    if scaling.get("rope_type", scaling.get("type", "default")) not in (None, "default"):
+        raise SystemExit(f"glm4moe rope scaling {scaling} not modelled")
+    theta = cfg.get("rope_theta", rp.get("rope_theta", 10000.0))
+    # Glm4MoeConfig's partial_rotary_factor defaults to 0.5, as Glm4Config's
+    r = int(d * cfg.get("partial_rotary_factor", rp.get("partial_rotary_factor", 0.5)))
+    if variant == "full-rope":
+        r = d
+    inv = theta ** (-np.arange(0, r, 2, dtype=np.float64) / r)
+    rot = rotary_interleaved if variant == "interleaved-rope" else rotary
+    if weights == "f16":
+        # the matrices to float16; the router mlp.gate stays F32 in the GGUF (ffn_gate_inp), the norms, the biases and
+        # the correction bias are 1-D and kept
+        W = {k: (f16(v) if v.ndim == 2 and not k.endswith("mlp.gate.weight") else v) for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+
+    def mlp(x, p):
+        g = x @ W[p + "gate_proj.weight"].T
+        return (g / (1 + np.exp(-g)) * (x @ W[p + "up_proj.weight"].T)) @ W[p + "down_proj.weight"].T
+
+    def attention(h, a):
+        proj = {}
+        for n in "qkv":
+            y = h @ W[a + f"{n}_proj.weight"].T
+            if a + f"{n}_proj.bias" in W and variant != "no-qkv-bias":
+                y = y + W[a + f"{n}_proj.bias"]
+            proj[n] = y.reshape(T, -1, d)
+        q, k, v = proj["q"], proj["k"], proj["v"]
+        if cfg.get("use_qk_norm"):
+            # per head over head_dim, one [head_dim] weight for every head (Glm4MoeRMSNorm on the [T, heads, head_dim]
+            # view), before the rotary
+            q = rmsnorm(q, W[a + "q_norm.weight"], eps)
+            k = rmsnorm(k, W[a + "k_norm.weight"], eps)
+        q, k = rot(q, pos, inv, r), rot(k, pos, inv, r)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        return attend(q, k, v, mask, kv_cache, mul=d ** -0.5) @ W[a + "o_proj.weight"].T
+
+    x = W["model.embed_tokens.weight"][np.array(toks)]
+    for i in range(n_layers):   # the MTP layer (index num_hidden_layers) is never run
+        p = f"model.layers.{i}."
+        x = x + attention(rmsnorm(x, W[p + "input_layernorm.weight"], eps), p + "self_attn.")
+        h = rmsnorm(x, W[p + "post_attention_layernorm.weight"], eps)
+        # Glm4MoeDecoderLayer: Glm4MoeMoE where layer_idx >= first_k_dense_replace, else the dense Glm4MoeMLP
+        if i >= cfg.get("first_k_dense_replace", 0):
+            x = x + glm4moe_moe(cfg, W, p, h, variant, mutate)
+        else:
+            x = x + mlp(h, p + "mlp.")
+    last = rmsnorm(x[-1], W["model.norm.weight"], eps)
+    tied = cfg.get("tie_word_embeddings", False) or "lm_head.weight" not in W
+    return (W["model.embed_tokens.weight"] if tied else W["lm_head.weight"]) @ last
+
+
+def glm4moe_moe(cfg, W, p, h, variant=None, mutate=None):
+    """GLM-4.5's MoE block (transformers' Glm4MoeMoE with Glm4MoeTopkRouter): see the module's description."""
+    E, k = cfg["n_routed_experts"], cfg["num_experts_per_tok"]
+    G, TG = cfg.get("n_group") or 1, cfg.get("topk_group") or 1
+    logits = h @ W[p + "mlp.gate.weight"].T                                  # [T, E], in float32 there
+    if variant == "softmax-router":
+        scores = np.exp(logits - logits.max(-1, keepdims=True))
+        scores /= scores.sum(-1, keepdims=True)
+    else:
+        scores = 1 / (1 + np.exp(-logits))
+    bias = 0.0 if mutate == "no-expert-bias" else W[p + "mlp.gate.e_score_correction_bias"]
+    rsf = cfg.get("routed_scaling_factor", 1.0)
+    out = np.zeros_like(h)
+    for t in range(h.shape[0]):
+        s = scores[t]
+        choice = s + bias                                   # the bias only chooses; the weights are the scores
+        if G > 1 and variant != "no-groups":
+            # a group's score: the sum of its two best choices; the topk_group best groups kept, the others' choices
+            # filled with 0.0 (masked_fill(~score_mask, 0.0), not -inf)
+            gs = np.sort(choice.reshape(G, E // G), -1)[:, -2:].sum(-1)
+            keep = np.argsort(-gs, kind="stable")[:TG]
+            choice = np.where(np.isin(np.arange(E) // (E // G), keep), choice, 0.0)
+        top = np.argsort(-choice, kind="stable")[:k]
+        wt = s[top]
+        if cfg.get("norm_topk_prob", True):
+            wt = wt / (wt.sum() + 1e-20)
+        wt = wt * rsf                                       # always, normalized or not
+        for e, we in zip(top, wt):
+            q = f"{p}mlp.experts.{e}."
+            g = W[q + "gate_proj.weight"] @ h[t]
+            out[t] += we * (W[q + "down_proj.weight"] @ (g / (1 + np.exp(-g)) * (W[q + "up_proj.weight"] @ h[t])))
+    if mutate != "no-shared-expert":
+        # the shared experts: one SwiGLU of width moe_intermediate_size * n_shared_experts, on every token, ungated
+        s = p + "mlp.shared_experts."
+        g = h @ W[s + "gate_proj.weight"].T
+        out += (g / (1 + np.exp(-g)) * (h @ W[s + "up_proj.weight"].T)) @ W[s + "down_proj.weight"].T
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
-                                    "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2"])
+                                    "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
+                                    "glm4moe"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -2461,7 +2728,9 @@ def main():
     m.add_argument("--yarn-factor", type=float, help="default 4 (gpt-oss: 32, olmo3: 8, deepseek2: 40)")
     m.add_argument("--no-layer-types", action="store_true", help="olmo3: leave layer_types out (Olmo3Config's default)")
     m.add_argument("--mxfp4", action="store_true", help="gpt-oss: the experts as MXFP4 blocks and scales")
-    m.add_argument("--qk-norm", action="store_true", help="cohere: use_qk_norm (Command R+'s per-head q/k LayerNorms)")
+    m.add_argument("--qk-norm", action="store_true",
+                   help="cohere: use_qk_norm (Command R+'s per-head q/k LayerNorms); glm4moe: use_qk_norm (GLM-4.5's and "
+                        "GLM-4.6's per-head q/k RMSNorms, q_norm / k_norm [head_dim])")
     m.add_argument("--layer-types", action="store_true", help="cohere2: write layer_types beside sliding_window_pattern")
     m.add_argument("--no-window", action="store_true",
                    help="exaone4: EXAONE-4.0-1.2B's shape (no sliding window, every layer global and rotated, tied)")
@@ -2488,7 +2757,8 @@ def main():
                                              "rope-everywhere", "per-head-qk-norm", "no-sinks", "yarn-everywhere", "silu-not-relu2",
                                              "no-qkv-bias", "neox-rope", "no-post-norms", "conv-bcx-order",
                                              "conv-not-causal", "conv-flip", "not-parallel", "no-logit-scale",
-                                             "global-nope", "softmax-router", "no-groups"])
+                                             "global-nope", "softmax-router", "no-groups", "interleaved-rope",
+                                             "full-rope"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
@@ -2514,6 +2784,8 @@ def main():
         elif a.arch == "deepseek2":
             make_deepseek2(a.dir, a.tokenizer, a.seed, a.v3, a.yarn, 40.0 if a.yarn_factor is None else a.yarn_factor,
                            a.fp8, a.tied, a.layers)
+        elif a.arch == "glm4moe":
+            make_glm4moe(a.dir, a.tokenizer, a.seed, a.qk_norm, a.tied)
         elif a.arch == "olmo3":
             # Olmo 3's own rope_theta 500000 and YaRN factor 8 unless given
             make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 500000.0 if a.theta is None else a.theta, a.sp,
