@@ -351,6 +351,8 @@ class ConverterParityTest {
         // deepseek2: latent attention (kv_b split, one key/value head), a dense lead block, grouped sigmoid routing with
         // its selection bias, shared experts, the multi-token-prediction layer left out; V2-Lite's single query projection
         f.addAll(DeepSeek2ToGgufTest.parityFolders(ALL, withAuto));
+        // glm4moe: GLM-4.5's biases, half-head rope, post_attention_norm, DeepSeek-V3's MoE, the MTP layer as nextn tensors
+        f.addAll(Glm4MoeToGgufTest.parityFolders(ALL, withAuto));
 
         // the value conversions at their edges: NaNs, infinities, ties, overflow, subnormals
         f.add(new Folder("Qwen2-specials-tiny", qwen2, specials(QwenToGgufTest.tensors("qwen2", false, 26), SPECIALS),

@@ -9,6 +9,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -55,6 +56,11 @@ class DeepSeek2ToGgufTest {
     static String yarn(double mscale) {
         return "\"rope_scaling\": {\"beta_fast\": 32, \"beta_slow\": 1, \"factor\": 40, \"mscale\": " + mscale + ", "
                 + "\"mscale_all_dim\": 1.0, \"original_max_position_embeddings\": 64, \"type\": \"yarn\"}, ";
+    }
+
+    /** GLM-4.7-Flash's config.json as V3's (its class is a DeepseekV3Config): the same keys, its own class and model type. */
+    static String glm47Flash() {
+        return v3("").replace("DeepseekV3ForCausalLM", "Glm4MoeLiteForCausalLM").replace("deepseek_v3", "glm4_moe_lite");
     }
 
     /** A tiny DeepSeek-V2-Lite config.json: one query projection (no q_lora_rank), softmax routing, one group, 27 layers. */
@@ -258,6 +264,30 @@ class DeepSeek2ToGgufTest {
         assertThat(out).doesNotExist();
     }
 
+    /** GLM-4.7-Flash ({@code Glm4MoeLiteForCausalLM}) is DeepSeek-V3's layout under arch deepseek2. */
+    @Test
+    void glm47FlashIsDeepSeekV3sLayout() throws IOException {
+        Path out = tmp.resolve("flash.gguf");
+        CorpusCliTest.Run r = DecoderReference.convert(folder("GLM-4.7-Flash-tiny", glm47Flash(), tensors(216, true, true, true)),
+                "f16", out, false);
+        assertThat(r.code()).as(r.err()).isZero();
+        ReferenceGguf g = ReferenceGguf.read(out);
+        assertThat(g.kv.get("general.architecture").asString()).isEqualTo("deepseek2");
+        assertThat(g.kv.get("deepseek2.attention.kv_lora_rank").asLong()).isEqualTo(KV_RANK);
+        assertThat(g.tensor("blk.1.attn_k_b.weight").ne()).containsExactly(NOPE, KV_RANK, HEADS);
+    }
+
+    /** transformers rotates the halves of the rotary part when rope_interleave is false; llama.cpp's deepseek2 adjacent pairs. */
+    @Test
+    void rotateHalfRopeIsRefused() throws IOException {
+        Path out = tmp.resolve("interleave.gguf");
+        CorpusCliTest.Run r = DecoderReference.convert(folder("DeepSeek-V3-halves", v3("\"rope_interleave\": false, "),
+                tensors(217, true, true, false)), "f16", out, false);
+        assertThat(r.code()).as(r.err()).isEqualTo(6);
+        assertThat(r.err()).contains("rope_interleave").doesNotContain("Exception");
+        assertThat(out).doesNotExist();
+    }
+
     /** DeepSeek-V2's code renormalizes or scales the chosen experts' weights; llama.cpp would do both. */
     @Test
     void renormalizedAndScaledV2RoutingIsRefused() throws IOException {
@@ -334,7 +364,8 @@ class DeepSeek2ToGgufTest {
             "--v3,               f32, --variant;softmax-router,  0.3,  1e-3",
             "--v3;--yarn;64,     f32, ,                          0,    1e-4",
             "--v3;--yarn;64,     f32, --mutate;no-attn-factor,   0.3,  1e-4",
-            "--v3;--fp8,         f32, ,                          0,    1e-3"})
+            "--v3;--fp8,         f32, ,                          0,    1e-3",
+            "--v3;--glm47-flash, f32, ,                          0,    1e-3"})
     void llamaCppComputesTheReferenceForwardPass(String make, String dtype, String wrong, double apart, double limit) throws Exception {
         Optional<Path> tok = DecoderReference.tokenizerFolder("AMN_TOKENIZER_QWEN3");
         Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_QWEN3 not set: llama.cpp needs the vocabulary; not checked");
@@ -342,8 +373,18 @@ class DeepSeek2ToGgufTest {
         Path dir = tmp.resolve("deepseek2-forward");
         List<String> args = new java.util.ArrayList<>(List.of("deepseek2", dir.toString(), "--tokenizer", tok.get().toString(),
                 "--seed", "5"));
-        args.addAll(List.of(make.split(";")));
+        boolean flash = make.endsWith(";--glm47-flash");
+        args.addAll(List.of(make.replace(";--glm47-flash", "").split(";")));
         DecoderReference.make(tmp, args.toArray(String[]::new));
+        if (flash) {
+            // the V3 folder relabelled GLM-4.7-Flash, with the added token <|user|> GLM's vocabulary rule needs (Qwen3's
+            // <|im_start|> renamed; the check hash does not change)
+            Files.writeString(dir.resolve("config.json"), Files.readString(dir.resolve("config.json"))
+                    .replace("DeepseekV3ForCausalLM", "Glm4MoeLiteForCausalLM").replace("deepseek_v3", "glm4_moe_lite"));
+            for (String f : List.of("tokenizer.json", "tokenizer_config.json")) {
+                Files.writeString(dir.resolve(f), Files.readString(dir.resolve(f)).replace("<|im_start|>", "<|user|>"));
+            }
+        }
         DecoderReference.llamaCppComputesTheReferenceOf(tmp, dir, dtype, wrong == null ? null : List.of(wrong.split(";")), apart, limit);
     }
 
@@ -353,6 +394,7 @@ class DeepSeek2ToGgufTest {
                 new ConverterParityTest.Folder("DeepSeek-V3-tiny-bf16", v3(""), ConverterParityTest.as("BF16", tensors(208, true, true, false)), withAuto),
                 new ConverterParityTest.Folder("DeepSeek-V3-yarn-tiny", v3(yarn(1.0)).replace("\"rope_scaling\": null, ", ""),
                         tensors(215, true, true, false), List.of("f32")),
-                new ConverterParityTest.Folder("DeepSeek-V2-Lite-tiny", v2Lite(""), liteTensors(209), all));
+                new ConverterParityTest.Folder("DeepSeek-V2-Lite-tiny", v2Lite(""), liteTensors(209), all),
+                new ConverterParityTest.Folder("GLM-4.7-Flash-tiny", glm47Flash(), tensors(218, true, true, true), List.of("f16", "q8_0")));
     }
 }

@@ -55,6 +55,16 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         return new Builder(gguf, List.of(hfNames));
     }
 
+    /**
+     * This family's layout under other Hugging Face names with another vocabulary rule: a converter
+     * class that subclasses another for its tensors and keys and reads its own vocabulary
+     * ({@code Glm4MoeLiteModel}, a {@code DeepseekV2Model} with GLM's).
+     */
+    Architecture renamed(VocabularyRule vocabulary, String... names) {
+        return new Architecture(gguf, List.of(names), tensors, ropeRows, extraKeys, vocabulary, requiredConfig, refused, llama3Rope,
+                textModelKeys, skipped, shifts, experts, extras);
+    }
+
     /** A family's declaration, one named property at a time (see {@link #of}). */
     static final class Builder {
         private final String gguf;
@@ -251,7 +261,17 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          * {@code <arch>.rope.scaling.yarn_log_multiplier}: 0.1 x the rope parameters'
          * {@code mscale_all_dim}, when they have one (DeepSeek's).
          */
-        YARN_LOG_MULTIPLIER_FROM_MSCALE
+        YARN_LOG_MULTIPLIER_FROM_MSCALE,
+        /**
+         * {@code <arch>.rope.dimension_count} as glm4moe computes it: {@code int(head_dim x
+         * partial_rotary_factor)}, {@code head_dim} config.json's or hidden / heads, the factor
+         * config.json's top-level one, 0.5 when it has none.
+         */
+        TOP_LEVEL_HEAD_SHARE_ROPE_DIMENSION_COUNT,
+        /** {@code <arch>.expert_gating_func} 2 (sigmoid), whatever config.json says (glm4moe's). */
+        EXPERT_GATING_SIGMOID,
+        /** {@code <arch>.expert_weights_norm}: config.json's {@code norm_topk_prob} as it is, when it has one. */
+        EXPERT_WEIGHTS_NORM_WHEN_GIVEN
     }
 
     /**
@@ -396,14 +416,17 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      * @param denseLead   the config.json key of the number of leading blocks that have a dense
      *                    feed-forward instead of experts (DeepSeek's {@code first_k_dense_replace}),
      *                    when the family has such blocks; every other block has experts
+     * @param grouped     the family's llama.cpp graph routes as DeepSeek-V3 does, from keys: expert
+     *                    groups ({@code n_group}, {@code topk_group}) and the gating function, which
+     *                    TextModel writes from config.json (refused for the other families)
      */
     record Experts(String expert, List<Projection> projections, String stacked, HyperParameter count, String width,
-                   String router, List<ConfigValue> config, Optional<String> denseLead) {
+                   String router, List<ConfigValue> config, Optional<String> denseLead, boolean grouped) {
 
-        /** Experts in every block. */
+        /** Experts in every block, routed without groups. */
         Experts(String expert, List<Projection> projections, String stacked, HyperParameter count, String width,
                 String router, List<ConfigValue> config) {
-            this(expert, projections, stacked, count, width, router, config, Optional.empty());
+            this(expert, projections, stacked, count, width, router, config, Optional.empty(), false);
         }
 
         /** One expert projection; {@code widthRows}: its rows (else its columns) are the feed-forward width. */
@@ -474,23 +497,33 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      *                       present of other keys before anything reads them (Command-R's context
      *                       length from {@code model_max_length})
      * @param latentAttention DeepSeek's multi-head latent attention, when the family has it
+     * @param extraLayers    the config.json key of layers past {@code num_hidden_layers} that the
+     *                       family writes and counts in {@code block_count} (GLM-4.5's
+     *                       multi-token-prediction layers: llama.cpp loads them and does not run
+     *                       them), when it has them
      */
     record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                   Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
                   Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers,
-                  Map<String, List<String>> configFrom, Optional<LatentAttention> latentAttention) {
+                  Map<String, List<String>> configFrom, Optional<LatentAttention> latentAttention, Optional<String> extraLayers) {
         Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
                Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers,
                Map<String, List<String>> configFrom) {
             this(configDefaults, multimodal, trimEmbeddings, slidingWindow, configIgnored, noRope, configRefused, packedExperts,
-                    convLayers, configFrom, Optional.empty());
+                    convLayers, configFrom, Optional.empty(), Optional.empty());
         }
 
         /** DeepSeek's latent attention, with the defaults its config class gives keys config.json may leave out. */
         static Extras latent(Map<String, Object> configDefaults, LatentAttention attention) {
             return new Extras(configDefaults, Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(), Map.of(),
-                    Optional.empty(), Optional.empty(), Map.of(), Optional.of(attention));
+                    Optional.empty(), Optional.empty(), Map.of(), Optional.of(attention), Optional.empty());
+        }
+
+        /** Layers past {@code num_hidden_layers}, as many as config.json's {@code key} says, written and counted. */
+        static Extras extraLayers(String key) {
+            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(), Map.of(),
+                    Optional.empty(), Optional.empty(), Map.of(), Optional.empty(), Optional.of(key));
         }
 
         Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,

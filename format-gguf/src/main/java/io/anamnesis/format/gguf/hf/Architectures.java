@@ -740,6 +740,18 @@ final class Architectures {
                             "vision tower")), false, Optional.empty()))
             .build();
 
+    /** DeepSeek's and GLM-4.5's MoE blocks: the router and its selection bias, the stacked experts, the shared experts. */
+    private static final List<Architecture.TensorName> SHARED_EXPERT_MOE = List.of(
+            Architecture.TensorName.of("model.layers.{bid}.mlp.gate", "blk.{bid}.ffn_gate_inp"),
+            // modify_tensors renames e_score_correction_bias to e_score_correction.bias
+            Architecture.TensorName.of("model.layers.{bid}.mlp.gate.e_score_correction", "blk.{bid}.exp_probs_b"),
+            Architecture.TensorName.of("model.layers.{bid}.mlp.experts.gate_proj", "blk.{bid}.ffn_gate_exps"),
+            Architecture.TensorName.of("model.layers.{bid}.mlp.experts.up_proj", "blk.{bid}.ffn_up_exps"),
+            Architecture.TensorName.of("model.layers.{bid}.mlp.experts.down_proj", "blk.{bid}.ffn_down_exps"),
+            Architecture.TensorName.of("model.layers.{bid}.mlp.shared_experts.gate_proj", "blk.{bid}.ffn_gate_shexp"),
+            Architecture.TensorName.of("model.layers.{bid}.mlp.shared_experts.up_proj", "blk.{bid}.ffn_up_shexp"),
+            Architecture.TensorName.of("model.layers.{bid}.mlp.shared_experts.down_proj", "blk.{bid}.ffn_down_shexp"));
+
     /**
      * DeepSeek-V2 and V3 ({@code DeepseekV2ForCausalLM}, {@code DeepseekV3ForCausalLM}, the
      * converter's {@code DeepseekV2Model}; also Kimi K2's and Moonlight's layout): multi-head latent
@@ -763,16 +775,7 @@ final class Architectures {
                     Architecture.TensorName.of("model.layers.{bid}.self_attn.kv_a_proj_with_mqa", "blk.{bid}.attn_kv_a_mqa"),
                     Architecture.TensorName.of("model.layers.{bid}.self_attn.kv_a_layernorm", "blk.{bid}.attn_kv_a_norm"),
                     Architecture.TensorName.of("model.layers.{bid}.self_attn.k_b_proj", "blk.{bid}.attn_k_b"),
-                    Architecture.TensorName.of("model.layers.{bid}.self_attn.v_b_proj", "blk.{bid}.attn_v_b"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.gate", "blk.{bid}.ffn_gate_inp"),
-                    // DeepseekV2Model.modify_tensors renames e_score_correction_bias to e_score_correction.bias
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.gate.e_score_correction", "blk.{bid}.exp_probs_b"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.gate_proj", "blk.{bid}.ffn_gate_exps"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.up_proj", "blk.{bid}.ffn_up_exps"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.down_proj", "blk.{bid}.ffn_down_exps"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.shared_experts.gate_proj", "blk.{bid}.ffn_gate_shexp"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.shared_experts.up_proj", "blk.{bid}.ffn_up_shexp"),
-                    Architecture.TensorName.of("model.layers.{bid}.mlp.shared_experts.down_proj", "blk.{bid}.ffn_down_shexp"))))
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.v_b_proj", "blk.{bid}.attn_v_b")), SHARED_EXPERT_MOE))
             // DeepseekV2Model.set_gguf_parameters: TextModel's, then these, in this order
             .keys(List.of(HyperParameter.u32("{arch}.leading_dense_block_count", "first_k_dense_replace").asRequired(),
                     HyperParameter.u32("{arch}.vocab_size", "vocab_size").asRequired(),
@@ -795,25 +798,74 @@ final class Architectures {
             .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
                     "first_k_dense_replace", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
                     "moe_intermediate_size", "n_routed_experts", "n_shared_experts", "num_experts_per_tok", "routed_scaling_factor"))
-            .experts(new Architecture.Experts("model.layers.{bid}.mlp.experts.{xid}.{proj}.weight",
-                    List.of(new Architecture.Experts.Projection("down_proj", false),
-                            new Architecture.Experts.Projection("gate_proj", true),
-                            new Architecture.Experts.Projection("up_proj", true)),
-                    "model.layers.{bid}.mlp.experts.{proj}.weight",
-                    HyperParameter.u32("{arch}.expert_count", "n_routed_experts").asRequired(),
-                    "moe_intermediate_size", "mlp.gate.weight",
-                    List.of(new Architecture.ConfigValue("moe_layer_freq", 1L, false, "llama.cpp's deepseek2 has experts in every "
-                            + "block after the leading dense ones")),
-                    Optional.of("first_k_dense_replace")))
+            .experts(sharedExpertMoe("deepseek2"))
             // DeepseekV2Model.set_gguf_parameters: rms_norm_eps defaults to 1e-6
             .extras(Architecture.Extras.latent(Map.of("rms_norm_eps", 1e-6),
                     new Architecture.LatentAttention("self_attn.kv_b_proj.weight", "self_attn.k_b_proj.weight",
                             "self_attn.v_b_proj.weight")))
             .build();
 
+    /** DeepSeek's and GLM-4.5's routed experts: stacked per block (down, gate, up), after a dense lead, routed in groups. */
+    private static Architecture.Experts sharedExpertMoe(String arch) {
+        return new Architecture.Experts("model.layers.{bid}.mlp.experts.{xid}.{proj}.weight",
+                List.of(new Architecture.Experts.Projection("down_proj", false),
+                        new Architecture.Experts.Projection("gate_proj", true),
+                        new Architecture.Experts.Projection("up_proj", true)),
+                "model.layers.{bid}.mlp.experts.{proj}.weight",
+                HyperParameter.u32("{arch}.expert_count", "n_routed_experts").asRequired(),
+                "moe_intermediate_size", "mlp.gate.weight",
+                List.of(new Architecture.ConfigValue("moe_layer_freq", 1L, false, "llama.cpp's " + arch + " has experts in every "
+                        + "block after the leading dense ones")),
+                Optional.of("first_k_dense_replace"), true);
+    }
+
+    /**
+     * GLM-4.5, 4.5-Air and 4.6 ({@code Glm4MoeForCausalLM}, the converter's {@code Glm4MoeModel}):
+     * q/k/v with biases, optional per-head q/k norms, the rope over a share of each head (NEOX
+     * order, no permutation), {@code post_attention_layernorm} as {@code post_attention_norm} (the
+     * norm before the MLP), DeepSeek-V3's MoE (a dense lead, the router and its selection bias in
+     * F32, the experts stacked, the shared experts, sigmoid routing), and the multi-token-prediction
+     * layers written after the others ({@code blk.N.nextn.*}, counted in {@code block_count}; llama.cpp
+     * loads them and does not run them). TextModel's keys, then its own; {@code _set_vocab_glm}.
+     */
+    static final Architecture GLM4MOE = Architecture.of("glm4moe", "Glm4MoeForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, QK_NORMS, MLP, SHARED_EXPERT_MOE, List.of(
+                    Architecture.TensorName.of("model.layers.{bid}.post_attention_layernorm", "blk.{bid}.post_attention_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.eh_proj", "blk.{bid}.nextn.eh_proj"),
+                    Architecture.TensorName.of("model.layers.{bid}.embed_tokens", "blk.{bid}.nextn.embed_tokens"),
+                    Architecture.TensorName.of("model.layers.{bid}.enorm", "blk.{bid}.nextn.enorm"),
+                    Architecture.TensorName.of("model.layers.{bid}.hnorm", "blk.{bid}.nextn.hnorm"),
+                    Architecture.TensorName.of("model.layers.{bid}.shared_head.head", "blk.{bid}.nextn.shared_head_head"),
+                    Architecture.TensorName.of("model.layers.{bid}.shared_head.norm", "blk.{bid}.nextn.shared_head_norm"))))
+            // Glm4MoeModel.set_gguf_parameters: TextModel's, then these, in this order
+            .keys(List.of(Architecture.OwnKey.TOP_LEVEL_HEAD_SHARE_ROPE_DIMENSION_COUNT,
+                    HyperParameter.u32("{arch}.expert_count", "n_routed_experts"),
+                    HyperParameter.u32("{arch}.expert_feed_forward_length", "moe_intermediate_size"),
+                    HyperParameter.u32("{arch}.expert_shared_count", "n_shared_experts"),
+                    HyperParameter.u32("{arch}.leading_dense_block_count", "first_k_dense_replace"),
+                    Architecture.OwnKey.EXPERT_GATING_SIGMOID,
+                    HyperParameter.f32("{arch}.expert_weights_scale", "routed_scaling_factor"),
+                    Architecture.OwnKey.EXPERT_WEIGHTS_NORM_WHEN_GIVEN,
+                    HyperParameter.u32("{arch}.nextn_predict_layers", "num_nextn_predict_layers")))
+            .vocabulary(Architecture.VocabularyRule.GLM4)
+            // read raw by the converter; Glm4MoeConfig's defaults (first_k_dense_replace 1, n_shared_experts 1, ...) not guessed
+            .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
+                    "num_key_value_heads", "rms_norm_eps", "first_k_dense_replace", "moe_intermediate_size", "n_routed_experts",
+                    "n_shared_experts", "num_experts_per_tok", "routed_scaling_factor", "norm_topk_prob"))
+            .experts(sharedExpertMoe("glm4moe"))
+            .extras(Architecture.Extras.extraLayers("num_nextn_predict_layers"))
+            .build();
+
+    /**
+     * GLM-4.7-Flash ({@code Glm4MoeLiteForCausalLM}, the converter's {@code Glm4MoeLiteModel}, a
+     * {@code DeepseekV2Model}): DeepSeek's layout and keys under arch deepseek2, with GLM's vocabulary
+     * ({@code _set_vocab_glm}).
+     */
+    static final Architecture GLM4MOE_LITE = DEEPSEEK2.renamed(Architecture.VocabularyRule.GLM4, "Glm4MoeLiteForCausalLM");
+
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R, COHERE2, EXAONE4, QWEN2VL,
-            DEEPSEEK2);
+            DEEPSEEK2, GLM4MOE, GLM4MOE_LITE);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

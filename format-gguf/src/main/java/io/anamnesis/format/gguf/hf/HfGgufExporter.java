@@ -95,7 +95,7 @@ public final class HfGgufExporter implements ModelExporter {
         arch.extras().packedExperts().ifPresent(e -> expectConfig(arch, e.config(), config));
         refuseUnstackedExperts(arch, config);
         refuseVariants(arch, files, config, folder);
-        long blockCount = required(config, Architectures.BLOCK_COUNT);
+        long blockCount = required(config, Architectures.BLOCK_COUNT) + extraLayers(arch, config);
         if (blockCount < 0 || blockCount > Integer.MAX_VALUE) throw badKey("num_hidden_layers", blockCount + " is out of range");
         arch.extras().slidingWindow().ifPresent(w -> expectLayers(arch, w, config, blockCount));
         arch.extras().noRope().ifPresent(n -> expectNoRopeLayers(arch, n, config, blockCount));
@@ -161,8 +161,9 @@ public final class HfGgufExporter implements ModelExporter {
                 continue;
             }
             DenseTensor unrenamed = squeezed(arch, textName.get().equals(input.name()) ? input : renamed(input, textName.get()));
-            // DeepseekV2Model.modify_tensors: e_score_correction_bias is renamed e_score_correction.bias (the name gguf-py maps)
-            DenseTensor mapped = latent.isPresent() && unrenamed.name().endsWith(".e_score_correction_bias")
+            // DeepseekV2Model's and Glm4MoeModel's modify_tensors: e_score_correction_bias is renamed e_score_correction.bias
+            // (the name gguf-py maps); no other family has one
+            DenseTensor mapped = unrenamed.name().endsWith(".e_score_correction_bias")
                     ? renamed(unrenamed, unrenamed.name().substring(0, unrenamed.name().length() - "_bias".length()) + ".bias")
                     : unrenamed;
             if (arch.skipped().contains(mapped.name())) continue;
@@ -361,6 +362,11 @@ public final class HfGgufExporter implements ModelExporter {
                     + " layers: llama.cpp's deepseek2 takes a model of that many layers for one with a single query projection "
                     + "(DeepSeek-V2-Lite's), and would not load this file; not converted");
         }
+        if (Boolean.FALSE.equals(config.get("rope_interleave"))) {
+            throw new UnsupportedFeatureException("config.json rope_interleave is false: transformers then rotates the halves of "
+                    + "each head's rotary part, where llama.cpp's " + arch.gguf() + " rotates adjacent pairs (the converter writes no "
+                    + "permutation); the file would run as another model; not converted");
+        }
         Object name = stored.get("architectures") instanceof List<?> l && !l.isEmpty() ? l.getFirst() : null;
         double scaling = HfConfig.number(config.get("routed_scaling_factor")).map(Number::doubleValue).orElse(1.0);
         if ("DeepseekV2ForCausalLM".equals(name) && Boolean.TRUE.equals(config.get("norm_topk_prob")) && scaling != 1.0) {
@@ -518,6 +524,17 @@ public final class HfGgufExporter implements ModelExporter {
     }
 
     /** Tensor {@code d} under its GGUF {@code name}, in the type the converter gives it for {@code outtype}. */
+    /**
+     * The layers past {@code num_hidden_layers} a family writes and counts in {@code block_count}
+     * ({@code Glm4MoeModel.__init__}: {@code hparams.get("num_nextn_predict_layers", 0)}), 0 for the others.
+     */
+    private static long extraLayers(Architecture arch, Map<?, ?> config) {
+        Optional<String> key = arch.extras().extraLayers();
+        if (key.isEmpty() || config.get(key.get()) == null) return 0;
+        return HfConfig.integer(config, key.get()).filter(n -> n >= 0 && n <= 1024)
+                .orElseThrow(() -> badKey(key.get(), "is not a small non-negative integer"));
+    }
+
     /** {@link LatentAttentionTensors#split} with the sizes config.json gives (the key/value heads as stored, before the file's one). */
     private static List<DenseTensor> latentSplit(DenseTensor kvB, Architecture.LatentAttention attention, Map<?, ?> config) {
         long heads = HfConfig.integer(config, "num_key_value_heads").or(() -> HfConfig.integer(config, "num_attention_heads"))
@@ -841,7 +858,7 @@ public final class HfGgufExporter implements ModelExporter {
      */
     private static void expertKeys(Architecture arch, Map<?, ?> config, Map<String, MetaValue> kv) {
         String a = arch.gguf();
-        if (arch.extras().latentAttention().isPresent()) {
+        if (arch.experts().map(Architecture.Experts::grouped).orElse(false)) {
             groupedExpertKeys(a, config, kv);
             return;
         }
@@ -1092,6 +1109,24 @@ public final class HfGgufExporter implements ModelExporter {
                 if (m == null || m == io.anamnesis.api.json.Json.NULL) return;
                 double all = HfConfig.number(m).orElseThrow(() -> badKey("mscale_all_dim", "is not a number: " + m));
                 kv.put(a + ".rope.scaling.yarn_log_multiplier", MetaValue.Real.f32((float) (0.1 * all)));
+            }
+            case TOP_LEVEL_HEAD_SHARE_ROPE_DIMENSION_COUNT -> {
+                long head = HfConfig.integer(config, "head_dim")
+                        .orElseGet(() -> positive(config, "hidden_size") / positive(config, "num_attention_heads"));
+                Object f = config.get("partial_rotary_factor");
+                double factor = f == null ? 0.5 : HfConfig.number(f).filter(v -> v > 0 && v <= 1)
+                        .orElseThrow(() -> badKey("partial_rotary_factor", "is not a number in (0, 1]: " + f));
+                long dims = (long) (head * factor);
+                if (dims % 2 != 0 || dims <= 0) throw badKey("partial_rotary_factor", "gives " + dims + " rotary dimensions of a head of "
+                        + head + ", not a positive even number");
+                kv.put(a + ".rope.dimension_count", MetaValue.u32(dims));
+            }
+            case EXPERT_GATING_SIGMOID -> kv.put(a + ".expert_gating_func", MetaValue.u32(2));
+            case EXPERT_WEIGHTS_NORM_WHEN_GIVEN -> {
+                Object n = config.get("norm_topk_prob");
+                if (n == null || n == io.anamnesis.api.json.Json.NULL) return;
+                if (!(n instanceof Boolean b)) throw badKey("norm_topk_prob", "is not true or false: " + n);
+                kv.put(a + ".expert_weights_norm", new MetaValue.Bool(b));
             }
             case SLIDING_WINDOW_UNLESS_ALL_GLOBAL -> {
                 if (HfConfig.integer(config, "sliding_window_pattern").filter(p -> p == 1).isPresent()) return;
