@@ -330,6 +330,18 @@ class DeepSeek2ToGgufTest {
         assertThat(out).doesNotExist();
     }
 
+    /** Sizes that would overflow the split's arithmetic are refused before any tensor is read. */
+    @Test
+    void anAbsurdLatentSizeIsRefusedNamingTheKey() throws IOException {
+        Path out = tmp.resolve("absurd.gguf");
+        CorpusCliTest.Run r = DecoderReference.convert(folder("DeepSeek-V3-absurd",
+                v3("").replace("\"qk_nope_head_dim\": " + NOPE, "\"qk_nope_head_dim\": 4611686018427387904"),
+                tensors(219, true, true, false)), "f16", out, false);
+        assertThat(r.code()).as(r.err()).isEqualTo(3);
+        assertThat(r.err()).contains("qk_nope_head_dim").doesNotContain("Exception");
+        assertThat(out).doesNotExist();
+    }
+
     @Test
     void aMissingDenseLeadIsRefusedNotGuessed() throws IOException {
         Path out = tmp.resolve("lead.gguf");

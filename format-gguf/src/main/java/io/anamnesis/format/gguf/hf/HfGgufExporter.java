@@ -538,14 +538,16 @@ public final class HfGgufExporter implements ModelExporter {
     /** {@link LatentAttentionTensors#split} with the sizes config.json gives (the key/value heads as stored, before the file's one). */
     private static List<DenseTensor> latentSplit(DenseTensor kvB, Architecture.LatentAttention attention, Map<?, ?> config) {
         long heads = HfConfig.integer(config, "num_key_value_heads").or(() -> HfConfig.integer(config, "num_attention_heads"))
-                .filter(h -> h > 0).orElseThrow(() -> badKey("num_key_value_heads", "is missing or not positive"));
+                .filter(h -> h > 0 && h <= 1 << 24).orElseThrow(() -> badKey("num_key_value_heads", "is missing or not a positive "
+                        + "integer up to 2^24"));
         long nope = positive(config, "qk_nope_head_dim"), v = positive(config, "v_head_dim"), rank = positive(config, "kv_lora_rank");
         return LatentAttentionTensors.split(kvB, attention, heads, nope, v, rank);
     }
 
+    /** A positive size of config.json, at most 2^24 (so that products of a few of them cannot overflow). */
     private static long positive(Map<?, ?> config, String key) {
-        return HfConfig.integer(config, key).filter(x -> x > 0 && x <= Integer.MAX_VALUE)
-                .orElseThrow(() -> badKey(key, "is missing or not a positive integer"));
+        return HfConfig.integer(config, key).filter(x -> x > 0 && x <= 1 << 24)
+                .orElseThrow(() -> badKey(key, "is missing or not a positive integer up to 2^24"));
     }
 
     static PlannedTensor typed(DenseTensor d, String name, Optional<Long> heads, Optional<Architecture.Shift> shift,
