@@ -5,7 +5,8 @@ Gemma3ForCausalLM, the text model of Gemma3ForConditionalGeneration, Phi3ForCaus
 Olmo3ForCausalLM, the text model of Mistral3ForConditionalGeneration, the language model of
 Qwen2VLForConditionalGeneration and Qwen2_5_VLForConditionalGeneration on text (qwen2's), ArceeForCausalLM, SeedOssForCausalLM,
 Glm4ForCausalLM, Lfm2ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, Exaone4ForCausalLM, DeepseekV2ForCausalLM,
-DeepseekV3ForCausalLM, Glm4MoeLiteForCausalLM (GLM-4.7-Flash, computed as DeepSeek-V3), Glm4MoeForCausalLM), to check what
+DeepseekV3ForCausalLM, Glm4MoeLiteForCausalLM (GLM-4.7-Flash, computed as DeepSeek-V3), Glm4MoeForCausalLM, the text
+model of Llama4ForConditionalGeneration (Llama 4 Scout / Maverick; Llama4ForCausalLM too)), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -210,6 +211,31 @@ code or the converter's.
         decoder layer's tensors plus embed_tokens.weight [vocab, hidden], enorm.weight, hnorm.weight, eh_proj.weight
         [hidden, 2 x hidden], shared_head.norm.weight, shared_head.head.weight [vocab, hidden]; the forward pass never
         reads it (transformers ignores it on load, llama.cpp keeps its tensors but does not run it)
+    python3 decoder_reference.py make llama4 DIR [--tokenizer MODELS_DIR] [--seed N] [--maverick] [--llama3 OLD_CONTEXT]
+        a tiny random Llama 4 folder laid out as meta-llama/Llama-4-Scout-17B-16E-Instruct's: config.json with
+        architectures ["Llama4ForConditionalGeneration"], model_type llama4, boi/eoi/image_token_index (Llama 4's
+        200080/200081/200092 when the vocabulary reaches them, else 5/6/7), tie_word_embeddings false, a vision_config
+        of a few keys (model_type llama4_vision_model, shrunk) and a text_config (model_type llama4_text) with the text
+        model's keys as Scout's config.json has them (sorted), the sizes shrunk: hidden 64, intermediate_size 32 (the
+        routed experts' width, and the shared expert's), intermediate_size_mlp 96 (the dense MLP's), 4 layers, 4 heads
+        of head_dim 16, 2 key/value heads, num_local_experts 4, num_experts_per_tok 1, interleave_moe_layer_step 1 and
+        moe_layers [0, 1, 2, 3] (Scout: every layer MoE; --maverick: step 2 and moe_layers [1, 3], layers 0 and 2 dense,
+        as Llama4TextConfig derives moe_layers = range(step - 1, layers, step)), no_rope_layers [1, 1, 1, 0] (1 rope, 0
+        NoPE: every 4th layer NoPE, Llama4TextConfig's default for no_rope_layer_interval 4, written out), use_qk_norm
+        true (also with --maverick, though Maverick's own config.json has false: llama.cpp takes the norm off only for a
+        128-expert model), attention_chunk_size 8192, attn_temperature_tuning true, floor_scale 8192, attn_scale 0.1,
+        rope_theta 500000, rms_norm_eps 1e-5, max_position_embeddings 4096, rope_scaling null (--llama3: Scout
+        Instruct's {"factor": 16, "high_freq_factor": 1, "low_freq_factor": 1, "original_max_position_embeddings":
+        OLD_CONTEXT, "rope_type": "llama3"}), bos/eos 151643/151645 as make's, tie_word_embeddings false; the
+        vocabulary 512 or MODELS_DIR's as make computes it. Tensors, BF16: language_model.model.embed_tokens.weight,
+        language_model.model.norm.weight, language_model.lm_head.weight, and per layer language_model.model.layers.{i}.
+        input_layernorm.weight, post_attention_layernorm.weight, self_attn.{q,k,v,o}_proj.weight (no biases, no q/k
+        norm weights); a MoE layer feed_forward.router.weight [E, hidden], feed_forward.experts.gate_up_proj
+        [E, hidden, 2 I] and feed_forward.experts.down_proj [E, I, hidden] (no .weight suffix; transformers'
+        Llama4TextExperts: input-major, gate the first I columns of gate_up_proj, up the last I),
+        feed_forward.shared_expert.{gate,up,down}_proj.weight (width I); a dense layer feed_forward.{gate,up,
+        down}_proj.weight (width intermediate_size_mlp); plus a few vision_model.* and multi_modal_projector.linear_1.
+        weight tensors the text model does not use
     python3 decoder_reference.py forward DIR --tokens 1,7,42 [--weights f32|f16] [--kv f64|f16]
             [--variant V] [--mutate M]
         the last token's logits as JSON
@@ -266,6 +292,54 @@ instead of its first int(head_dim * partial_rotary_factor) elements, --variant n
 --variant softmax-router scores the router with a softmax instead of the sigmoid, --variant no-groups takes the top-k over
 every expert (no group limit), --mutate no-expert-bias leaves e_score_correction_bias out of the expert choice, --mutate
 no-shared-expert leaves the shared experts out. On make's folders (n_group 1) no-groups changes nothing.
+For llama4 (Llama4ForConditionalGeneration, Llama4ForCausalLM): --variant neox-rope rotates with rotate-half pairs
+(i, i + d/2) instead of Llama 4's adjacent pairs (2i, 2i + 1), --variant rope-everywhere rotates q and k on the NoPE layers
+too (the qk norm and the temperature stay where they were), --variant no-qk-norm leaves the L2 norm of q and k out,
+--variant weight-output multiplies each chosen expert's output by its routing score instead of its input, --mutate
+swap-gate-up takes gate from the last I columns of gate_up_proj and up from the first I, --mutate no-shared-expert
+leaves the shared expert out. On make's folders (12 tokens or so, chunk 8192, floor_scale 8192) the chunking and the
+temperature change nothing.
+
+Llama4ForConditionalGeneration's text model (make llama4: Llama 4 Scout, meta-llama/Llama-4-Scout-17B-16E(-Instruct), and
+Maverick, Llama-4-Maverick-17B-128E) and Llama4ForCausalLM, as transformers' Llama4ForCausalLM (modeling_llama4) computes
+it on text (eager attention): text_config over the top level, the tensors language_model.model.* and
+language_model.lm_head.weight (or model.language_model.* and lm_head.weight as transformers >= 4.52 saves them; model.*
+and lm_head.weight for Llama4ForCausalLM), vision_model.* and multi_modal_projector.* unused.
+  Llama4TextConfig's derived keys: no_rope_layers, when absent or empty, int((i + 1) % no_rope_layer_interval != 0)
+  (interval default 4: 1 = rope, every 4th layer 0 = NoPE); moe_layers, when absent, range(interleave_moe_layer_step - 1,
+  num_hidden_layers, interleave_moe_layer_step) (step 1: every layer; step 2: layers 1, 3, ...); layer_types, when absent,
+  "chunked_attention" on the rope layers and "full_attention" on the NoPE layers.
+  x = embed[tokens]   (no scaling)
+  per layer: h = rmsnorm(x) * input_layernorm
+             q, k, v = h Wq^T, h Wk^T, h Wv^T (no biases unless attention_bias), heads of head_dim
+             rope layers: rotary with adjacent pairs, element 2i pairs with 2i + 1 at angle pos * inv_freq[i] (apply_rotary_emb:
+             `torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))` times freqs_cis = polar(1, pos * inv_freq)),
+             inv_freq theta^(-2i/d) or llama3's scaling (inv_freq above; Scout's high_freq_factor = low_freq_factor leaves no
+             smoothed band); then, with use_qk_norm (default true), q and k L2-normed per head AFTER the rotary:
+             Llama4TextL2Norm, x / sqrt(mean(x^2) + eps), no weight (an RMS norm despite its name), eps rms_norm_eps
+             (`Llama4TextL2Norm(config.rms_norm_eps)` since transformers PR 37418 of April 2025; the first Llama 4 code
+             took the class default 1e-6; Meta's llama-models norms with its norm_eps). Only the rope layers have the norm
+             (`if self.config.use_qk_norm and self.use_rope`)
+             NoPE layers: no rotary, and with attn_temperature_tuning q *= log(floor((p + 1) / floor_scale) + 1) * attn_scale
+             + 1, p the token's cache_position (0, 1, ...; `torch.log1p(torch.floor((cache_position.float() + 1.0) /
+             self.floor_scale)) * self.attn_scale + 1.0`): 1 below position floor_scale - 1
+             causal softmax(q k^T / sqrt(head_dim)) v, query head h reading key/value head h // (H/KV); a chunked_attention
+             layer's query q sees key kv <= q only when kv // attention_chunk_size == q // attention_chunk_size
+             (transformers' chunked_overlay), a full_attention layer every earlier position
+             x += attn Wo^T
+             h = rmsnorm(x) * post_attention_layernorm
+             a layer in moe_layers (Llama4TextMoe): router logits l = h Wr^T (feed_forward.router, [E, hidden]); Llama4Router
+             takes the top num_experts_per_tok of l per token, scatters them into a row of -inf and takes the sigmoid, so
+             s_e = sigmoid(l_e) for a chosen expert and 0 for the others; each chosen expert reads h * s_e (the score
+             weighs the expert's INPUT: `routed_in = routed_in * router_scores...`), gu = (h s_e) gate_up_proj[e]
+             ([E, hidden, 2 I]), gate, up = gu.chunk(2): the first I columns gate, the last I up, y_e = (silu(gate) * up)
+             down_proj[e] ([E, I, hidden]); x += sum_e y_e + the shared expert's SwiGLU of h (feed_forward.shared_expert,
+             width intermediate_size, unweighted). (An unchosen expert's input is 0, and its SwiGLU output then 0.)
+             the other layers (Llama4TextMLP of width intermediate_size_mlp): x += (silu(h Wg^T) * h Wu^T) Wd^T
+  logits = rmsnorm(x[-1]) * norm  lm_head^T (embed when tie_word_embeddings); every rmsnorm with eps rms_norm_eps.
+  --weights f16 rounds the 2-D weights and the expert stacks gate_up_proj / down_proj, not the router (F32 in the GGUF)
+  or the norms; --kv f16 rounds Q (after the qk norm or the temperature), K (after the rotary and the qk norm), V and
+  the probabilities as for the others.
 
 DeepseekV2ForCausalLM and DeepseekV3ForCausalLM (make deepseek2: DeepSeek-V2 / V2-Lite, DeepSeek-V3 / R1), as DeepSeek's
 modeling code computes them (modeling_deepseek.py of the DeepSeek-V2-Lite / DeepSeek-V3 checkpoints; transformers'
@@ -1703,6 +1777,103 @@ def make_mistral3(out, tokenizer=None, seed=0, new_layout=False):
         json.dump(config, f, indent=2)
 
 
+def make_llama4(out, tokenizer=None, seed=0, maverick=False, llama3=None):
+    """A tiny random Llama4ForConditionalGeneration folder, laid out as meta-llama/Llama-4-Scout-17B-16E-Instruct's
+    (config.json's keys, a text_config and a vision_config; the tensor names, BF16), the sizes shrunk: 4 layers, the
+    4th NoPE, every layer MoE (maverick: interleave_moe_layer_step 2, layers 1 and 3 MoE, 0 and 2 dense), 4 experts of
+    width 32, 1 per token, a shared expert, the dense MLP 96 wide. llama3: Scout Instruct's llama3 rope_scaling (factor
+    16, low and high frequency factors 1) over original_max_position_embeddings llama3."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, inter, inter_mlp, layers, heads, kv, head_dim, experts, top_k = 64, 32, 96, 4, 4, 2, 16, 4, 1
+    step = 2 if maverick else 1
+    moe_layers = list(range(step - 1, layers, step))           # Llama4TextConfig's derivation from the step
+    no_rope = [int((i + 1) % 4 != 0) for i in range(layers)]   # its default for no_rope_layer_interval 4: 1 rope, 0 NoPE
+    text = {
+        "attention_bias": False, "attention_chunk_size": 8192, "attention_dropout": 0.0, "attn_scale": 0.1,
+        "attn_temperature_tuning": True, "bos_token_id": 151643, "eos_token_id": 151645, "floor_scale": 8192,
+        "for_llm_compressor": False, "head_dim": head_dim, "hidden_act": "silu", "hidden_size": hidden,
+        "initializer_range": 0.02, "interleave_moe_layer_step": step, "intermediate_size": inter,
+        "intermediate_size_mlp": inter_mlp, "max_position_embeddings": 4096, "model_type": "llama4_text",
+        "moe_layers": moe_layers, "no_rope_layers": no_rope, "num_attention_heads": heads,
+        "num_experts_per_tok": top_k, "num_hidden_layers": layers, "num_key_value_heads": kv,
+        "num_local_experts": experts, "output_router_logits": False, "rms_norm_eps": 1e-05, "rope_scaling": None,
+        "rope_theta": 500000.0, "router_aux_loss_coef": 0.001, "router_jitter_noise": 0.0,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_cache": True, "use_qk_norm": True,
+        "vocab_size": vocab,
+    }
+    if llama3 is not None:
+        # Scout Instruct's (over 8192 there): high_freq_factor = low_freq_factor, so no smoothed band
+        text["rope_scaling"] = {"factor": 16.0, "high_freq_factor": 1.0, "low_freq_factor": 1.0,
+                                "original_max_position_embeddings": llama3, "rope_type": "llama3"}
+        # and in the text config itself, as make llama --llama3 writes it at the top level: llama.cpp's converter reads
+        # the original context from there (8192, Scout's, without it), transformers from rope_scaling
+        text["original_max_position_embeddings"] = llama3
+    vh, vi, vout = 16, 32, 32     # the vision tower's sizes, shrunk (unused by the text model)
+    image_ids = (200080, 200081, 200092) if vocab > 200092 else (5, 6, 7)
+    config = {
+        "architectures": ["Llama4ForConditionalGeneration"], "boi_token_index": image_ids[0],
+        "eoi_token_index": image_ids[1], "image_token_index": image_ids[2], "model_type": "llama4", "text_config": text,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16", "transformers_version": "4.51.0",
+        "vision_config": {"attention_dropout": 0.0, "hidden_act": "gelu", "hidden_size": vh, "image_size": 28,
+                          "initializer_range": 0.02, "intermediate_size": vi, "model_type": "llama4_vision_model",
+                          "multi_modal_projector_bias": False, "norm_eps": 1e-05, "num_attention_heads": 2,
+                          "num_channels": 3, "num_hidden_layers": 1, "patch_size": 14, "pixel_shuffle_ratio": 0.5,
+                          "projector_dropout": 0.0, "projector_input_dim": vout, "projector_output_dim": vout,
+                          "rope_theta": 10000, "vision_feature_layer": -1, "vision_feature_select_strategy": "default",
+                          "vision_output_dim": vout},
+    }
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    def swiglu(p, width):
+        t[p + "gate_proj.weight"] = w(width, hidden)
+        t[p + "up_proj.weight"] = w(width, hidden)
+        t[p + "down_proj.weight"] = w(hidden, width)
+
+    m = "language_model.model."
+    t = {m + "embed_tokens.weight": w(vocab, hidden, s=1.0)}
+    for i in range(layers):
+        p = f"{m}layers.{i}."
+        t[p + "input_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "post_attention_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "self_attn.q_proj.weight"] = w(heads * head_dim, hidden)
+        t[p + "self_attn.k_proj.weight"] = w(kv * head_dim, hidden)
+        t[p + "self_attn.v_proj.weight"] = w(kv * head_dim, hidden)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * head_dim)
+        f = p + "feed_forward."
+        if i in moe_layers:
+            # a router of small logits, so the sigmoid scores spread over (0, 1) and weighing the expert's input
+            # differs from weighing its output
+            t[f + "router.weight"] = w(experts, hidden, s=0.1)
+            # transformers' Llama4TextExperts: [E, in, out], gate the first I columns of gate_up_proj, up the last I
+            t[f + "experts.gate_up_proj"] = w(experts, hidden, 2 * inter)
+            t[f + "experts.down_proj"] = w(experts, inter, hidden)
+            swiglu(f + "shared_expert.", inter)
+        else:
+            swiglu(f, inter_mlp)
+    t[m + "norm.weight"] = 1 + w(hidden, s=0.2)
+    t["language_model.lm_head.weight"] = w(vocab, hidden, s=0.3)
+    # a few of the vision tower's and the projector's tensors, as Scout names them (not read by the text model)
+    t["vision_model.class_embedding"] = w(vh, s=0.1)
+    t["vision_model.positional_embedding_vlm"] = w((28 // 14) ** 2 + 1, vh, s=0.1)
+    t["vision_model.patch_embedding.linear.weight"] = w(vh, 3 * 14 * 14, s=0.1)
+    t["vision_model.layernorm_pre.weight"] = 1 + w(vh, s=0.1)
+    t["vision_model.layernorm_pre.bias"] = w(vh, s=0.1)
+    t["vision_model.vision_adapter.mlp.fc1.weight"] = w(vout, vi, s=0.1)
+    t["vision_model.vision_adapter.mlp.fc2.weight"] = w(vout, vout, s=0.1)
+    t["multi_modal_projector.linear_1.weight"] = w(hidden, vout, s=0.1)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
 # ---------------------------------------------------------------- forward
 
 def f16(x):
@@ -1874,6 +2045,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, deepseek2_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
     if arch == "Glm4MoeForCausalLM":
         return arch, glm4moe_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
+    if arch in ("Llama4ForConditionalGeneration", "Llama4ForCausalLM"):
+        return arch, llama4_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
     if arch in ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration"):
         # the language model of Qwen2-VL / Qwen2.5-VL on text alone: M-RoPE gives every section (time, height, width)
         # the token's own position, which is qwen2's rotate-half rope; the vision tower (visual.*) is not used
@@ -2705,6 +2878,113 @@ def glm4moe_moe(cfg, W, p, h, variant=None, mutate=None):
     return out
 
 
+def llama4_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=True, variant=None, mutate=None):
+    """Llama4ForConditionalGeneration's text model (and Llama4ForCausalLM) as transformers' Llama4ForCausalLM computes it
+    (eager attention), in float64: see the module's description. --variant neox-rope rotates rotate-half pairs instead
+    of adjacent ones; rope-everywhere rotates the NoPE layers too; no-qk-norm leaves the L2 norm out; weight-output
+    weighs each chosen expert's output by its score instead of its input; --mutate swap-gate-up swaps gate_up_proj's
+    halves, no-shared-expert leaves the shared expert out."""
+    # the text model: text_config over the top level; language_model.model.* (or model.language_model.*) as model.*,
+    # language_model.lm_head.weight as lm_head.weight; the vision tower and the projector dropped
+    cfg = {**cfg, **(cfg.get("text_config") or {})}
+    text = {}
+    for k, v in W.items():
+        if k.startswith(("vision_model.", "multi_modal_projector.", "model.vision_model.", "model.multi_modal_projector.")):
+            continue
+        if k.startswith("language_model."):
+            k = k[len("language_model."):]
+        elif k.startswith("model.language_model."):
+            k = "model." + k[len("model.language_model."):]
+        text[k] = v
+    W = text
+    H, hidden, L = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    d = cfg.get("head_dim") or hidden // H                    # (the key/value heads are read off k_proj's rows)
+    eps = cfg.get("rms_norm_eps", 1e-5)
+    rp = cfg.get("rope_parameters") or {}
+    theta = cfg.get("rope_theta", rp.get("rope_theta", 500000.0))
+    scaling = (cfg.get("rope_scaling") or rp or None) if rope_scaling else None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # llama3 with high_freq_factor = low_freq_factor (Scout's): the smoothed band's 0/0 is never taken
+        inv = inv_freq(theta, d, scaling)
+    rot = rotary if variant == "neox-rope" else rotary_interleaved
+    # Llama4TextConfig's derived keys: no_rope_layers (1 rope, 0 NoPE), moe_layers, layer_types
+    no_rope = cfg.get("no_rope_layers") or [int((i + 1) % cfg.get("no_rope_layer_interval", 4) != 0) for i in range(L)]
+    step = cfg.get("interleave_moe_layer_step", 1)
+    moe_layers = cfg["moe_layers"] if cfg.get("moe_layers") is not None else list(range(step - 1, L, step))
+    types = cfg.get("layer_types") or ["chunked_attention" if r else "full_attention" for r in no_rope]
+    if weights == "f16":
+        # the matrices and the expert stacks to float16; the router stays F32 in the GGUF (ffn_gate_inp), the norms kept
+        W = {k: (f16(v) if (v.ndim == 2 and not k.endswith("feed_forward.router.weight"))
+                 or k.endswith(("feed_forward.experts.gate_up_proj", "feed_forward.experts.down_proj")) else v)
+             for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)          # cache_position, the positions too
+    idx = np.arange(T)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+    chunked = mask.copy()
+    chunk = cfg.get("attention_chunk_size")
+    if chunk:
+        # transformers' chunked_overlay: key kv visible from query q (kv <= q) when kv // chunk == q // chunk
+        chunked[idx[:, None] // chunk != idx[None, :] // chunk] = -np.inf
+    floor_scale, attn_scale = cfg.get("floor_scale", 8192), cfg.get("attn_scale", 0.1)
+    temperature = np.log1p(np.floor((pos + 1.0) / floor_scale)) * attn_scale + 1.0     # per position, NoPE layers
+
+    def mlp(x, p):
+        g = x @ W[p + "gate_proj.weight"].T
+        return (g / (1 + np.exp(-g)) * (x @ W[p + "up_proj.weight"].T)) @ W[p + "down_proj.weight"].T
+
+    x = W["model.embed_tokens.weight"][np.array(toks)]
+    for i in range(L):
+        p = f"model.layers.{i}."
+        a = p + "self_attn."
+        h = rmsnorm(x, W[p + "input_layernorm.weight"], eps)
+        q, k, v = ((h @ W[a + f"{n}_proj.weight"].T + W.get(a + f"{n}_proj.bias", 0.0)).reshape(T, -1, d) for n in "qkv")
+        use_rope = bool(no_rope[i])
+        if use_rope or variant == "rope-everywhere":
+            q, k = rot(q, pos, inv), rot(k, pos, inv)
+        if use_rope and cfg.get("use_qk_norm", True) and variant != "no-qk-norm":
+            # Llama4TextL2Norm after the rotary: per head, no weight, eps rms_norm_eps
+            q, k = rmsnorm(q, 1.0, eps), rmsnorm(k, 1.0, eps)
+        if not use_rope and cfg.get("attn_temperature_tuning", True):
+            q = q * temperature[:, None, None]
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        att = attend(q, k, v, chunked if types[i] == "chunked_attention" else mask, kv_cache, mul=d ** -0.5)
+        x = x + att @ W[a + "o_proj.weight"].T + W.get(a + "o_proj.bias", 0.0)
+        h = rmsnorm(x, W[p + "post_attention_layernorm.weight"], eps)
+        if i in moe_layers:
+            x = x + llama4_moe(cfg, W, p + "feed_forward.", h, variant, mutate)
+        else:
+            x = x + mlp(h, p + "feed_forward.")
+    last = rmsnorm(x[-1], W["model.norm.weight"], eps)
+    tied = cfg.get("tie_word_embeddings", False) or "lm_head.weight" not in W
+    return (W["model.embed_tokens.weight"] if tied else W["lm_head.weight"]) @ last
+
+
+def llama4_moe(cfg, W, f, h, variant=None, mutate=None):
+    """Llama 4's MoE block (Llama4TextMoe, Llama4Router, Llama4TextExperts): see the module's description."""
+    k = cfg.get("num_experts_per_tok", 1)
+    logits = h @ W[f + "router.weight"].T                                     # [T, E]
+    gu_w, down_w = W[f + "experts.gate_up_proj"], W[f + "experts.down_proj"]  # [E, hidden, 2I], [E, I, hidden]
+    I = down_w.shape[1]
+    out = np.zeros_like(h)
+    for t in range(h.shape[0]):
+        top = np.argsort(-logits[t], kind="stable")[:k]     # torch.topk (its ties unspecified; the lower index here)
+        for e in top:
+            score = 1 / (1 + np.exp(-logits[t, e]))         # sigmoid of the chosen logit (the others' -inf give 0)
+            xin = h[t] if variant == "weight-output" else h[t] * score
+            gu = xin @ gu_w[e]
+            gate, up = (gu[I:], gu[:I]) if mutate == "swap-gate-up" else (gu[:I], gu[I:])
+            y = (gate / (1 + np.exp(-gate)) * up) @ down_w[e]
+            out[t] += score * y if variant == "weight-output" else y
+    if mutate != "no-shared-expert":
+        # the shared expert (width intermediate_size): a SwiGLU of h on every token, unweighted
+        s = f + "shared_expert."
+        g = h @ W[s + "gate_proj.weight"].T
+        out += (g / (1 + np.exp(-g)) * (h @ W[s + "up_proj.weight"].T)) @ W[s + "down_proj.weight"].T
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -2712,7 +2992,7 @@ def main():
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
-                                    "glm4moe"])
+                                    "glm4moe", "llama4"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -2739,6 +3019,8 @@ def main():
     m.add_argument("--fp8", action="store_true",
                    help="deepseek2: the attention and MLP matrices as F8_E4M3 with 128 x 128 block weight_scale_inv")
     m.add_argument("--layers", type=int, default=3, help="deepseek2: num_hidden_layers (default 3)")
+    m.add_argument("--maverick", action="store_true",
+                   help="llama4: interleave_moe_layer_step 2 (Maverick's: layers 1 and 3 MoE, 0 and 2 dense)")
     m.add_argument("--linear", type=float, metavar="F")
     m.add_argument("--multimodal", action="store_true")
     m.add_argument("--final-softcap", type=float, metavar="C")
@@ -2758,7 +3040,7 @@ def main():
                                              "no-qkv-bias", "neox-rope", "no-post-norms", "conv-bcx-order",
                                              "conv-not-causal", "conv-flip", "not-parallel", "no-logit-scale",
                                              "global-nope", "softmax-router", "no-groups", "interleaved-rope",
-                                             "full-rope"])
+                                             "full-rope", "no-qk-norm", "weight-output"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
@@ -2786,6 +3068,8 @@ def main():
                            a.fp8, a.tied, a.layers)
         elif a.arch == "glm4moe":
             make_glm4moe(a.dir, a.tokenizer, a.seed, a.qk_norm, a.tied)
+        elif a.arch == "llama4":
+            make_llama4(a.dir, a.tokenizer, a.seed, a.maverick, a.llama3)
         elif a.arch == "olmo3":
             # Olmo 3's own rope_theta 500000 and YaRN factor 8 unless given
             make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 500000.0 if a.theta is None else a.theta, a.sp,
