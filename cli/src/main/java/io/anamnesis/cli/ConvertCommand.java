@@ -41,7 +41,8 @@ import java.util.concurrent.Callable;
                         + "mixtures of experts Qwen3MoeForCausalLM, Qwen2MoeForCausalLM, MixtralForCausalLM and GptOssForCausalLM, "
                         + "whose MXFP4 experts stay MXFP4, and DeepseekV2ForCausalLM and DeepseekV3ForCausalLM (latent attention; "
                         + "an FP8 checkpoint recovered on the way, the multi-token-prediction layers left out), "
-                        + "Glm4MoeForCausalLM (GLM-4.5/4.6) and Glm4MoeLiteForCausalLM (GLM-4.7-Flash)): GGUF names, rope "
+                        + "Glm4MoeForCausalLM (GLM-4.5/4.6), Glm4MoeLiteForCausalLM (GLM-4.7-Flash) and the text model of "
+                        + "Llama4ForConditionalGeneration (Llama 4 Scout, Maverick; its vision model left out)): GGUF names, rope "
                         + "row order, hyper-parameters, vocabulary; --dtype f32|f16|bf16|q8_0|auto as its --outtype (default auto), or a "
                         + "llama-quantize type (q4_k_m) applied to that file in the same pass. A quantized folder "
                         + "(FP8, GPTQ, AWQ, ...) is recovered on the way.",

@@ -353,6 +353,8 @@ class ConverterParityTest {
         f.addAll(DeepSeek2ToGgufTest.parityFolders(ALL, withAuto));
         // glm4moe: GLM-4.5's biases, half-head rope, post_attention_norm, DeepSeek-V3's MoE, the MTP layer as nextn tensors
         f.addAll(Glm4MoeToGgufTest.parityFolders(ALL, withAuto));
+        // llama4: Llama 4's text model, packed experts split in halves and transposed, widths renamed, dense layers between
+        f.addAll(Llama4ToGgufTest.parityFolders(ALL, withAuto));
 
         // the value conversions at their edges: NaNs, infinities, ties, overflow, subnormals
         f.add(new Folder("Qwen2-specials-tiny", qwen2, specials(QwenToGgufTest.tensors("qwen2", false, 26), SPECIALS),

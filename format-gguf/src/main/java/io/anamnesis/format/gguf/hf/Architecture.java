@@ -638,8 +638,14 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      * @param count  the config.json key of the number of experts
      * @param width  the config.json key of an expert's feed-forward width
      * @param config config.json values llama.cpp's graph for the family assumes
+     * @param halves gate and up are the two halves of {@code gate_up_proj}'s last dimension (gate
+     *               first: Llama 4's {@code Llama4TextExperts}), not its even and odd columns (gpt-oss's)
      */
-    record PackedExperts(String prefix, String router, String count, String width, List<ConfigValue> config) {
+    record PackedExperts(String prefix, String router, String count, String width, List<ConfigValue> config, boolean halves) {
+        /** gpt-oss's interleaving: gate the even columns, up the odd. */
+        PackedExperts(String prefix, String router, String count, String width, List<ConfigValue> config) {
+            this(prefix, router, count, width, config, false);
+        }
     }
 
     /**

@@ -863,9 +863,76 @@ final class Architectures {
      */
     static final Architecture GLM4MOE_LITE = DEEPSEEK2.renamed(Architecture.VocabularyRule.GLM4, "Glm4MoeLiteForCausalLM");
 
+    /**
+     * Llama 4's text model ({@code Llama4ForConditionalGeneration}, Llama 4 Scout and Maverick, and
+     * {@code Llama4ForCausalLM}; the converter's {@code Llama4Model}, a {@code LlamaModel} that does not
+     * permute): the text config merged over the top level, {@code language_model.} removed from the
+     * names, the vision model and projector left out; {@code intermediate_size} (the experts' width)
+     * renamed {@code intermediate_size_moe} and {@code intermediate_size_mlp} (the dense MLP's)
+     * taken as {@code intermediate_size}, as {@code Llama4Model.__init__} does; the experts stored
+     * packed ({@code feed_forward.experts.gate_up_proj} {@code [E, hidden, 2 I]}, gate the first half,
+     * and {@code down_proj} {@code [E, I, hidden]}, each transposed), the router F32, a shared expert,
+     * dense MLPs in the layers {@code interleave_moe_layer_step} skips; llama's keys, then
+     * {@code interleave_moe_layer_step} and {@code expert_feed_forward_length}; a llama3 rope scaling
+     * as {@code rope_freqs}; {@code _set_vocab_gpt2}. What llama.cpp's llama4 hard-codes (no rope in
+     * every fourth layer, chunks of 8192, the NoPE layers' temperature 0.1 over 8192, the L2 q/k norm
+     * unless the model has 128 experts, Maverick's) must be what config.json says, or it is refused.
+     */
+    static final Architecture LLAMA4 = Architecture.of("llama4", "Llama4ForConditionalGeneration", "Llama4ForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, List.of(FFN_NORM,
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.gate_proj", "blk.{bid}.ffn_gate"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.up_proj", "blk.{bid}.ffn_up"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.down_proj", "blk.{bid}.ffn_down"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.router", "blk.{bid}.ffn_gate_inp"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.experts.gate_proj", "blk.{bid}.ffn_gate_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.experts.up_proj", "blk.{bid}.ffn_up_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.experts.down_proj", "blk.{bid}.ffn_down_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.shared_expert.gate_proj", "blk.{bid}.ffn_gate_shexp"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.shared_expert.up_proj", "blk.{bid}.ffn_up_shexp"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.shared_expert.down_proj", "blk.{bid}.ffn_down_shexp"))))
+            // Llama4Model.set_gguf_parameters: LlamaModel's, then these
+            .keys(concat(LLAMA.extraKeys(), List.of(
+                    HyperParameter.u32("{arch}.interleave_moe_layer_step", "interleave_moe_layer_step").asRequired(),
+                    HyperParameter.u32("{arch}.expert_feed_forward_length", "intermediate_size_moe").asRequired())))
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "intermediate_size_mlp",
+                    "num_attention_heads", "num_key_value_heads", "rms_norm_eps", "num_local_experts", "num_experts_per_tok",
+                    "interleave_moe_layer_step", "rope_theta"))
+            .llama3Rope()
+            .extras(new Architecture.Extras(Map.of(),
+                    Optional.of(new Architecture.MultimodalText("language_model.", List.of("vision_model.", "multi_modal_projector."),
+                            "vision model and multimodal projector")),
+                    false, Optional.empty(), List.of(), Optional.of(new Architecture.NoRopeLayers(4)),
+                    Map.of("layer_types", "the converter then writes a sliding window of 0 (MobileLLM's layout), which llama.cpp's "
+                            + "llama4 of this generation does not read"),
+                    Optional.of(new Architecture.PackedExperts("model.layers.{bid}.feed_forward.experts.", "feed_forward.router.weight",
+                            "num_local_experts", "intermediate_size_moe", List.of(
+                            new Architecture.ConfigValue("attention_chunk_size", 8192L, false, "llama.cpp's llama4 attends in "
+                                    + "chunks of 8192 (no key says otherwise)"),
+                            new Architecture.ConfigValue("attn_temperature_tuning", Boolean.TRUE, false, "llama.cpp's llama4 always "
+                                    + "scales the queries of its layers without rope"),
+                            new Architecture.ConfigValue("floor_scale", 8192L, false, "llama.cpp's llama4 scales the queries of its "
+                                    + "layers without rope over 8192 positions"),
+                            new Architecture.ConfigValue("attn_scale", 0.1, false, "llama.cpp's llama4 scales the queries of its "
+                                    + "layers without rope by 0.1 ln(...)")),
+                            true)),
+                    Optional.empty(),
+                    // Llama4Model.__init__, in this order: the experts' width kept as intermediate_size_moe, then the
+                    // dense MLP's width as intermediate_size
+                    orderedFrom("intermediate_size_moe", List.of("intermediate_size"), "intermediate_size", List.of("intermediate_size_mlp")),
+                    Optional.empty(), Optional.empty()))
+            .build();
+
+    private static Map<String, List<String>> orderedFrom(String k1, List<String> v1, String k2, List<String> v2) {
+        Map<String, List<String>> m = new java.util.LinkedHashMap<>();
+        m.put(k1, v1);
+        m.put(k2, v2);
+        return java.util.Collections.unmodifiableMap(m);
+    }
+
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R, COHERE2, EXAONE4, QWEN2VL,
-            DEEPSEEK2, GLM4MOE, GLM4MOE_LITE);
+            DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

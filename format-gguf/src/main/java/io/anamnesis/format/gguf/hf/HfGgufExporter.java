@@ -102,6 +102,7 @@ public final class HfGgufExporter implements ModelExporter {
         if (arch == Architectures.COMMAND_R) expectCommandRQkNorms(config, blockCount);
         if (arch == Architectures.EXAONE4) expectExaone4Window(config, blockCount);
         if (arch.extras().latentAttention().isPresent()) expectDeepSeekLayout(arch, stored, config, blockCount);
+        if (arch == Architectures.LLAMA4) expectLlama4QkNorm(config);
         arch.extras().configRefused().forEach((key, why) -> {
             Object v = config.get(key);
             if (v != null && v != io.anamnesis.api.json.Json.NULL) {
@@ -335,6 +336,22 @@ public final class HfGgufExporter implements ModelExporter {
         extras.configIgnored().forEach(merged::remove);
         extras.configFrom().forEach((key, from) -> HfConfig.find(merged, from).ifPresent(v -> merged.put(key, v)));
         return merged;
+    }
+
+    /**
+     * llama.cpp's llama4 L2-normalizes q and k in the layers with rope unless the model has 128
+     * experts (Maverick, whose config.json says {@code use_qk_norm} false); no key says which. A
+     * config.json that says otherwise (transformers' default is true) would run as another model
+     * (exit 6).
+     */
+    private static void expectLlama4QkNorm(Map<?, ?> config) {
+        Object v = config.get("use_qk_norm");
+        boolean norm = v == null || v == io.anamnesis.api.json.Json.NULL || Boolean.TRUE.equals(v);
+        long experts = HfConfig.integer(config, "num_local_experts").orElse(0L);
+        if (norm != (experts != 128)) {
+            throw new UnsupportedFeatureException("config.json use_qk_norm is " + norm + " with " + experts + " experts: llama.cpp's "
+                    + "llama4 normalizes q and k unless the model has 128 experts (Maverick's), and no key says otherwise; not converted");
+        }
     }
 
     /**

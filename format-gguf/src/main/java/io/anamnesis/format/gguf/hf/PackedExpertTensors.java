@@ -21,9 +21,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A family's packed experts ({@link Architecture.PackedExperts}, gpt-oss's) as the converter's
- * {@code GptOssModel} writes them. Dense weights: gate and up taken apart (the even and the
- * odd columns of {@code gate_up_proj}), each expert's matrix transposed to {@code [out, in]},
+ * A family's packed experts ({@link Architecture.PackedExperts}, gpt-oss's and Llama 4's) as the
+ * converter's {@code GptOssModel} and {@code Llama4Model} write them. Dense weights: gate and up
+ * taken apart (the even and the odd columns of {@code gate_up_proj}, or its two halves), each
+ * expert's matrix transposed to {@code [out, in]},
  * then typed as any weight of the output type; their biases split the same way, F32. MXFP4
  * weights ({@code _blocks} and {@code _scales}): the blocks' nibbles re-laid into ggml's MXFP4
  * order, each block's scale byte in front ({@link #ggmlBlocks}), values unchanged, written as
@@ -139,7 +140,12 @@ final class PackedExpertTensors {
             return true;
         }
         expect(d, gateUp ? new long[]{count, hidden, 2 * width} : new long[]{count, width, hidden});
-        if (gateUp) {
+        if (gateUp && spec.halves()) {
+            // Llama4Model.modify_tensors: gate_up_proj.transpose(-1, -2).split(width, dim=-2): gate the first half
+            out.add(typed.apply(transposed(d, mapped(bid, "gate_proj.weight"), 1, 0, width), mapped(bid, "gate_proj.weight")));
+            out.add(typed.apply(transposed(d, mapped(bid, "up_proj.weight"), 1, Math.toIntExact(width), width),
+                    mapped(bid, "up_proj.weight")));
+        } else if (gateUp) {
             out.add(typed.apply(transposed(d, mapped(bid, "gate_proj.weight"), 2, 0), mapped(bid, "gate_proj.weight")));
             out.add(typed.apply(transposed(d, mapped(bid, "up_proj.weight"), 2, 1), mapped(bid, "up_proj.weight")));
         } else {
@@ -236,7 +242,12 @@ final class PackedExpertTensors {
      * A band of output rows reads its columns of every source row, so memory stays bounded.
      */
     static DenseTensor transposed(DenseTensor d, String gguf, int step, int offset) {
-        long experts = d.shape().dim(0), a = d.shape().dim(1), b = d.shape().dim(2), outRows = b / step;
+        return transposed(d, gguf, step, offset, d.shape().dim(2) / step);
+    }
+
+    /** {@link #transposed} of {@code outRows} columns only ({@code d.transpose(-1, -2)[:, offset : offset + step outRows : step, :]}). */
+    static DenseTensor transposed(DenseTensor d, String gguf, int step, int offset, long outRows) {
+        long experts = d.shape().dim(0), a = d.shape().dim(1), b = d.shape().dim(2);
         // source rows per step and output rows per band: the scratch stays under a few MB whatever the shape
         int rowsPerStep = (int) Math.max(1, Math.min(a, PIECE));
         int band = (int) Math.max(1, Math.min(BAND, (1L << 20) / ((long) rowsPerStep * step)));
