@@ -357,8 +357,8 @@ public final class HfGgufExporter implements ModelExporter {
     /**
      * What llama.cpp's deepseek2 assumes of a DeepSeek model without keys to say so. It takes a model
      * for one with a single query projection ({@code q_lora_rank} null, DeepSeek-V2-Lite's) by its
-     * layer count alone: 26 or 27 layers (or 48 with a vocabulary of 128256, since llama.cpp's
-     * 2025-12 builds); any other count must have the low-rank query pair, and those counts must not,
+     * layer count alone: 26 or 27 layers (and, in its newer builds, 48 with a vocabulary of 128256,
+     * Kanana-2's); any other count must have the low-rank query pair, and those counts must not,
      * or llama.cpp would not load the file (exit 6). And DeepSeek-V2's own modeling code either
      * renormalizes the chosen experts' weights ({@code norm_topk_prob}) or scales them
      * ({@code routed_scaling_factor}), where llama.cpp does both: with both set the model would run
