@@ -157,6 +157,11 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
             return this;
         }
 
+        /** The family's extras as {@link Extras#builder} names them. */
+        Builder extras(Extras.Builder extras) {
+            return extras(extras.build());
+        }
+
         Architecture build() {
             if (tensors == null || vocabulary == null) {
                 throw new IllegalStateException("family " + gguf + " declares no tensors or no vocabulary rule");
@@ -506,84 +511,98 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
                   Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
                   Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers,
                   Map<String, List<String>> configFrom, Optional<LatentAttention> latentAttention, Optional<String> extraLayers) {
-        Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
-               Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
-               Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers,
-               Map<String, List<String>> configFrom) {
-            this(configDefaults, multimodal, trimEmbeddings, slidingWindow, configIgnored, noRope, configRefused, packedExperts,
-                    convLayers, configFrom, Optional.empty(), Optional.empty());
+
+        /** No extras: a plain decoder. */
+        static final Extras NONE = builder().build();
+
+        /** Starts a family's extras, one named part at a time; what is not named is empty or off. */
+        static Builder builder() {
+            return new Builder();
         }
 
-        /** DeepSeek's latent attention, with the defaults its config class gives keys config.json may leave out. */
-        static Extras latent(Map<String, Object> configDefaults, LatentAttention attention) {
-            return new Extras(configDefaults, Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(), Map.of(),
-                    Optional.empty(), Optional.empty(), Map.of(), Optional.of(attention), Optional.empty());
-        }
+        /** A family's {@link Extras}, one named part at a time (see the record's parameters). */
+        static final class Builder {
+            private Map<String, Object> configDefaults = Map.of();
+            private Optional<MultimodalText> multimodal = Optional.empty();
+            private boolean trimEmbeddings;
+            private Optional<SlidingWindow> slidingWindow = Optional.empty();
+            private List<String> configIgnored = List.of();
+            private Optional<NoRopeLayers> noRope = Optional.empty();
+            private Map<String, String> configRefused = Map.of();
+            private Optional<PackedExperts> packedExperts = Optional.empty();
+            private Optional<ConvLayers> convLayers = Optional.empty();
+            private Map<String, List<String>> configFrom = Map.of();
+            private Optional<LatentAttention> latentAttention = Optional.empty();
+            private Optional<String> extraLayers = Optional.empty();
 
-        /** Layers past {@code num_hidden_layers}, as many as config.json's {@code key} says, written and counted. */
-        static Extras extraLayers(String key) {
-            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(), Map.of(),
-                    Optional.empty(), Optional.empty(), Map.of(), Optional.empty(), Optional.of(key));
-        }
+            private Builder() {
+            }
 
-        Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
-               Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
-               Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers) {
-            this(configDefaults, multimodal, trimEmbeddings, slidingWindow, configIgnored, noRope, configRefused, packedExperts,
-                    convLayers, Map.of());
-        }
+            Builder configDefaults(Map<String, Object> defaults) {
+                this.configDefaults = defaults;
+                return this;
+            }
 
-        /**
-         * config.json keys the family's {@code __init__} sets from others before anything reads
-         * them ({@code find_hparam}: the first of the list present), and keys refused.
-         */
-        static Extras rewriting(Map<String, List<String>> configFrom, Map<String, String> configRefused) {
-            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(), configRefused,
-                    Optional.empty(), Optional.empty(), configFrom);
-        }
+            Builder multimodal(MultimodalText text) {
+                this.multimodal = Optional.of(text);
+                return this;
+            }
 
-        Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
-               Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
-               Map<String, String> configRefused, Optional<PackedExperts> packedExperts) {
-            this(configDefaults, multimodal, trimEmbeddings, slidingWindow, configIgnored, noRope, configRefused, packedExperts,
-                    Optional.empty());
-        }
+            Builder trimEmbeddings() {
+                this.trimEmbeddings = true;
+                return this;
+            }
 
-        /** Only short-convolution layers (LFM2). */
-        static Extras convolutions(ConvLayers layers) {
-            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(), Map.of(),
-                    Optional.empty(), Optional.of(layers));
-        }
+            Builder slidingWindow(SlidingWindow window) {
+                this.slidingWindow = Optional.of(window);
+                return this;
+            }
 
-        static final Extras NONE = new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(),
-                Map.of(), Optional.empty());
+            Builder configIgnored(String... keys) {
+                this.configIgnored = List.of(keys);
+                return this;
+            }
 
-        Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
-               Optional<SlidingWindow> slidingWindow) {
-            this(configDefaults, multimodal, trimEmbeddings, slidingWindow, List.of(), Optional.empty(), Map.of(), Optional.empty());
-        }
+            Builder noRope(NoRopeLayers layers) {
+                this.noRope = Optional.of(layers);
+                return this;
+            }
 
-        /** Only config.json keys the family removes. */
-        static Extras ignoring(String... keys) {
-            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(keys), Optional.empty(), Map.of(),
-                    Optional.empty());
-        }
+            Builder configRefused(Map<String, String> keys) {
+                this.configRefused = keys;
+                return this;
+            }
 
-        /** Only layers without rope, every {@code period}-th. */
-        static Extras noRopeEvery(int period) {
-            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.of(new NoRopeLayers(period)),
-                    Map.of(), Optional.empty());
-        }
+            Builder packedExperts(PackedExperts experts) {
+                this.packedExperts = Optional.of(experts);
+                return this;
+            }
 
-        /** Only config.json keys refused, each with why. */
-        static Extras refusing(Map<String, String> keys) {
-            return new Extras(Map.of(), Optional.empty(), false, Optional.empty(), List.of(), Optional.empty(), keys, Optional.empty());
-        }
+            Builder convLayers(ConvLayers layers) {
+                this.convLayers = Optional.of(layers);
+                return this;
+            }
 
-        /** Local and global layers, and packed experts (gpt-oss). */
-        static Extras packed(SlidingWindow window, PackedExperts experts) {
-            return new Extras(Map.of(), Optional.empty(), false, Optional.of(window), List.of(), Optional.empty(), Map.of(),
-                    Optional.of(experts));
+            /** Keys set from others, in the map's order (an ordered map where one reads what another sets). */
+            Builder configFrom(Map<String, List<String>> from) {
+                this.configFrom = from;
+                return this;
+            }
+
+            Builder latentAttention(LatentAttention attention) {
+                this.latentAttention = Optional.of(attention);
+                return this;
+            }
+
+            Builder extraLayers(String key) {
+                this.extraLayers = Optional.of(key);
+                return this;
+            }
+
+            Extras build() {
+                return new Extras(configDefaults, multimodal, trimEmbeddings, slidingWindow, configIgnored, noRope, configRefused,
+                        packedExperts, convLayers, configFrom, latentAttention, extraLayers);
+            }
         }
     }
 

@@ -158,7 +158,7 @@ final class Architectures {
                     HyperParameter.f32("{arch}.logit_scale", "logits_scaling").skippedWhenZero()))
             .vocabulary(Architecture.VocabularyRule.LLAMA)
             .requires(List.of("attention_multiplier", "embedding_multiplier", "residual_multiplier", "logits_scaling"))
-            .extras(Architecture.Extras.ignoring("head_dim"))
+            .extras(Architecture.Extras.builder().configIgnored("head_dim"))
             .build();
 
     /**
@@ -173,7 +173,7 @@ final class Architectures {
             .keys(LLAMA.extraKeys())
             .vocabulary(Architecture.VocabularyRule.LLAMA)
             .llama3Rope()
-            .extras(Architecture.Extras.noRopeEvery(4))
+            .extras(Architecture.Extras.builder().noRope(new Architecture.NoRopeLayers(4)))
             .build();
 
     /**
@@ -429,14 +429,14 @@ final class Architectures {
             .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE_NO_SPACE_PREFIX_ELSE_GPT2)
             .requires(List.of("hidden_size", "intermediate_size"))
             .shifts(GEMMA_SHIFTS)
-            .extras(new Architecture.Extras(GEMMA3_DEFAULTS,
+            .extras(Architecture.Extras.builder().configDefaults(GEMMA3_DEFAULTS)
                     // Gemma3Model.modify_tensors: language_model. removed; the vision tower and projector skipped
-                    Optional.of(new Architecture.MultimodalText("language_model.", List.of("multi_modal_projector.",
+                    .multimodal(new Architecture.MultimodalText("language_model.", List.of("multi_modal_projector.",
                             "vision_tower.", "multimodal_projector.", "vision_model."),
-                            "vision tower and multimodal projector")),
-                    true,
+                            "vision tower and multimodal projector"))
+                    .trimEmbeddings()
                     // llama.cpp's gemma3: swa_period 6 unless the file says otherwise
-                    Optional.of(new Architecture.SlidingWindow(6, LOCAL_ROPE_THETA, true))))
+                    .slidingWindow(new Architecture.SlidingWindow(6, LOCAL_ROPE_THETA, true)))
             .build();
 
     /**
@@ -523,8 +523,8 @@ final class Architectures {
                     HyperParameter.u32("{arch}.expert_feed_forward_length", "intermediate_size").asRequired()))
             .vocabulary(Architecture.VocabularyRule.GPT2)
             .requires(concat(QWEN2_REQUIRED, List.of("head_dim", "num_local_experts", "num_experts_per_tok")))
-            .extras(Architecture.Extras.packed(new Architecture.SlidingWindow(2, LOCAL_ROPE_THETA, false),
-                    new Architecture.PackedExperts("model.layers.{bid}.mlp.experts.", "mlp.router.weight", "num_local_experts",
+            .extras(Architecture.Extras.builder().slidingWindow(new Architecture.SlidingWindow(2, LOCAL_ROPE_THETA, false))
+                    .packedExperts(new Architecture.PackedExperts("model.layers.{bid}.mlp.experts.", "mlp.router.weight", "num_local_experts",
                             "intermediate_size", List.of(new Architecture.ConfigValue("swiglu_limit", 7.0, false,
                             "llama.cpp's gpt-oss clamps the experts' SwiGLU at 7 (transformers' default)")))))
             .build();
@@ -551,13 +551,12 @@ final class Architectures {
             .refuses(List.of(new Architecture.Variant("ministral3", "Ministral 3 (yarn with llama 4's attention temperature "
                             + "scaling: yarn_log_multiplier and attention.temperature_scale keys)"),
                     new Architecture.Variant("mistral4", "Mistral 4 (DeepSeek-V2's layout, arch mistral4)")))
-            .extras(new Architecture.Extras(Map.of(),
+            .extras(Architecture.Extras.builder()
                     // Ministral3Model.modify_tensors: language_model. removed; the vision tower and projector skipped
-                    Optional.of(new Architecture.MultimodalText("language_model.", List.of("vision_tower.", "multi_modal_projector.",
-                            "model.vision_tower.", "model.multi_modal_projector."), "vision tower and multimodal projector")),
-                    false, Optional.empty(), List.of(), Optional.empty(),
-                    Map.of("sliding_window", "transformers' Mistral attends within the window; llama.cpp's mistral3 over the "
-                            + "whole context (the converter writes no window)"), Optional.empty()))
+                    .multimodal(new Architecture.MultimodalText("language_model.", List.of("vision_tower.", "multi_modal_projector.",
+                            "model.vision_tower.", "model.multi_modal_projector."), "vision tower and multimodal projector"))
+                    .configRefused(Map.of("sliding_window", "transformers' Mistral attends within the window; llama.cpp's mistral3 "
+                            + "over the whole context (the converter writes no window)")))
             .build();
 
     /**
@@ -651,7 +650,7 @@ final class Architectures {
             .vocabulary(Architecture.VocabularyRule.GPT2)
             .requires(List.of("vocab_size", "hidden_size", "num_attention_heads", "num_key_value_heads", "layer_types",
                     "block_auto_adjust_ff_dim", "block_multiple_of", "rope_theta"))
-            .extras(Architecture.Extras.convolutions(new Architecture.ConvLayers("conv", List.of("conv.conv.weight"))))
+            .extras(Architecture.Extras.builder().convLayers(new Architecture.ConvLayers("conv", List.of("conv.conv.weight"))))
             .build();
 
     /**
@@ -672,8 +671,9 @@ final class Architectures {
             .vocabulary(Architecture.VocabularyRule.GPT2)
             .requires(List.of("vocab_size", "hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads",
                     "layer_norm_eps", "rope_theta", "logit_scale"))
-            .extras(Architecture.Extras.rewriting(Map.of("max_position_embeddings", List.of("model_max_length", "max_position_embeddings")),
-                    Map.of("rope_scaling", "the converter writes rope scaling type none over it")))
+            .extras(Architecture.Extras.builder()
+                    .configFrom(Map.of("max_position_embeddings", List.of("model_max_length", "max_position_embeddings")))
+                    .configRefused(Map.of("rope_scaling", "the converter writes rope scaling type none over it")))
             .build();
 
     /**
@@ -695,10 +695,10 @@ final class Architectures {
             .vocabulary(Architecture.VocabularyRule.GPT2)
             .requires(List.of("vocab_size", "hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads",
                     "layer_norm_eps", "rope_theta", "logit_scale", "sliding_window", "rotary_pct"))
-            .extras(new Architecture.Extras(Map.of(), Optional.empty(), false,
+            .extras(Architecture.Extras.builder()
                     // llama.cpp's cohere2: swa pattern 4, the global layers without rope
-                    Optional.of(new Architecture.SlidingWindow(4, LOCAL_ROPE_THETA, false)), List.of(), Optional.empty(),
-                    Map.of("rope_scaling", "the converter writes rope scaling type none over it"), Optional.empty()))
+                    .slidingWindow(new Architecture.SlidingWindow(4, LOCAL_ROPE_THETA, false))
+                    .configRefused(Map.of("rope_scaling", "the converter writes rope scaling type none over it")))
             .build();
 
     /**
@@ -734,10 +734,10 @@ final class Architectures {
             .tensors(QWEN2_TENSORS)
             .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE_ELSE_GPT2)
             .requires(QWEN2_REQUIRED)
-            .extras(new Architecture.Extras(Map.of(),
+            .extras(Architecture.Extras.builder()
                     // Qwen2VLModel.modify_tensors: thinker. removed; visual, audio, talker, token2wav skipped
-                    Optional.of(new Architecture.MultimodalText("thinker.", List.of("visual", "audio", "talker", "token2wav"),
-                            "vision tower")), false, Optional.empty()))
+                    .multimodal(new Architecture.MultimodalText("thinker.", List.of("visual", "audio", "talker", "token2wav"),
+                            "vision tower")))
             .build();
 
     /** DeepSeek's and GLM-4.5's MoE blocks: the router and its selection bias, the stacked experts, the shared experts. */
@@ -800,8 +800,8 @@ final class Architectures {
                     "moe_intermediate_size", "n_routed_experts", "n_shared_experts", "num_experts_per_tok", "routed_scaling_factor"))
             .experts(sharedExpertMoe("deepseek2"))
             // DeepseekV2Model.set_gguf_parameters: rms_norm_eps defaults to 1e-6
-            .extras(Architecture.Extras.latent(Map.of("rms_norm_eps", 1e-6),
-                    new Architecture.LatentAttention("self_attn.kv_b_proj.weight", "self_attn.k_b_proj.weight",
+            .extras(Architecture.Extras.builder().configDefaults(Map.of("rms_norm_eps", 1e-6))
+                    .latentAttention(new Architecture.LatentAttention("self_attn.kv_b_proj.weight", "self_attn.k_b_proj.weight",
                             "self_attn.v_b_proj.weight")))
             .build();
 
@@ -853,7 +853,7 @@ final class Architectures {
                     "num_key_value_heads", "rms_norm_eps", "first_k_dense_replace", "moe_intermediate_size", "n_routed_experts",
                     "n_shared_experts", "num_experts_per_tok", "routed_scaling_factor", "norm_topk_prob"))
             .experts(sharedExpertMoe("glm4moe"))
-            .extras(Architecture.Extras.extraLayers("num_nextn_predict_layers"))
+            .extras(Architecture.Extras.builder().extraLayers("num_nextn_predict_layers"))
             .build();
 
     /**
@@ -899,13 +899,13 @@ final class Architectures {
                     "num_attention_heads", "num_key_value_heads", "rms_norm_eps", "num_local_experts", "num_experts_per_tok",
                     "interleave_moe_layer_step", "rope_theta"))
             .llama3Rope()
-            .extras(new Architecture.Extras(Map.of(),
-                    Optional.of(new Architecture.MultimodalText("language_model.", List.of("vision_model.", "multi_modal_projector."),
-                            "vision model and multimodal projector")),
-                    false, Optional.empty(), List.of(), Optional.of(new Architecture.NoRopeLayers(4)),
-                    Map.of("layer_types", "the converter then writes a sliding window of 0 (MobileLLM's layout), which llama.cpp's "
-                            + "llama4 of this generation does not read"),
-                    Optional.of(new Architecture.PackedExperts("model.layers.{bid}.feed_forward.experts.", "feed_forward.router.weight",
+            .extras(Architecture.Extras.builder()
+                    .multimodal(new Architecture.MultimodalText("language_model.", List.of("vision_model.", "multi_modal_projector."),
+                            "vision model and multimodal projector"))
+                    .noRope(new Architecture.NoRopeLayers(4))
+                    .configRefused(Map.of("layer_types", "the converter then writes a sliding window of 0 (MobileLLM's layout), "
+                            + "which llama.cpp's llama4 of this generation does not read"))
+                    .packedExperts(new Architecture.PackedExperts("model.layers.{bid}.feed_forward.experts.", "feed_forward.router.weight",
                             "num_local_experts", "intermediate_size_moe", List.of(
                             new Architecture.ConfigValue("attention_chunk_size", 8192L, false, "llama.cpp's llama4 attends in "
                                     + "chunks of 8192 (no key says otherwise)"),
@@ -915,12 +915,11 @@ final class Architectures {
                                     + "layers without rope over 8192 positions"),
                             new Architecture.ConfigValue("attn_scale", 0.1, false, "llama.cpp's llama4 scales the queries of its "
                                     + "layers without rope by 0.1 ln(...)")),
-                            true)),
-                    Optional.empty(),
+                            true))
                     // Llama4Model.__init__, in this order: the experts' width kept as intermediate_size_moe, then the
                     // dense MLP's width as intermediate_size
-                    orderedFrom("intermediate_size_moe", List.of("intermediate_size"), "intermediate_size", List.of("intermediate_size_mlp")),
-                    Optional.empty(), Optional.empty()))
+                    .configFrom(orderedFrom("intermediate_size_moe", List.of("intermediate_size"), "intermediate_size",
+                            List.of("intermediate_size_mlp"))))
             .build();
 
     private static Map<String, List<String>> orderedFrom(String k1, List<String> v1, String k2, List<String> v2) {
