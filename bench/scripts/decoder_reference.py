@@ -6,7 +6,7 @@ Olmo3ForCausalLM, the text model of Mistral3ForConditionalGeneration, the langua
 Qwen2VLForConditionalGeneration and Qwen2_5_VLForConditionalGeneration on text (qwen2's), ArceeForCausalLM, SeedOssForCausalLM,
 Glm4ForCausalLM, Lfm2ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, Exaone4ForCausalLM, DeepseekV2ForCausalLM,
 DeepseekV3ForCausalLM, Glm4MoeLiteForCausalLM (GLM-4.7-Flash, computed as DeepSeek-V3), Glm4MoeForCausalLM, the text
-model of Llama4ForConditionalGeneration (Llama 4 Scout / Maverick; Llama4ForCausalLM too)), to check what
+model of Llama4ForConditionalGeneration (Llama 4 Scout / Maverick; Llama4ForCausalLM too), OlmoeForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -236,6 +236,19 @@ code or the converter's.
         feed_forward.shared_expert.{gate,up,down}_proj.weight (width I); a dense layer feed_forward.{gate,up,
         down}_proj.weight (width intermediate_size_mlp); plus a few vision_model.* and multi_modal_projector.linear_1.
         weight tensors the text model does not use
+    python3 decoder_reference.py make olmoe DIR [--tokenizer MODELS_DIR] [--seed N]
+        a tiny random OLMoE folder (OlmoeForCausalLM, model_type olmoe) in allenai/OLMoE-1B-7B-0924's layout, config.json's
+        keys as that checkpoint's (sorted, as save_pretrained writes them), the sizes shrunk: hidden 64, intermediate_size 32
+        (each expert's width; OLMoE has no dense MLP), 2 layers, 4 heads of 16 (hidden / heads; OlmoeConfig has no head_dim),
+        4 key/value heads (the released model's MHA), num_experts 8, num_experts_per_tok 2, norm_topk_prob false, clip_qkv
+        null, attention_bias false, rms_norm_eps 1e-5, rope_theta 10000, rope_scaling null, max_position_embeddings 4096,
+        router_aux_loss_coef 0.01, output_router_logits false, tie_word_embeddings false, pad_token_id 1 (OLMoE's
+        <|padding|>), bos/eos 151643/151645 as make's (the released config has bos null and eos 50279); the vocabulary 512
+        or MODELS_DIR's as make computes it. Tensors, BF16: model.embed_tokens.weight, model.norm.weight, lm_head.weight,
+        and per layer input_layernorm.weight, post_attention_layernorm.weight [hidden], self_attn.{q,k,v,o}_proj.weight (no
+        biases), self_attn.q_norm.weight [hidden] (= heads x head_dim) and self_attn.k_norm.weight [kv heads x head_dim]
+        (over the whole projection, as Olmo 2's), mlp.gate.weight [E, hidden] (the router), mlp.experts.{j}.{gate,up,
+        down}_proj.weight ([32, hidden], [32, hidden], [hidden, 32])
     python3 decoder_reference.py forward DIR --tokens 1,7,42 [--weights f32|f16] [--kv f64|f16]
             [--variant V] [--mutate M]
         the last token's logits as JSON
@@ -299,6 +312,41 @@ too (the qk norm and the temperature stay where they were), --variant no-qk-norm
 swap-gate-up takes gate from the last I columns of gate_up_proj and up from the first I, --mutate no-shared-expert
 leaves the shared expert out. On make's folders (12 tokens or so, chunk 8192, floor_scale 8192) the chunking and the
 temperature change nothing.
+For olmoe (OlmoeForCausalLM): --variant per-head-qk-norm norms q and k per head (each head with its slice of the
+whole-projection weight, Qwen3's way) instead of over the whole projection, as for olmo2; --variant interleaved-rope
+rotates with interleaved pairs (2i, 2i + 1) instead of OLMoE's rotate-half pairs (i, i + d/2) (the other pairing;
+--variant neox-rope, which would name OLMoE's own, is refused, as for glm4moe); --variant renormalized divides the chosen
+experts' weights by their sum although norm_topk_prob is false; --mutate reverse-experts numbers the experts backwards,
+as for qwen3moe. On a folder with norm_topk_prob true renormalized changes nothing.
+
+OlmoeForCausalLM (make olmoe: OLMoE, allenai/OLMoE-1B-7B-0924 and its -SFT / -Instruct, OLMoE-1B-7B-0125), as transformers'
+modeling_olmoe computes it (eager attention; OlmoeDecoderLayer is Llama's pre-norm block, OlmoeAttention Llama's with
+Olmo 2's q/k norms and clip_qkv, the router Qwen2-MoE's OlmoeTopKRouter, the experts Mixtral's):
+  head_dim = hidden_size / num_attention_heads (OlmoeAttention's `self.head_dim = self.hidden_size // self.num_heads`
+  in transformers 4.x; LlamaAttention's hidden / heads in 5.x, OlmoeConfig having no head_dim)
+  x = embed[tokens]   (no scaling)
+  per layer: h = rmsnorm(x) * input_layernorm
+             q, k, v = h Wq^T, h Wk^T, h Wv^T (biases only with attention_bias)
+             q = rmsnorm(q) * q_norm, k = rmsnorm(k) * k_norm over each position's WHOLE projection, before the split
+             into heads and before the rotary: `self.q_norm = OlmoeRMSNorm(config.hidden_size, ...)`, `self.k_norm =
+             OlmoeRMSNorm((config.hidden_size // config.num_attention_heads) * config.num_key_value_heads, ...)`,
+             `query_states = self.q_norm(self.q_proj(hidden_states))` (Olmo 2's way; eps rms_norm_eps)
+             with clip_qkv set, q, k (after their norms) and v clamped to [-clip_qkv, clip_qkv] (`if self.config.clip_qkv
+             is not None: query_states.clamp_(min=-self.config.clip_qkv, max=self.config.clip_qkv)`, key and value alike)
+             rotary, rotate-half pairs (i, i + d/2) over the whole head, inv_freq theta^(-2i/d) (a llama3 rope_scaling as
+             for llama; OlmoeRotaryEmbedding is LlamaRotaryEmbedding, `emb = torch.cat((freqs, freqs), dim=-1)`, and
+             apply_rotary_pos_emb `q_embed = (q * cos) + (rotate_half(q) * sin)` with rotate_half
+             `torch.cat((-x2, x1), dim=-1)` of the halves)
+             causal softmax(q k^T / sqrt(head_dim)) v, query head h reading key/value head h // (H/KV)
+             x += attn Wo^T
+             h = rmsnorm(x) * post_attention_layernorm
+             MoE (OlmoeSparseMoeBlock), per token: p = softmax(h Wgate^T) over all num_experts (mlp.gate [E, hidden]; in
+             float32 there); the top num_experts_per_tok of p (ties to the lower index here); their weights p, divided by
+             their sum only when norm_topk_prob (default false: OLMoE's weights are not renormalized); x += sum_e w_e
+             (silu(h Wg_e^T) * h Wu_e^T) Wd_e^T (mlp.experts.{e}, width intermediate_size); no shared expert
+  logits = rmsnorm(x[-1]) * norm  (lm_head, or embed when tie_word_embeddings)^T; every rmsnorm plain (w, not 1 + w), eps
+  rms_norm_eps. --weights f16 rounds the 2-D weights but the router (F32 in the GGUF); --kv f16 rounds Q, K (after the q/k
+  norms, the clip and the rotary), V and the probabilities as for the others.
 
 Llama4ForConditionalGeneration's text model (make llama4: Llama 4 Scout, meta-llama/Llama-4-Scout-17B-16E(-Instruct), and
 Maverick, Llama-4-Maverick-17B-128E) and Llama4ForCausalLM, as transformers' Llama4ForCausalLM (modeling_llama4) computes
@@ -1874,6 +1922,56 @@ def make_llama4(out, tokenizer=None, seed=0, maverick=False, llama3=None):
                 dst.write(src.read())
 
 
+def make_olmoe(out, tokenizer=None, seed=0):
+    """A tiny random OlmoeForCausalLM folder, laid out as allenai/OLMoE-1B-7B-0924's (config.json's keys, sorted; the tensor
+    names, BF16), the sizes shrunk: hidden 64, 2 layers, 4 heads of 16 (hidden / heads), 4 key/value heads, 8 experts of
+    width 32 (intermediate_size), 2 per token, norm_topk_prob false, the q/k norms over the whole projection."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, inter, layers, heads, kv, experts, top_k = 64, 32, 2, 4, 4, 8, 2
+    head_dim = hidden // heads   # OlmoeAttention's: hidden_size // num_attention_heads (OlmoeConfig has no head_dim)
+    config = {
+        "architectures": ["OlmoeForCausalLM"], "attention_bias": False, "attention_dropout": 0.0, "bos_token_id": 151643,
+        "clip_qkv": None, "eos_token_id": 151645, "hidden_act": "silu", "hidden_size": hidden, "initializer_range": 0.02,
+        "intermediate_size": inter, "max_position_embeddings": 4096, "model_type": "olmoe", "norm_topk_prob": False,
+        "num_attention_heads": heads, "num_experts": experts, "num_experts_per_tok": top_k, "num_hidden_layers": layers,
+        "num_key_value_heads": kv, "output_router_logits": False, "pad_token_id": 1, "rms_norm_eps": 1e-05,
+        "rope_scaling": None, "rope_theta": 10000.0, "router_aux_loss_coef": 0.01, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16", "transformers_version": "4.43.0.dev0", "use_cache": True, "vocab_size": vocab,
+    }
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        t[p + "input_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "post_attention_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "self_attn.q_proj.weight"] = w(heads * head_dim, hidden)
+        t[p + "self_attn.k_proj.weight"] = w(kv * head_dim, hidden)
+        t[p + "self_attn.v_proj.weight"] = w(kv * head_dim, hidden)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * head_dim)
+        # OlmoeRMSNorm(hidden_size) and OlmoeRMSNorm(head_dim * kv): over the whole projection, as Olmo 2's
+        t[p + "self_attn.q_norm.weight"] = 1 + w(heads * head_dim, s=0.3)
+        t[p + "self_attn.k_norm.weight"] = 1 + w(kv * head_dim, s=0.3)
+        t[p + "mlp.gate.weight"] = w(experts, hidden, s=0.5)
+        for x in range(experts):
+            t[p + f"mlp.experts.{x}.gate_proj.weight"] = w(inter, hidden)
+            t[p + f"mlp.experts.{x}.up_proj.weight"] = w(inter, hidden)
+            t[p + f"mlp.experts.{x}.down_proj.weight"] = w(hidden, inter)
+    t["model.norm.weight"] = 1 + w(hidden, s=0.2)
+    t["lm_head.weight"] = w(vocab, hidden, s=0.3)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
 # ---------------------------------------------------------------- forward
 
 def f16(x):
@@ -2047,6 +2145,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, glm4moe_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
     if arch in ("Llama4ForConditionalGeneration", "Llama4ForCausalLM"):
         return arch, llama4_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
+    if arch == "OlmoeForCausalLM":
+        return arch, olmoe_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
     if arch in ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration"):
         # the language model of Qwen2-VL / Qwen2.5-VL on text alone: M-RoPE gives every section (time, height, width)
         # the token's own position, which is qwen2's rotate-half rope; the vision tower (visual.*) is not used
@@ -2244,9 +2344,9 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
 
 
 def moe(cfg, W, p, h, mutate=None):
-    """Qwen3-MoE's and Mixtral's sparse block: softmax over the router's logits, the top num_experts_per_tok
-    experts per token (renormalized to sum 1: Mixtral always, Qwen3-MoE when norm_topk_prob), the weighted sum of their
-    SwiGLU outputs. --mutate reverse-experts numbers the experts backwards (a file whose
+    """Qwen3-MoE's, Mixtral's and OLMoE's sparse block: softmax over the router's logits, the top num_experts_per_tok
+    experts per token (renormalized to sum 1: Mixtral always, Qwen3-MoE and OLMoE when norm_topk_prob), the weighted
+    sum of their SwiGLU outputs. --mutate reverse-experts numbers the experts backwards (a file whose
     stacks are in the wrong expert order computes this)."""
     mixtral = cfg["architectures"][0] == "MixtralForCausalLM"
     n, k = cfg["num_local_experts" if mixtral else "num_experts"], cfg["num_experts_per_tok"]
@@ -2985,6 +3085,64 @@ def llama4_moe(cfg, W, f, h, variant=None, mutate=None):
     return out
 
 
+def olmoe_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=True, variant=None, mutate=None):
+    """OlmoeForCausalLM (OLMoE) as transformers' modeling_olmoe computes it (eager attention), in float64: see the module's
+    description. --variant per-head-qk-norm norms q and k per head instead of over the whole projection; interleaved-rope
+    rotates interleaved pairs (2i, 2i + 1) instead of rotate-half pairs (i, i + d/2); renormalized divides the chosen
+    experts' weights by their sum although norm_topk_prob is false; --mutate reverse-experts numbers the experts
+    backwards."""
+    if variant == "neox-rope":
+        raise SystemExit("olmoe already rotates rotate-half (NeoX) pairs; the other pairing is --variant interleaved-rope")
+    H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    KV = cfg.get("num_key_value_heads") or H
+    d = hidden // H                       # OlmoeAttention: hidden_size // num_attention_heads
+    eps = cfg.get("rms_norm_eps", 1e-5)
+    clip = cfg.get("clip_qkv")
+    # transformers 4.x's flat rope_theta / rope_scaling, or transformers 5's rope_parameters; inv_freq refuses a scaling
+    # other than default or llama3
+    rp = cfg.get("rope_parameters") or {}
+    theta = cfg.get("rope_theta", rp.get("rope_theta", 10000.0))
+    inv = inv_freq(theta, d, (cfg.get("rope_scaling") or rp) if rope_scaling else None)
+    rot = rotary_interleaved if variant == "interleaved-rope" else rotary
+    # the router's weights divided by their sum: only with norm_topk_prob (OLMoE's false), or --variant renormalized
+    moe_cfg = {**cfg, "norm_topk_prob": True} if variant == "renormalized" else cfg
+    if weights == "f16":
+        # the matrices to float16; the router mlp.gate stays F32 in the GGUF (ffn_gate_inp), the norms are 1-D and kept
+        W = {k: (f16(v) if v.ndim == 2 and not k.endswith("mlp.gate.weight") else v) for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+
+    def attention(h, a):
+        q, k, v = (h @ W[a + f"{n}_proj.weight"].T + (W[a + f"{n}_proj.bias"] if a + f"{n}_proj.bias" in W else 0.0)
+                   for n in "qkv")
+        if variant == "per-head-qk-norm":
+            # each head normed alone, with its slice of the whole-projection weight
+            q = rmsnorm(q.reshape(T, H, d), W[a + "q_norm.weight"].reshape(H, d), eps).reshape(T, -1)
+            k = rmsnorm(k.reshape(T, KV, d), W[a + "k_norm.weight"].reshape(KV, d), eps).reshape(T, -1)
+        else:
+            # OLMoE's: over each position's whole projection (q_norm [H d], k_norm [KV d]), before the split into heads
+            q = rmsnorm(q, W[a + "q_norm.weight"], eps)
+            k = rmsnorm(k, W[a + "k_norm.weight"], eps)
+        if clip is not None:
+            q, k, v = np.clip(q, -clip, clip), np.clip(k, -clip, clip), np.clip(v, -clip, clip)
+        q, k, v = q.reshape(T, H, d), k.reshape(T, KV, d), v.reshape(T, KV, d)
+        q, k = rot(q, pos, inv), rot(k, pos, inv)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        return attend(q, k, v, mask, kv_cache, mul=d ** -0.5) @ W[a + "o_proj.weight"].T
+
+    x = W["model.embed_tokens.weight"][np.array(toks)]
+    for i in range(n_layers):
+        p = f"model.layers.{i}."
+        x = x + attention(rmsnorm(x, W[p + "input_layernorm.weight"], eps), p + "self_attn.")
+        # OlmoeSparseMoeBlock: Qwen3-MoE's sparse block (softmax router, top-k, mlp.experts.{e} SwiGLU), no shared expert
+        x = x + moe(moe_cfg, W, p, rmsnorm(x, W[p + "post_attention_layernorm.weight"], eps), mutate)
+    last = rmsnorm(x[-1], W["model.norm.weight"], eps)
+    tied = cfg.get("tie_word_embeddings", False) or "lm_head.weight" not in W
+    return (W["model.embed_tokens.weight"] if tied else W["lm_head.weight"]) @ last
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -2992,7 +3150,7 @@ def main():
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
-                                    "glm4moe", "llama4"])
+                                    "glm4moe", "llama4", "olmoe"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -3040,7 +3198,7 @@ def main():
                                              "no-qkv-bias", "neox-rope", "no-post-norms", "conv-bcx-order",
                                              "conv-not-causal", "conv-flip", "not-parallel", "no-logit-scale",
                                              "global-nope", "softmax-router", "no-groups", "interleaved-rope",
-                                             "full-rope", "no-qk-norm", "weight-output"])
+                                             "full-rope", "no-qk-norm", "weight-output", "renormalized"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
@@ -3070,6 +3228,8 @@ def main():
             make_glm4moe(a.dir, a.tokenizer, a.seed, a.qk_norm, a.tied)
         elif a.arch == "llama4":
             make_llama4(a.dir, a.tokenizer, a.seed, a.maverick, a.llama3)
+        elif a.arch == "olmoe":
+            make_olmoe(a.dir, a.tokenizer, a.seed)
         elif a.arch == "olmo3":
             # Olmo 3's own rope_theta 500000 and YaRN factor 8 unless given
             make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 500000.0 if a.theta is None else a.theta, a.sp,
