@@ -355,6 +355,8 @@ class ConverterParityTest {
         f.addAll(Glm4MoeToGgufTest.parityFolders(ALL, withAuto));
         // llama4: Llama 4's text model, packed experts split in halves and transposed, widths renamed, dense layers between
         f.addAll(Llama4ToGgufTest.parityFolders(ALL, withAuto));
+        // olmoe: whole-projection q/k norms, stacked experts, the converter's constant epsilon
+        f.addAll(OlmoeToGgufTest.parityFolders(ALL, withAuto));
 
         // the value conversions at their edges: NaNs, infinities, ties, overflow, subnormals
         f.add(new Folder("Qwen2-specials-tiny", qwen2, specials(QwenToGgufTest.tensors("qwen2", false, 26), SPECIALS),

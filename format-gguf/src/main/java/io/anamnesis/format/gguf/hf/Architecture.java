@@ -268,6 +268,11 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          */
         YARN_LOG_MULTIPLIER_FROM_MSCALE,
         /**
+         * {@code <arch>.attention.layer_norm_rms_epsilon} 1e-5 whatever config.json says, over
+         * TextModel's (gguf-py keeps the key's place): OlmoeModel's constant.
+         */
+        RMS_EPS_1E5,
+        /**
          * {@code <arch>.rope.dimension_count} as glm4moe computes it: {@code int(head_dim x
          * partial_rotary_factor)}, {@code head_dim} config.json's or hidden / heads, the factor
          * config.json's top-level one, 0.5 when it has none.

@@ -244,6 +244,12 @@ final class Architectures {
             Architecture.TensorName.of("model.layers.{bid}.mlp.experts.up_proj", "blk.{bid}.ffn_up_exps"),
             Architecture.TensorName.of("model.layers.{bid}.mlp.experts.down_proj", "blk.{bid}.ffn_down_exps"));
 
+    /** The expert projections as the converters stack them: down (its columns the width), gate, up (their rows). */
+    private static final List<Architecture.Experts.Projection> DOWN_GATE_UP = List.of(
+            new Architecture.Experts.Projection("down_proj", false),
+            new Architecture.Experts.Projection("gate_proj", true),
+            new Architecture.Experts.Projection("up_proj", true));
+
     /**
      * Qwen2MoeModel's experts, stacked per block as down, gate, up, for llama.cpp's graph
      * {@code arch}: experts in every block, the chosen experts' weights renormalized or not
@@ -256,9 +262,7 @@ final class Architectures {
                 : new Architecture.ConfigValue("norm_topk_prob", Boolean.FALSE, false, "llama.cpp's " + arch
                         + " never renormalizes the chosen experts' weights");
         return new Architecture.Experts("model.layers.{bid}.mlp.experts.{xid}.{proj}.weight",
-                List.of(new Architecture.Experts.Projection("down_proj", false),
-                        new Architecture.Experts.Projection("gate_proj", true),
-                        new Architecture.Experts.Projection("up_proj", true)),
+                DOWN_GATE_UP,
                 "model.layers.{bid}.mlp.experts.{proj}.weight",
                 HyperParameter.u32("{arch}.expert_count", "num_local_experts", "num_experts").asRequired(),
                 "moe_intermediate_size", "mlp.gate.weight",
@@ -309,6 +313,32 @@ final class Architectures {
             .requires(concat(QWEN2_REQUIRED, List.of("num_experts", "num_experts_per_tok", "moe_intermediate_size",
                     "shared_expert_intermediate_size")))
             .experts(qwenExperts("qwen2moe", false))
+            .build();
+
+    /**
+     * OLMoE ({@code OlmoeForCausalLM}, the converter's {@code OlmoeModel}): a pre-norm decoder with
+     * q/k RMS norms over the whole projection (OLMo 2's, F32), no permutation, and Qwen2-MoE's block
+     * without a shared expert (the router F32, the experts stacked down, gate, up); TextModel's
+     * keys with {@code layer_norm_rms_epsilon} set to 1e-5 whatever config.json says (so another
+     * value is refused: llama.cpp would run with 1e-5); {@code TextModel.set_vocab}.
+     */
+    static final Architecture OLMOE = Architecture.of("olmoe", "OlmoeForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, QK_NORMS, QWEN_MOE_FFN))
+            // OlmoeModel.set_gguf_parameters: TextModel's, then the epsilon again
+            .keys(List.of(Architecture.OwnKey.RMS_EPS_1E5))
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
+                    "num_key_value_heads", "num_experts", "num_experts_per_tok", "rope_theta"))
+            .experts(new Architecture.Experts("model.layers.{bid}.mlp.experts.{xid}.{proj}.weight", DOWN_GATE_UP,
+                    "model.layers.{bid}.mlp.experts.{proj}.weight",
+                    HyperParameter.u32("{arch}.expert_count", "num_local_experts", "num_experts").asRequired(),
+                    "intermediate_size", "mlp.gate.weight",
+                    List.of(new Architecture.ConfigValue("norm_topk_prob", Boolean.FALSE, false, "llama.cpp's olmoe never "
+                                    + "renormalizes the chosen experts' weights"),
+                            new Architecture.ConfigValue("rms_norm_eps", 1e-5, false, "the converter writes 1e-5 whatever "
+                                    + "config.json says"))))
+            .extras(Architecture.Extras.builder().configRefused(Map.of("clip_qkv", "llama.cpp's olmoe reads no clamp of "
+                    + "q, k and v from the converter's file")))
             .build();
 
     /** The tensors of a Gemma decoder ({@code MODEL_ARCH.GEMMA}'s; it has no output.weight: the embeddings are tied). */
@@ -808,9 +838,7 @@ final class Architectures {
     /** DeepSeek's and GLM-4.5's routed experts: stacked per block (down, gate, up), after a dense lead, routed in groups. */
     private static Architecture.Experts sharedExpertMoe(String arch) {
         return new Architecture.Experts("model.layers.{bid}.mlp.experts.{xid}.{proj}.weight",
-                List.of(new Architecture.Experts.Projection("down_proj", false),
-                        new Architecture.Experts.Projection("gate_proj", true),
-                        new Architecture.Experts.Projection("up_proj", true)),
+                DOWN_GATE_UP,
                 "model.layers.{bid}.mlp.experts.{proj}.weight",
                 HyperParameter.u32("{arch}.expert_count", "n_routed_experts").asRequired(),
                 "moe_intermediate_size", "mlp.gate.weight",
@@ -931,7 +959,7 @@ final class Architectures {
 
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R, COHERE2, EXAONE4, QWEN2VL,
-            DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4);
+            DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

@@ -121,7 +121,7 @@ public final class HfGgufExporter implements ModelExporter {
         inputs.sort(Comparator.comparingInt((DenseTensor d) -> rank.getOrDefault(d.name(), Integer.MAX_VALUE))
                 .thenComparing(DenseTensor::name));
 
-        Shapes shapes = new Shapes(config, arch == Architectures.OLMO2,
+        Shapes shapes = new Shapes(config, arch == Architectures.OLMO2 || arch == Architectures.OLMOE,
                 arch.extras().convLayers().isPresent() ? Optional.of(adjustedFeedForward(config)) : Optional.empty(),
                 arch.extras().latentAttention().isPresent());
         List<PlannedTensor> out = new ArrayList<>();
@@ -1141,6 +1141,7 @@ public final class HfGgufExporter implements ModelExporter {
                 kv.put(a + ".rope.dimension_count", MetaValue.u32(dims));
             }
             case EXPERT_GATING_SIGMOID -> kv.put(a + ".expert_gating_func", MetaValue.u32(2));
+            case RMS_EPS_1E5 -> kv.put(a + ".attention.layer_norm_rms_epsilon", MetaValue.Real.f32(1e-5f));
             case EXPERT_WEIGHTS_NORM_WHEN_GIVEN -> {
                 Object n = config.get("norm_topk_prob");
                 if (n == null || n == io.anamnesis.api.json.Json.NULL) return;
