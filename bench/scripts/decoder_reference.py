@@ -6,7 +6,8 @@ Olmo3ForCausalLM, the text model of Mistral3ForConditionalGeneration, the langua
 Qwen2VLForConditionalGeneration and Qwen2_5_VLForConditionalGeneration on text (qwen2's), ArceeForCausalLM, SeedOssForCausalLM,
 Glm4ForCausalLM, Lfm2ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, Exaone4ForCausalLM, DeepseekV2ForCausalLM,
 DeepseekV3ForCausalLM, Glm4MoeLiteForCausalLM (GLM-4.7-Flash, computed as DeepSeek-V3), Glm4MoeForCausalLM, the text
-model of Llama4ForConditionalGeneration (Llama 4 Scout / Maverick; Llama4ForCausalLM too), OlmoeForCausalLM), to check what
+model of Llama4ForConditionalGeneration (Llama 4 Scout / Maverick; Llama4ForCausalLM too), OlmoeForCausalLM,
+Ernie4_5ForCausalLM (ERNIE 4.5's dense models; the remote-code Ernie4_5_ForCausalLM too)), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -249,6 +250,18 @@ code or the converter's.
         biases), self_attn.q_norm.weight [hidden] (= heads x head_dim) and self_attn.k_norm.weight [kv heads x head_dim]
         (over the whole projection, as Olmo 2's), mlp.gate.weight [E, hidden] (the router), mlp.experts.{j}.{gate,up,
         down}_proj.weight ([32, hidden], [32, hidden], [hidden, 32])
+    python3 decoder_reference.py make ernie4_5 DIR [--sp TOKENIZER_MODEL] [--tokenizer MODELS_DIR] [--seed N] [--tied]
+        a tiny random ERNIE 4.5 folder (Ernie4_5ForCausalLM, model_type ernie4_5) in baidu/ERNIE-4.5-0.3B-PT's layout
+        (the transformers-format checkpoint), config.json's keys as transformers' Ernie4_5Config saves them (sorted),
+        the sizes shrunk: hidden 64, intermediate_size 96, 2 layers, 4 heads of head_dim 32 (not hidden / heads = 16;
+        the 0.3B's is 128 with hidden 1024 and 16 heads), 2 key/value heads, use_bias false, rms_norm_eps 1e-5,
+        rope_theta 500000, rope_scaling null, max_position_embeddings 4096, tie_word_embeddings false (--tied: true, no
+        lm_head, the final norm's weights scaled by 0.3; the 0.3B is tied), pad_token_id 0, bos/eos make's
+        151643/151645 when the vocabulary reaches them, else ERNIE's own 1/2 (<s>, </s>); the vocabulary the piece
+        count of the SentencePiece TOKENIZER_MODEL (copied as tokenizer.model), or MODELS_DIR's as make computes it,
+        or 512. Tensors, BF16: model.embed_tokens.weight, model.norm.weight, lm_head.weight (not with --tied), and per
+        layer input_layernorm.weight, post_attention_layernorm.weight [hidden], self_attn.{q,k,v,o}_proj.weight (no
+        biases: those come only with use_bias, on every projection and the MLP's), mlp.{gate,up,down}_proj.weight
     python3 decoder_reference.py forward DIR --tokens 1,7,42 [--weights f32|f16] [--kv f64|f16]
             [--variant V] [--mutate M]
         the last token's logits as JSON
@@ -318,6 +331,32 @@ rotates with interleaved pairs (2i, 2i + 1) instead of OLMoE's rotate-half pairs
 --variant neox-rope, which would name OLMoE's own, is refused, as for glm4moe); --variant renormalized divides the chosen
 experts' weights by their sum although norm_topk_prob is false; --mutate reverse-experts numbers the experts backwards,
 as for qwen3moe. On a folder with norm_topk_prob true renormalized changes nothing.
+For ernie4_5 (Ernie4_5ForCausalLM, Ernie4_5_ForCausalLM): --variant neox-rope rotates with rotate-half pairs
+(i, i + d/2) instead of ERNIE 4.5's interleaved pairs (2i, 2i + 1) (--variant interleaved-rope, which would name
+ERNIE's own, is refused); --mutate swap-gate-up takes gate from up_proj and up from gate_proj.
+
+Ernie4_5ForCausalLM (make ernie4_5: ERNIE 4.5's dense models, baidu/ERNIE-4.5-0.3B-PT and -0.3B-Base-PT), as
+transformers' modeling_ernie4_5 computes it (eager attention; Llama's block with biases by use_bias and GLM's
+interleaved rotary); the original remote-code checkpoints' Ernie4_5_ForCausalLM (the same tensors and rotary) is
+computed the same:
+  Ernie4_5Config's defaults where config.json is silent: head_dim 128 (hidden / heads only when null), rope_theta
+  500000, rms_norm_eps 1e-5, tie_word_embeddings true, use_bias false
+  x = embed[tokens]   (no scaling)
+  per layer: h = rmsnorm(x) * input_layernorm
+             q, k, v = h Wq^T, h Wk^T, h Wv^T (+ biases with use_bias), heads of head_dim
+             rotary over the whole head, inv_freq[i] = theta^(-2i/d), i < d/2, interleaved: element 2i pairs with
+             2i + 1 at angle pos * inv_freq[i] (apply_rotary_pos_emb, "glm rope style": `cos = cos[..., :
+             cos.shape[-1] // 2].repeat_interleave(2, dim=-1)` of the cat(freqs, freqs) cos/sin, and rotate_half
+             `x1 = x[..., 0::2]`, `x2 = x[..., 1::2]`, `torch.stack((-x2, x1), dim=-1).flatten(-2)`), so
+             y[2i] = x[2i] cos - x[2i+1] sin, y[2i+1] = x[2i+1] cos + x[2i] sin (in float32 there; a rope_scaling
+             other than default or llama3 is refused)
+             causal softmax(q k^T / sqrt(head_dim)) v, query head h reading key/value head h // (H/KV)
+             x += attn Wo^T (+ bo)
+             h = rmsnorm(x) * post_attention_layernorm
+             x += (silu(h Wg^T) * h Wu^T) Wd^T   (+ the MLP's biases with use_bias)
+  logits = rmsnorm(x[-1]) * norm  (lm_head, or embed when tie_word_embeddings)^T; every rmsnorm plain (w, not
+  1 + w), eps rms_norm_eps. --weights f16 rounds the 2-D weights (not the norms or biases); --kv f16 rounds Q, K
+  (after the rotary), V and the probabilities as for the others.
 
 OlmoeForCausalLM (make olmoe: OLMoE, allenai/OLMoE-1B-7B-0924 and its -SFT / -Instruct, OLMoE-1B-7B-0125), as transformers'
 modeling_olmoe computes it (eager attention; OlmoeDecoderLayer is Llama's pre-norm block, OlmoeAttention Llama's with
@@ -1972,6 +2011,60 @@ def make_olmoe(out, tokenizer=None, seed=0):
                 dst.write(src.read())
 
 
+def make_ernie4_5(out, tokenizer=None, sp=None, seed=0, tied=False):
+    """A tiny random Ernie4_5ForCausalLM folder, laid out as baidu/ERNIE-4.5-0.3B-PT's transformers-format checkpoint
+    (config.json's keys as transformers' Ernie4_5Config saves them, sorted; the tensor names, BF16), the sizes shrunk:
+    hidden 64, intermediate 96, 2 layers, 4 heads of head_dim 32 (not hidden / heads = 16), 2 key/value heads, no biases
+    (use_bias false), rope_theta 500000; tied: tie_word_embeddings true and no lm_head (the 0.3B's), else lm_head."""
+    if tokenizer and sp:
+        raise SystemExit("make ernie4_5: --tokenizer or --sp, not both")
+    rng = np.random.default_rng(seed)
+    vocab = sentencepiece_size(sp) if sp else tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, inter, layers, heads, kv, head_dim = 64, 96, 2, 4, 2, 32
+    # make's bos/eos 151643/151645 where the vocabulary reaches them (MODELS_DIR's Qwen tokenizer), else ERNIE's
+    # own <s> 1 and </s> 2 (Ernie4_5Config's defaults and the 0.3B's, a SentencePiece model's usual ids); pad 0
+    bos, eos = (151643, 151645) if vocab > 151645 else (1, 2)
+    config = {
+        "architectures": ["Ernie4_5ForCausalLM"], "bos_token_id": bos, "eos_token_id": eos, "head_dim": head_dim,
+        "hidden_act": "silu", "hidden_size": hidden, "initializer_range": 0.02, "intermediate_size": inter,
+        "max_position_embeddings": 4096, "model_type": "ernie4_5", "num_attention_heads": heads,
+        "num_hidden_layers": layers, "num_key_value_heads": kv, "pad_token_id": 0, "rms_norm_eps": 1e-05,
+        "rope_scaling": None, "rope_theta": 500000.0, "tie_word_embeddings": tied, "torch_dtype": "bfloat16",
+        "transformers_version": "4.54.0", "use_bias": False, "use_cache": True, "vocab_size": vocab,
+    }
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        t[p + "input_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "post_attention_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "self_attn.q_proj.weight"] = w(heads * head_dim, hidden)
+        t[p + "self_attn.k_proj.weight"] = w(kv * head_dim, hidden)
+        t[p + "self_attn.v_proj.weight"] = w(kv * head_dim, hidden)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * head_dim)
+        t[p + "mlp.gate_proj.weight"] = w(inter, hidden)
+        t[p + "mlp.up_proj.weight"] = w(inter, hidden)
+        t[p + "mlp.down_proj.weight"] = w(hidden, inter)
+    # tied, the embedding (of scale 1) is the output head too: the final norm smaller keeps the logits' scale
+    t["model.norm.weight"] = (0.3 if tied else 1.0) * (1 + w(hidden, s=0.2))
+    if not tied:
+        t["lm_head.weight"] = w(vocab, hidden, s=0.3)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+    if sp:
+        with open(sp, "rb") as src, open(os.path.join(out, "tokenizer.model"), "wb") as dst:
+            dst.write(src.read())
+
+
 # ---------------------------------------------------------------- forward
 
 def f16(x):
@@ -2147,6 +2240,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, llama4_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
     if arch == "OlmoeForCausalLM":
         return arch, olmoe_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
+    if arch in ("Ernie4_5ForCausalLM", "Ernie4_5_ForCausalLM"):
+        return arch, ernie4_5_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
     if arch in ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration"):
         # the language model of Qwen2-VL / Qwen2.5-VL on text alone: M-RoPE gives every section (time, height, width)
         # the token's own position, which is qwen2's rotate-half rope; the vision tower (visual.*) is not used
@@ -3143,6 +3238,59 @@ def olmoe_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=True
     return (W["model.embed_tokens.weight"] if tied else W["lm_head.weight"]) @ last
 
 
+def ernie4_5_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=True, variant=None, mutate=None):
+    """Ernie4_5ForCausalLM (ERNIE 4.5's dense models, baidu/ERNIE-4.5-0.3B-PT; also the original remote-code
+    Ernie4_5_ForCausalLM, the same weights and rotary) as transformers' modeling_ernie4_5 computes it (eager attention),
+    in float64: see the module's description. --variant neox-rope rotates rotate-half pairs (i, i + d/2) instead of
+    ERNIE's interleaved pairs (2i, 2i + 1); --mutate swap-gate-up takes gate from up_proj and up from gate_proj."""
+    if variant == "interleaved-rope":
+        raise SystemExit("ernie4_5 already rotates interleaved pairs (2i, 2i + 1); the other pairing is "
+                         "--variant neox-rope")
+    H, hidden, L = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    KV = cfg.get("num_key_value_heads") or H
+    # Ernie4_5Config: head_dim defaults to 128 (the 0.3B's) when config.json leaves it out, hidden / heads when null
+    d = cfg.get("head_dim", 128) or hidden // H
+    eps = cfg.get("rms_norm_eps", 1e-5)
+    # transformers 4.x's flat rope_theta / rope_scaling (Ernie4_5Config's default theta 500000), or transformers 5's
+    # rope_parameters; inv_freq refuses a scaling other than default or llama3
+    rp = cfg.get("rope_parameters") or {}
+    theta = cfg.get("rope_theta", rp.get("rope_theta", 500000.0))
+    inv = inv_freq(theta, d, (cfg.get("rope_scaling") or rp) if rope_scaling else None)
+    rot = rotary if variant == "neox-rope" else rotary_interleaved
+    if weights == "f16":
+        # the matrices to float16; the norms and any biases (1-D) kept
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+
+    def linear(h, name):
+        # nn.Linear with a bias only when use_bias (every projection's, the MLP's too; never lm_head's)
+        return h @ W[name + ".weight"].T + W.get(name + ".bias", 0.0)
+
+    x = W["model.embed_tokens.weight"][np.array(toks)]   # no scaling
+    for i in range(L):
+        p = f"model.layers.{i}."
+        a = p + "self_attn."
+        h = rmsnorm(x, W[p + "input_layernorm.weight"], eps)
+        q = linear(h, a + "q_proj").reshape(T, H, d)
+        k = linear(h, a + "k_proj").reshape(T, KV, d)
+        v = linear(h, a + "v_proj").reshape(T, KV, d)
+        q, k = rot(q, pos, inv), rot(k, pos, inv)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        x = x + linear(attend(q, k, v, mask, kv_cache, mul=d ** -0.5), a + "o_proj")
+        h = rmsnorm(x, W[p + "post_attention_layernorm.weight"], eps)
+        g, u = linear(h, p + "mlp.gate_proj"), linear(h, p + "mlp.up_proj")
+        if mutate == "swap-gate-up":
+            g, u = u, g
+        x = x + linear(g / (1 + np.exp(-g)) * u, p + "mlp.down_proj")
+    last = rmsnorm(x[-1], W["model.norm.weight"], eps)
+    # Ernie4_5Config's tie_word_embeddings defaults to true
+    tied = cfg.get("tie_word_embeddings", True) or "lm_head.weight" not in W
+    return (W["model.embed_tokens.weight"] if tied else W["lm_head.weight"]) @ last
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -3150,7 +3298,7 @@ def main():
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
-                                    "glm4moe", "llama4", "olmoe"])
+                                    "glm4moe", "llama4", "olmoe", "ernie4_5"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -3230,6 +3378,8 @@ def main():
             make_llama4(a.dir, a.tokenizer, a.seed, a.maverick, a.llama3)
         elif a.arch == "olmoe":
             make_olmoe(a.dir, a.tokenizer, a.seed)
+        elif a.arch == "ernie4_5":
+            make_ernie4_5(a.dir, a.tokenizer, a.sp, a.seed, a.tied)
         elif a.arch == "olmo3":
             # Olmo 3's own rope_theta 500000 and YaRN factor 8 unless given
             make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 500000.0 if a.theta is None else a.theta, a.sp,
