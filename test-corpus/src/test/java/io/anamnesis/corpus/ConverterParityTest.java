@@ -357,6 +357,8 @@ class ConverterParityTest {
         f.addAll(Llama4ToGgufTest.parityFolders(ALL, withAuto));
         // olmoe: whole-projection q/k norms, stacked experts, the converter's constant epsilon
         f.addAll(OlmoeToGgufTest.parityFolders(ALL, withAuto));
+        // ernie4_5: llama's names unpermuted, head_dim apart from hidden / heads, tied
+        f.addAll(Ernie45ToGgufTest.parityFolders(ALL, withAuto));
 
         // the value conversions at their edges: NaNs, infinities, ties, overflow, subnormals
         f.add(new Folder("Qwen2-specials-tiny", qwen2, specials(QwenToGgufTest.tensors("qwen2", false, 26), SPECIALS),

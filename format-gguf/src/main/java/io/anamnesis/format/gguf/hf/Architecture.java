@@ -314,6 +314,11 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         LLAMA,
         /** {@code Qwen2Model.set_vocab}: tokenizer.model, else byte-level BPE tokenizer.json; nothing after. */
         SENTENCEPIECE_ELSE_GPT2,
+        /**
+         * {@code Ernie4_5Model.set_vocab}: tokenizer.model only ({@code _set_vocab_sentencepiece}), then
+         * {@code add_space_prefix} from tokenizer_config.json's {@code add_prefix_space} when it has one.
+         */
+        SENTENCEPIECE_SPACE_PREFIX_FROM_CONFIG,
         /** {@code TextModel.set_vocab} ({@code _set_vocab_gpt2}): byte-level BPE tokenizer.json only. */
         GPT2,
         /**

@@ -341,6 +341,21 @@ final class Architectures {
                     + "q, k and v from the converter's file")))
             .build();
 
+    /**
+     * Baidu's ERNIE 4.5 dense models ({@code Ernie4_5ForCausalLM}, {@code Ernie4_5_ForCausalLM}, the
+     * converter's {@code Ernie4_5Model}) as transformers saves them: llama's tensor names without
+     * the permutation (the rope is on adjacent pairs already), heads of {@code head_dim};
+     * TextModel's keys only; the SentencePiece vocabulary with {@code add_space_prefix} from
+     * tokenizer_config.json. PaddlePaddle-layout checkpoints ({@code ernie.*}, fused
+     * {@code qkv_proj}/{@code up_gate_proj}) are not converted (their names are not mapped: exit 6).
+     */
+    static final Architecture ERNIE4_5 = Architecture.of("ernie4_5", "Ernie4_5ForCausalLM", "Ernie4_5_ForCausalLM")
+            .tensors(DECODER)
+            .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE_SPACE_PREFIX_FROM_CONFIG)
+            .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
+                    "num_key_value_heads", "rms_norm_eps", "rope_theta"))
+            .build();
+
     /** The tensors of a Gemma decoder ({@code MODEL_ARCH.GEMMA}'s; it has no output.weight: the embeddings are tied). */
     private static final List<Architecture.TensorName> GEMMA_TENSORS = parts(List.of(TOKEN_EMBD, OUTPUT_NORM), ATTENTION,
             List.of(FFN_NORM), MLP);
@@ -959,7 +974,7 @@ final class Architectures {
 
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R, COHERE2, EXAONE4, QWEN2VL,
-            DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE);
+            DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

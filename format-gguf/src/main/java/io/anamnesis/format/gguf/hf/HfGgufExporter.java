@@ -252,6 +252,7 @@ public final class HfGgufExporter implements ModelExporter {
             switch (arch.vocabulary()) {
                 case LLAMA -> Vocabulary.llama(files, config, kv);
                 case SENTENCEPIECE_ELSE_GPT2 -> Vocabulary.sentencePieceElseGpt2(files, config, kv);
+                case SENTENCEPIECE_SPACE_PREFIX_FROM_CONFIG -> Vocabulary.sentencePieceSpacePrefixFromConfig(files, config, kv);
                 case GPT2 -> Vocabulary.gpt2(files, config, kv);
                 case GEMMA -> Vocabulary.gemma(files, config, kv);
                 case SENTENCEPIECE_NO_SPACE_PREFIX -> Vocabulary.sentencePieceNoSpacePrefix(files, config, kv);

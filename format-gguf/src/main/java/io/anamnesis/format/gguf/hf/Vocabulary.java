@@ -68,6 +68,22 @@ final class Vocabulary {
         llama(files, config, kv, BpePreTokenizers::require);
     }
 
+    /**
+     * {@code Ernie4_5Model.set_vocab}: the SentencePiece {@code tokenizer.model} only, then
+     * {@code add_space_prefix} as tokenizer_config.json's {@code add_prefix_space} says, when it does.
+     *
+     * @throws MalformedFileException naming tokenizer.model when the folder has none
+     */
+    static void sentencePieceSpacePrefixFromConfig(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
+        byte[] model = files.bytes(SentencePieceModel.FILE).orElseThrow(() -> new MalformedFileException("no "
+                + SentencePieceModel.FILE + " beside the model (the SentencePiece vocabulary this family reads; --no-vocab "
+                + "writes the GGUF without a vocabulary)"));
+        sentencePiece(model, files, config, kv);
+        files.json("tokenizer_config.json").ifPresent(tc -> {
+            if (tc.get("add_prefix_space") instanceof Boolean b) kv.put("tokenizer.ggml.add_space_prefix", new MetaValue.Bool(b));
+        });
+    }
+
     /** {@link #llama} with {@code tokenizer.ggml.pre} of a BPE vocabulary given by {@code preTokenizer} (for tests). */
     static void llama(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv, Function<ByteLevelBpe, String> preTokenizer) {
         Optional<byte[]> model = files.bytes(SentencePieceModel.FILE);
