@@ -67,6 +67,15 @@ import java.util.Optional;
  * norms, per-head q/k norms, llama.cpp's 64-layer window; verified the same way. qwen2vl:
  * {@code Qwen2VLModel} (Qwen2-VL and Qwen2.5-VL's language model): qwen2 with M-RoPE sections;
  * verified the same way on text.
+ *
+ * <p>deepseek2: {@code DeepseekV2Model} (DeepSeek-V2/V2-Lite/V3/R1, and GLM-4.7-Flash's
+ * {@code Glm4MoeLiteModel}): latent attention split for llama.cpp's absorbed form, grouped expert
+ * routing, the multi-token-prediction layers left out. glm4moe: {@code Glm4MoeModel} (GLM-4.5/4.6):
+ * DeepSeek-V3's MoE with GLM's attention, the multi-token-prediction layers kept as nextn tensors.
+ * llama4: {@code Llama4Model} (Llama 4's text model): packed experts in halves, dense layers between.
+ * olmoe: {@code OlmoeModel}: whole-projection q/k norms and stacked experts. ernie4_5:
+ * {@code Ernie4_5Model} (ERNIE 4.5 dense). Each verified byte for byte against the converter and by
+ * llama.cpp computing the logits of an independent forward pass (docs/hf-to-gguf.md).
  */
 final class Architectures {
     private Architectures() {
