@@ -7,7 +7,8 @@ Qwen2VLForConditionalGeneration and Qwen2_5_VLForConditionalGeneration on text (
 Glm4ForCausalLM, Lfm2ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, Exaone4ForCausalLM, DeepseekV2ForCausalLM,
 DeepseekV3ForCausalLM, Glm4MoeLiteForCausalLM (GLM-4.7-Flash, computed as DeepSeek-V3), Glm4MoeForCausalLM, the text
 model of Llama4ForConditionalGeneration (Llama 4 Scout / Maverick; Llama4ForCausalLM too), OlmoeForCausalLM,
-Ernie4_5ForCausalLM (ERNIE 4.5's dense models; the remote-code Ernie4_5_ForCausalLM too)), to check what
+Ernie4_5ForCausalLM (ERNIE 4.5's dense models; the remote-code Ernie4_5_ForCausalLM too), Ernie4_5_MoeForCausalLM
+(ERNIE 4.5's text MoE models)), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -262,6 +263,29 @@ code or the converter's.
         or 512. Tensors, BF16: model.embed_tokens.weight, model.norm.weight, lm_head.weight (not with --tied), and per
         layer input_layernorm.weight, post_attention_layernorm.weight [hidden], self_attn.{q,k,v,o}_proj.weight (no
         biases: those come only with use_bias, on every projection and the MLP's), mlp.{gate,up,down}_proj.weight
+    python3 decoder_reference.py make ernie4_5_moe DIR [--sp TOKENIZER_MODEL | --tokenizer MODELS_DIR] [--seed N] [--mtp]
+        a tiny random ERNIE 4.5 MoE folder (Ernie4_5_MoeForCausalLM, model_type ernie4_5_moe) in
+        baidu/ERNIE-4.5-21B-A3B-PT's layout (the transformers-format checkpoint), config.json's keys as transformers'
+        Ernie4_5_MoeConfig saves them plus the checkpoint's head_dim and moe_use_aux_free (sorted), the sizes shrunk:
+        hidden 64, intermediate_size 96 (the dense layer's MLP), 3 layers, 4 heads of head_dim 32 (not hidden / heads =
+        16; the 21B's is 128 = 2560 / 20), 2 key/value heads, moe_num_experts 8, moe_k 2, moe_intermediate_size 32,
+        moe_num_shared_experts 2, moe_layer_start_index 1, moe_layer_end_index 2 (inclusive, as the 21B's 27 of 28
+        layers: layer 0 dense, 1 and 2 MoE), moe_layer_interval 1, moe_use_aux_free true, moe_norm_min 1e-12,
+        use_bias false, rms_norm_eps 1e-5, rope_theta 500000, rope_scaling null, max_position_embeddings 4096,
+        tie_word_embeddings true (no lm_head; the final norm's weights scaled by 0.3), output_router_logits false,
+        router_aux_loss_coef 0.001, pad_token_id 0; bos/eos and the vocabulary as make ernie4_5's. Tensors, BF16:
+        model.embed_tokens.weight, model.norm.weight, and per layer input_layernorm.weight,
+        post_attention_layernorm.weight, self_attn.{q,k,v,o}_proj.weight (no biases); layer 0
+        mlp.{gate,up,down}_proj.weight; the MoE layers mlp.gate.weight [8, hidden] (the router),
+        mlp.moe_statics.e_score_correction_bias [1, 8] (F32; Ernie4_5_MoeStatics' one expert group; BF16-representable
+        values in [-0.1, 0.1]), mlp.experts.{j}.{gate,up,down}_proj.weight ([32, hidden], [32, hidden], [hidden, 32]),
+        mlp.shared_experts.{gate,up,down}_proj.weight (width 32 x moe_num_shared_experts = 64). --mtp: also the
+        Multi-Token-Prediction module as the -PT checkpoints ship it, and num_nextn_predict_layers 1:
+        model.mtp_block.0.* (a dense decoder layer's tensors: input_layernorm, post_attention_layernorm,
+        self_attn.{q,k,v,o}_proj, mlp.{gate,up,down}_proj of width intermediate_size), model.mtp_emb_norm.0.weight,
+        model.mtp_hidden_norm.0.weight [hidden], model.mtp_linear_proj.0.weight [hidden, 2 x hidden], drawn after the
+        others (the rest of the folder is the one without --mtp); the forward pass never reads them (transformers
+        ignores "mtp" keys on load)
     python3 decoder_reference.py forward DIR --tokens 1,7,42 [--weights f32|f16] [--kv f64|f16]
             [--variant V] [--mutate M]
         the last token's logits as JSON
@@ -334,6 +358,10 @@ as for qwen3moe. On a folder with norm_topk_prob true renormalized changes nothi
 For ernie4_5 (Ernie4_5ForCausalLM, Ernie4_5_ForCausalLM): --variant neox-rope rotates with rotate-half pairs
 (i, i + d/2) instead of ERNIE 4.5's interleaved pairs (2i, 2i + 1) (--variant interleaved-rope, which would name
 ERNIE's own, is refused); --mutate swap-gate-up takes gate from up_proj and up from gate_proj.
+For ernie4_5_moe (Ernie4_5_MoeForCausalLM): --variant neox-rope and --mutate swap-gate-up as for ernie4_5 (the swap in
+every SwiGLU: the dense MLP's, each expert's and the shared experts'); --variant no-renorm leaves the chosen experts'
+weights undivided by their sum; --mutate no-expert-bias leaves e_score_correction_bias out of the expert choice, --mutate
+no-shared-expert leaves the shared experts out.
 
 Ernie4_5ForCausalLM (make ernie4_5: ERNIE 4.5's dense models, baidu/ERNIE-4.5-0.3B-PT and -0.3B-Base-PT), as
 transformers' modeling_ernie4_5 computes it (eager attention; Llama's block with biases by use_bias and GLM's
@@ -357,6 +385,35 @@ computed the same:
   logits = rmsnorm(x[-1]) * norm  (lm_head, or embed when tie_word_embeddings)^T; every rmsnorm plain (w, not
   1 + w), eps rms_norm_eps. --weights f16 rounds the 2-D weights (not the norms or biases); --kv f16 rounds Q, K
   (after the rotary), V and the probabilities as for the others.
+
+Ernie4_5_MoeForCausalLM (make ernie4_5_moe: ERNIE 4.5's text MoE models, baidu/ERNIE-4.5-21B-A3B-PT, -300B-A47B-PT and
+their -Base-PT), as transformers' modeling_ernie4_5_moe computes it (eager attention; the same attention, rotary, norms
+and dense MLP as Ernie4_5ForCausalLM above, and the same computation in transformers 4.54's per-expert layout and 5.x's
+fused experts):
+  Ernie4_5_MoeConfig's defaults where config.json is silent: head_dim hidden / heads (the config has no head_dim; the
+  attention takes getattr(config, "head_dim", hidden // heads), so a config.json head_dim is read), rope_theta 500000,
+  rms_norm_eps 1e-5, tie_word_embeddings true, use_bias false, moe_num_experts 64, moe_k 6, moe_num_shared_experts 2,
+  moe_layer_start_index 1, moe_layer_end_index -1 (num_hidden_layers - 1), moe_layer_interval 1, moe_norm_min 1e-12
+  a layer is MoE (Ernie4_5_MoeDecoderLayer) when (i + 1) % moe_layer_interval == 0 and moe_layer_start_index <= i <=
+  moe_layer_end_index (both ends inclusive: the 21B's 1 and 27 of 28 layers leave only layer 0 dense), else it has the
+  dense MLP of intermediate_size
+  x = embed[tokens]   (no scaling)
+  per layer: attention as Ernie4_5ForCausalLM's (interleaved rotary (2i, 2i + 1), heads of head_dim)
+             h = rmsnorm(x) * post_attention_layernorm
+             dense layers: x += (silu(h Wg^T) * h Wu^T) Wd^T
+             MoE layers (Ernie4_5_MoeSparseMoeBlock, Ernie4_5_MoeTopKRouter), per token: l = h Wgate^T (mlp.gate
+             [E, hidden], kept in float32 there, the product forced to float32); p = softmax(l) over all E experts;
+             the top moe_k of p + e_score_correction_bias (mlp.moe_statics, [1, E] squeezed: Ernie4_5_MoeStatics adds it
+             for the choice only; ties to the lower index here); weights w = p at those experts (unbiased),
+             w / max(sum w, moe_norm_min) (always renormalized); x += sum_e w_e (silu(h Wg_e^T) * h Wu_e^T) Wd_e^T
+             (mlp.experts.{e}, width moe_intermediate_size) + the shared experts' SwiGLU of h (mlp.shared_experts, one
+             MLP of width moe_intermediate_size x moe_num_shared_experts, ungated; none when moe_num_shared_experts is 0)
+  transformers never reads moe_use_aux_free (the checkpoints' true): the bias is always added to the choice, and a
+  checkpoint without it loads zeros. Baidu's remote code reads moe_use_aux_free to build moe_statics; the -PT
+  checkpoints ship it.
+  logits = rmsnorm(x[-1]) * norm  (lm_head, or embed when tie_word_embeddings)^T; every rmsnorm plain (w, not 1 + w),
+  eps rms_norm_eps. The MTP tensors (model.mtp_*) are not read. --weights f16 rounds the 2-D weights but the router
+  and the bias (F32 in the GGUF); --kv f16 rounds Q, K (after the rotary), V and the probabilities as for the others.
 
 OlmoeForCausalLM (make olmoe: OLMoE, allenai/OLMoE-1B-7B-0924 and its -SFT / -Instruct, OLMoE-1B-7B-0125), as transformers'
 modeling_olmoe computes it (eager attention; OlmoeDecoderLayer is Llama's pre-norm block, OlmoeAttention Llama's with
@@ -2065,6 +2122,94 @@ def make_ernie4_5(out, tokenizer=None, sp=None, seed=0, tied=False):
             dst.write(src.read())
 
 
+def make_ernie4_5_moe(out, tokenizer=None, sp=None, seed=0, mtp=False):
+    """A tiny random Ernie4_5_MoeForCausalLM folder, laid out as baidu/ERNIE-4.5-21B-A3B-PT's transformers-format
+    checkpoint (config.json's keys as transformers' Ernie4_5_MoeConfig saves them plus the checkpoint's head_dim and
+    moe_use_aux_free, sorted; the tensor names, BF16, the correction bias F32), the sizes shrunk: hidden 64, 3 layers
+    (layer 0 dense of intermediate 128; moe_layer_start_index 1 to moe_layer_end_index 2, inclusive, MoE), 4 heads of
+    head_dim 32, 2 key/value heads, 8 routed experts of width 32, 2 per token, 2 shared experts (one SwiGLU of width
+    64), tied. mtp: the checkpoint's Multi-Token-Prediction tensors too (model.mtp_block.0.*, model.mtp_emb_norm.0,
+    model.mtp_hidden_norm.0, model.mtp_linear_proj.0) and num_nextn_predict_layers 1."""
+    if tokenizer and sp:
+        raise SystemExit("make ernie4_5_moe: --tokenizer or --sp, not both")
+    rng = np.random.default_rng(seed)
+    vocab = sentencepiece_size(sp) if sp else tokenizer_vocab(tokenizer) if tokenizer else 512
+    # intermediate 128: llama.cpp's converter writes the shared experts' width as intermediate_size // num_key_value_heads
+    # (the 21B's 12288 // 4 = 3072 = 1536 x 2), so a folder llama.cpp can load keeps that equal to moe_intermediate_size x 2
+    hidden, inter, layers, heads, kv, head_dim = 64, 128, 3, 4, 2, 32
+    experts, top_k, moe_inter, shared = 8, 2, 32, 2
+    # as make_ernie4_5: make's bos/eos where the vocabulary reaches them, else ERNIE's <s> 1 and </s> 2; pad 0
+    bos, eos = (151643, 151645) if vocab > 151645 else (1, 2)
+    config = {
+        "architectures": ["Ernie4_5_MoeForCausalLM"], "bos_token_id": bos, "eos_token_id": eos, "head_dim": head_dim,
+        "hidden_act": "silu", "hidden_size": hidden, "initializer_range": 0.02, "intermediate_size": inter,
+        "max_position_embeddings": 4096, "model_type": "ernie4_5_moe", "moe_intermediate_size": moe_inter,
+        "moe_k": top_k, "moe_layer_end_index": 2, "moe_layer_interval": 1, "moe_layer_start_index": 1,
+        "moe_norm_min": 1e-12, "moe_num_experts": experts, "moe_num_shared_experts": shared, "moe_use_aux_free": True,
+        "num_attention_heads": heads, "num_hidden_layers": layers, "num_key_value_heads": kv,
+        "output_router_logits": False, "pad_token_id": 0, "rms_norm_eps": 1e-05, "rope_scaling": None,
+        "rope_theta": 500000.0, "router_aux_loss_coef": 0.001, "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+        "transformers_version": "4.54.0", "use_bias": False, "use_cache": True, "vocab_size": vocab,
+    }
+    if mtp:
+        config["num_nextn_predict_layers"] = 1
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    def swiglu(p, width):
+        t[p + "gate_proj.weight"] = w(width, hidden)
+        t[p + "up_proj.weight"] = w(width, hidden)
+        t[p + "down_proj.weight"] = w(hidden, width)
+
+    def block(p, moe):
+        t[p + "input_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "post_attention_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "self_attn.q_proj.weight"] = w(heads * head_dim, hidden)
+        t[p + "self_attn.k_proj.weight"] = w(kv * head_dim, hidden)
+        t[p + "self_attn.v_proj.weight"] = w(kv * head_dim, hidden)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * head_dim)
+        if not moe:
+            swiglu(p + "mlp.", inter)
+            return
+        # a router of smaller scale than make deepseek2's: softmax probabilities spread enough over the 8 experts that
+        # the renormalization matters
+        t[p + "mlp.gate.weight"] = w(experts, hidden)
+        # Ernie4_5_MoeStatics' [1, E] (one expert group), F32 in the checkpoint; BF16-representable values of either
+        # sign, large enough beside the softmax probabilities to change some choices
+        t[p + "mlp.moe_statics.e_score_correction_bias"] = bf16_values(rng.uniform(-0.1, 0.1, (1, experts)))
+        for x in range(experts):
+            swiglu(p + f"mlp.experts.{x}.", moe_inter)
+        swiglu(p + "mlp.shared_experts.", moe_inter * shared)
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0)}
+    for i in range(layers):
+        block(f"model.layers.{i}.", config["moe_layer_start_index"] <= i <= config["moe_layer_end_index"])
+    # tied, the embedding (of scale 1) is the output head too: the final norm smaller keeps the logits' scale
+    t["model.norm.weight"] = 0.3 * (1 + w(hidden, s=0.2))
+    if mtp:
+        # ERNIE 4.5's MTP module as the -PT checkpoints ship it (vLLM's ernie_mtp reads these names): one dense decoder
+        # block (attention and an MLP of intermediate_size), the two norms and the [hidden, 2 x hidden] projection of
+        # [normed embedding | normed hidden state]; outside model.layers, never read by the causal LM (transformers
+        # ignores "mtp" keys on load). Drawn last, so the other tensors are those of the folder without --mtp
+        block("model.mtp_block.0.", False)
+        t["model.mtp_emb_norm.0.weight"] = 1 + w(hidden, s=0.2)
+        t["model.mtp_hidden_norm.0.weight"] = 1 + w(hidden, s=0.2)
+        t["model.mtp_linear_proj.0.weight"] = w(hidden, 2 * hidden)
+    dtypes = {k: "F32" for k in t if k.endswith("e_score_correction_bias")}
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())), dtypes)
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+    if sp:
+        with open(sp, "rb") as src, open(os.path.join(out, "tokenizer.model"), "wb") as dst:
+            dst.write(src.read())
+
+
 # ---------------------------------------------------------------- forward
 
 def f16(x):
@@ -2240,7 +2385,7 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, llama4_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
     if arch == "OlmoeForCausalLM":
         return arch, olmoe_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
-    if arch in ("Ernie4_5ForCausalLM", "Ernie4_5_ForCausalLM"):
+    if arch in ("Ernie4_5ForCausalLM", "Ernie4_5_ForCausalLM", "Ernie4_5_MoeForCausalLM"):
         return arch, ernie4_5_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
     if arch in ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration"):
         # the language model of Qwen2-VL / Qwen2.5-VL on text alone: M-RoPE gives every section (time, height, width)
@@ -3241,15 +3386,20 @@ def olmoe_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=True
 def ernie4_5_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=True, variant=None, mutate=None):
     """Ernie4_5ForCausalLM (ERNIE 4.5's dense models, baidu/ERNIE-4.5-0.3B-PT; also the original remote-code
     Ernie4_5_ForCausalLM, the same weights and rotary) as transformers' modeling_ernie4_5 computes it (eager attention),
-    in float64: see the module's description. --variant neox-rope rotates rotate-half pairs (i, i + d/2) instead of
-    ERNIE's interleaved pairs (2i, 2i + 1); --mutate swap-gate-up takes gate from up_proj and up from gate_proj."""
+    and Ernie4_5_MoeForCausalLM (ERNIE-4.5-21B-A3B-PT, -300B-A47B-PT) as its modeling_ernie4_5_moe does, in float64: see
+    the module's description. --variant neox-rope rotates rotate-half pairs (i, i + d/2) instead of ERNIE's interleaved
+    pairs (2i, 2i + 1); --mutate swap-gate-up takes gate from up_proj and up from gate_proj (in every SwiGLU). The MoE
+    model's: --variant no-renorm leaves the chosen experts' weights undivided by their sum; --mutate no-expert-bias
+    leaves e_score_correction_bias out of the choice, no-shared-expert leaves the shared experts out."""
     if variant == "interleaved-rope":
         raise SystemExit("ernie4_5 already rotates interleaved pairs (2i, 2i + 1); the other pairing is "
                          "--variant neox-rope")
+    moe = cfg["architectures"][0] == "Ernie4_5_MoeForCausalLM"
     H, hidden, L = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
     KV = cfg.get("num_key_value_heads") or H
-    # Ernie4_5Config: head_dim defaults to 128 (the 0.3B's) when config.json leaves it out, hidden / heads when null
-    d = cfg.get("head_dim", 128) or hidden // H
+    # Ernie4_5Config: head_dim defaults to 128 (the 0.3B's) when config.json leaves it out, hidden / heads when null;
+    # Ernie4_5_MoeConfig has no head_dim: the attention's getattr(config, "head_dim", hidden // heads)
+    d = (cfg.get("head_dim") if moe else cfg.get("head_dim", 128)) or hidden // H
     eps = cfg.get("rms_norm_eps", 1e-5)
     # transformers 4.x's flat rope_theta / rope_scaling (Ernie4_5Config's default theta 500000), or transformers 5's
     # rope_parameters; inv_freq refuses a scaling other than default or llama3
@@ -3258,8 +3408,10 @@ def ernie4_5_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=T
     inv = inv_freq(theta, d, (cfg.get("rope_scaling") or rp) if rope_scaling else None)
     rot = rotary if variant == "neox-rope" else rotary_interleaved
     if weights == "f16":
-        # the matrices to float16; the norms and any biases (1-D) kept
-        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+        # the matrices to float16; the norms and any biases (1-D) kept, and the MoE router mlp.gate.weight and its
+        # [1, E] correction bias (F32 in the GGUF, as every router and its bias)
+        W = {k: (f16(v) if v.ndim == 2 and not k.endswith(("mlp.gate.weight", "e_score_correction_bias")) else v)
+             for k, v in W.items()}
     T = len(toks)
     pos = np.arange(T, dtype=np.float64)
     mask = np.triu(np.full((T, T), -np.inf), 1)
@@ -3268,6 +3420,20 @@ def ernie4_5_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=T
         # nn.Linear with a bias only when use_bias (every projection's, the MLP's too; never lm_head's)
         return h @ W[name + ".weight"].T + W.get(name + ".bias", 0.0)
 
+    def mlp(h, p):
+        # (silu(h Wg^T) * h Wu^T) Wd^T, the dense MLP's, a routed expert's or the shared experts'
+        g, u = linear(h, p + "gate_proj"), linear(h, p + "up_proj")
+        if mutate == "swap-gate-up":
+            g, u = u, g
+        return linear(g / (1 + np.exp(-g)) * u, p + "down_proj")
+
+    if moe:
+        # Ernie4_5_MoeDecoderLayer: a MoE block where (i + 1) % moe_layer_interval == 0 and moe_layer_start_index <= i
+        # <= moe_layer_end_index (inclusive; -1, the default, meaning num_hidden_layers - 1), the dense MLP elsewhere
+        start, end = cfg.get("moe_layer_start_index", 1), cfg.get("moe_layer_end_index", -1)
+        end = L - 1 if end == -1 else end
+        every = cfg.get("moe_layer_interval", 1)
+        sparse = [(i + 1) % every == 0 and start <= i <= end for i in range(L)]
     x = W["model.embed_tokens.weight"][np.array(toks)]   # no scaling
     for i in range(L):
         p = f"model.layers.{i}."
@@ -3281,14 +3447,36 @@ def ernie4_5_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=T
             q, k, v = f16(q), f16(k), f16(v)
         x = x + linear(attend(q, k, v, mask, kv_cache, mul=d ** -0.5), a + "o_proj")
         h = rmsnorm(x, W[p + "post_attention_layernorm.weight"], eps)
-        g, u = linear(h, p + "mlp.gate_proj"), linear(h, p + "mlp.up_proj")
-        if mutate == "swap-gate-up":
-            g, u = u, g
-        x = x + linear(g / (1 + np.exp(-g)) * u, p + "mlp.down_proj")
+        x = x + (ernie4_5_moe(cfg, W, p, h, mlp, variant, mutate) if moe and sparse[i] else mlp(h, p + "mlp."))
     last = rmsnorm(x[-1], W["model.norm.weight"], eps)
-    # Ernie4_5Config's tie_word_embeddings defaults to true
+    # Ernie4_5Config's and Ernie4_5_MoeConfig's tie_word_embeddings default to true
     tied = cfg.get("tie_word_embeddings", True) or "lm_head.weight" not in W
     return (W["model.embed_tokens.weight"] if tied else W["lm_head.weight"]) @ last
+
+
+def ernie4_5_moe(cfg, W, p, h, mlp, variant=None, mutate=None):
+    """ERNIE 4.5's MoE block (Ernie4_5_MoeSparseMoeBlock with its Ernie4_5_MoeTopKRouter): see the module's
+    description. mlp(h, prefix) is the SwiGLU of the weights under prefix."""
+    E, k = cfg.get("moe_num_experts", 64), cfg.get("moe_k", 6)
+    logits = h @ W[p + "mlp.gate.weight"].T                                  # [T, E], in float32 there
+    prob = np.exp(logits - logits.max(-1, keepdims=True))
+    prob /= prob.sum(-1, keepdims=True)
+    # the bias ([1, E], squeezed) only chooses; checkpoints without one load transformers' zeros
+    bias = W.get(p + "mlp.moe_statics.e_score_correction_bias", np.zeros(E)).reshape(E)
+    if mutate == "no-expert-bias":
+        bias = np.zeros(E)
+    out = np.zeros_like(h)
+    for t in range(h.shape[0]):
+        top = np.argsort(-(prob[t] + bias), kind="stable")[:k]
+        wt = prob[t, top]
+        if variant != "no-renorm":
+            wt = wt / max(wt.sum(), cfg.get("moe_norm_min", 1e-12))
+        for e, we in zip(top, wt):
+            out[t] += we * mlp(h[t], f"{p}mlp.experts.{e}.")
+    if cfg.get("moe_num_shared_experts", 2) and mutate != "no-shared-expert":
+        # the shared experts: one SwiGLU of width moe_intermediate_size * moe_num_shared_experts, on every token, ungated
+        out += mlp(h, p + "mlp.shared_experts.")
+    return out
 
 
 def main():
@@ -3298,7 +3486,7 @@ def main():
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
-                                    "glm4moe", "llama4", "olmoe", "ernie4_5"])
+                                    "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -3325,6 +3513,8 @@ def main():
     m.add_argument("--fp8", action="store_true",
                    help="deepseek2: the attention and MLP matrices as F8_E4M3 with 128 x 128 block weight_scale_inv")
     m.add_argument("--layers", type=int, default=3, help="deepseek2: num_hidden_layers (default 3)")
+    m.add_argument("--mtp", action="store_true",
+                   help="ernie4_5_moe: the checkpoint's Multi-Token-Prediction tensors (model.mtp_*) too")
     m.add_argument("--maverick", action="store_true",
                    help="llama4: interleave_moe_layer_step 2 (Maverick's: layers 1 and 3 MoE, 0 and 2 dense)")
     m.add_argument("--linear", type=float, metavar="F")
@@ -3346,7 +3536,8 @@ def main():
                                              "no-qkv-bias", "neox-rope", "no-post-norms", "conv-bcx-order",
                                              "conv-not-causal", "conv-flip", "not-parallel", "no-logit-scale",
                                              "global-nope", "softmax-router", "no-groups", "interleaved-rope",
-                                             "full-rope", "no-qk-norm", "weight-output", "renormalized"])
+                                             "full-rope", "no-qk-norm", "weight-output", "renormalized",
+                                             "no-renorm"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
@@ -3380,6 +3571,8 @@ def main():
             make_olmoe(a.dir, a.tokenizer, a.seed)
         elif a.arch == "ernie4_5":
             make_ernie4_5(a.dir, a.tokenizer, a.sp, a.seed, a.tied)
+        elif a.arch == "ernie4_5_moe":
+            make_ernie4_5_moe(a.dir, a.tokenizer, a.sp, a.seed, a.mtp)
         elif a.arch == "olmo3":
             # Olmo 3's own rope_theta 500000 and YaRN factor 8 unless given
             make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 500000.0 if a.theta is None else a.theta, a.sp,
