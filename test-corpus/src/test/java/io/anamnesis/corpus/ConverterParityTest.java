@@ -359,6 +359,8 @@ class ConverterParityTest {
         f.addAll(OlmoeToGgufTest.parityFolders(ALL, withAuto));
         // ernie4_5: llama's names unpermuted, head_dim apart from hidden / heads, tied
         f.addAll(Ernie45ToGgufTest.parityFolders(ALL, withAuto));
+        // ernie4_5-moe: the experts stacked gate, up, down, the selection bias, the shared width's formula, MTP left out
+        f.addAll(Ernie45MoeToGgufTest.parityFolders(ALL, withAuto));
 
         // the value conversions at their edges: NaNs, infinities, ties, overflow, subnormals
         f.add(new Folder("Qwen2-specials-tiny", qwen2, specials(QwenToGgufTest.tensors("qwen2", false, 26), SPECIALS),

@@ -273,6 +273,11 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          */
         RMS_EPS_1E5,
         /**
+         * ERNIE 4.5 MoE's {@code <arch>.expert_shared_feed_forward_length}: {@code intermediate_size //
+         * num_key_value_heads}, as {@code Ernie4_5MoeModel} computes it, when it has shared experts.
+         */
+        ERNIE_SHARED_FEED_FORWARD_LENGTH,
+        /**
          * {@code <arch>.rope.dimension_count} as glm4moe computes it: {@code int(head_dim x
          * partial_rotary_factor)}, {@code head_dim} config.json's or hidden / heads, the factor
          * config.json's top-level one, 0.5 when it has none.
@@ -516,11 +521,14 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      *                       family writes and counts in {@code block_count} (GLM-4.5's
      *                       multi-token-prediction layers: llama.cpp loads them and does not run
      *                       them), when it has them
+     * @param leftOut        tensors of the checkpoint the family's {@code modify_tensors} skips by name
+     *                       prefix (ERNIE 4.5's multi-token-prediction tensors), when it has them
      */
     record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                   Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
                   Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers,
-                  Map<String, List<String>> configFrom, Optional<LatentAttention> latentAttention, Optional<String> extraLayers) {
+                  Map<String, List<String>> configFrom, Optional<LatentAttention> latentAttention, Optional<String> extraLayers,
+                  Optional<LeftOut> leftOut) {
 
         /** No extras: a plain decoder. */
         static final Extras NONE = builder().build();
@@ -544,6 +552,7 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
             private Map<String, List<String>> configFrom = Map.of();
             private Optional<LatentAttention> latentAttention = Optional.empty();
             private Optional<String> extraLayers = Optional.empty();
+            private Optional<LeftOut> leftOut = Optional.empty();
 
             private Builder() {
             }
@@ -609,9 +618,14 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
                 return this;
             }
 
+            Builder leftOut(LeftOut tensors) {
+                this.leftOut = Optional.of(tensors);
+                return this;
+            }
+
             Extras build() {
                 return new Extras(configDefaults, multimodal, trimEmbeddings, slidingWindow, configIgnored, noRope, configRefused,
-                        packedExperts, convLayers, configFrom, latentAttention, extraLayers);
+                        packedExperts, convLayers, configFrom, latentAttention, extraLayers, leftOut);
             }
         }
     }
@@ -698,6 +712,21 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      * vision tower, the projector) is left out of the text GGUF.
      *
      * @param what what the left-out tensors are, for the summary
+     */
+    /**
+     * Tensors a family's {@code modify_tensors} skips by name prefix, said in the summary: the
+     * ones whose names start with one of {@code prefixes}, which are {@code what}.
+     */
+    record LeftOut(List<String> prefixes, String what) {
+        /** Whether {@code hfName} is one of them. */
+        boolean has(String hfName) {
+            return prefixes.stream().anyMatch(hfName::startsWith);
+        }
+    }
+
+    /**
+     * The text model of a multimodal checkpoint, as the family's {@code modify_tensors} takes
+     * it (see {@link #textName}).
      */
     record MultimodalText(String infix, List<String> leftOut, String what) {
         /** The name the family maps, or empty for a tensor it leaves out. */

@@ -74,7 +74,7 @@ import java.util.Optional;
  * DeepSeek-V3's MoE with GLM's attention, the multi-token-prediction layers kept as nextn tensors.
  * llama4: {@code Llama4Model} (Llama 4's text model): packed experts in halves, dense layers between.
  * olmoe: {@code OlmoeModel}: whole-projection q/k norms and stacked experts. ernie4_5:
- * {@code Ernie4_5Model} (ERNIE 4.5 dense). Each verified byte for byte against the converter and by
+ * {@code Ernie4_5Model} (ERNIE 4.5 dense); ernie4_5-moe: {@code Ernie4_5MoeModel}. Each verified byte for byte against the converter and by
  * llama.cpp computing the logits of an independent forward pass (docs/hf-to-gguf.md).
  */
 final class Architectures {
@@ -363,6 +363,52 @@ final class Architectures {
             .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE_SPACE_PREFIX_FROM_CONFIG)
             .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
                     "num_key_value_heads", "rms_norm_eps", "rope_theta"))
+            .build();
+
+    /**
+     * ERNIE 4.5 MoE ({@code Ernie4_5_MoeForCausalLM}, the converter's {@code Ernie4_5MoeModel}; the
+     * 21B-A3B and 300B-A47B as transformers saves them): ernie4_5's attention, {@code moe_layer_start_index}
+     * leading dense blocks, then a router ({@code mlp.gate}, F32), the selection bias
+     * ({@code mlp.moe_statics.e_score_correction_bias}, F32), the experts stacked as gate, up, down
+     * (that order: the converter's) and the shared experts; the multi-token-prediction tensors
+     * ({@code model.mtp_*}) left out. TextModel's keys, then the expert count and used count, the MoE
+     * interval, the dense lead, the experts' width, the shared experts' count and their width as the
+     * converter computes it ({@code intermediate_size // num_key_value_heads}, which must be their
+     * real width or llama.cpp would not load the file).
+     */
+    static final Architecture ERNIE4_5_MOE = Architecture.of("ernie4_5-moe", "Ernie4_5_MoeForCausalLM")
+            .tensors(parts(DECODER, List.of(
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.gate", "blk.{bid}.ffn_gate_inp"),
+                    // Ernie4_5MoeModel.modify_tensors renames e_score_correction_bias to e_score_correction.bias
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.moe_statics.e_score_correction", "blk.{bid}.exp_probs_b"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.gate_proj", "blk.{bid}.ffn_gate_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.up_proj", "blk.{bid}.ffn_up_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.experts.down_proj", "blk.{bid}.ffn_down_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.shared_experts.gate_proj", "blk.{bid}.ffn_gate_shexp"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.shared_experts.up_proj", "blk.{bid}.ffn_up_shexp"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.shared_experts.down_proj", "blk.{bid}.ffn_down_shexp"))))
+            // Ernie4_5MoeModel.set_gguf_parameters: TextModel's, then these
+            .keys(List.of(HyperParameter.u32("{arch}.expert_count", "moe_num_experts").asRequired(),
+                    HyperParameter.u32("{arch}.expert_used_count", "moe_k").asRequired(),
+                    HyperParameter.u32("{arch}.interleave_moe_layer_step", "moe_layer_interval").asRequired(),
+                    HyperParameter.u32("{arch}.leading_dense_block_count", "moe_layer_start_index").asRequired(),
+                    HyperParameter.u32("{arch}.expert_feed_forward_length", "moe_intermediate_size"),
+                    HyperParameter.u32("{arch}.expert_shared_count", "moe_num_shared_experts"),
+                    Architecture.OwnKey.ERNIE_SHARED_FEED_FORWARD_LENGTH))
+            .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE_SPACE_PREFIX_FROM_CONFIG)
+            .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
+                    "num_key_value_heads", "rms_norm_eps", "rope_theta", "moe_num_experts", "moe_k", "moe_layer_interval",
+                    "moe_layer_start_index", "moe_intermediate_size"))
+            .experts(new Architecture.Experts("model.layers.{bid}.mlp.experts.{xid}.{proj}.weight", List.of(
+                    new Architecture.Experts.Projection("gate_proj", true), new Architecture.Experts.Projection("up_proj", true),
+                    new Architecture.Experts.Projection("down_proj", false)),
+                    "model.layers.{bid}.mlp.experts.{proj}.weight",
+                    HyperParameter.u32("{arch}.expert_count", "moe_num_experts").asRequired(), "moe_intermediate_size", "mlp.gate.weight",
+                    List.of(new Architecture.ConfigValue("moe_layer_interval", 1L, true, "every block after the leading dense ones "
+                            + "has experts in the layouts converted here")),
+                    Optional.of("moe_layer_start_index"), false))
+            .extras(Architecture.Extras.builder().leftOut(new Architecture.LeftOut(List.of("model.mtp_block.", "model.mtp_emb_norm.",
+                    "model.mtp_hidden_norm.", "model.mtp_linear_proj."), "multi-token-prediction layers")))
             .build();
 
     /** The tensors of a Gemma decoder ({@code MODEL_ARCH.GEMMA}'s; it has no output.weight: the embeddings are tied). */
@@ -983,7 +1029,7 @@ final class Architectures {
 
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R, COHERE2, EXAONE4, QWEN2VL,
-            DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5);
+            DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

@@ -144,6 +144,7 @@ public final class HfGgufExporter implements ModelExporter {
         java.util.SortedMap<String, Integer> leftOut = new java.util.TreeMap<>();
         Optional<Architecture.LatentAttention> latent = arch.extras().latentAttention();
         java.util.SortedMap<Long, Integer> beyond = new java.util.TreeMap<>();
+        java.util.SortedMap<String, Integer> skippedByPrefix = new java.util.TreeMap<>();
         // Gemma3Model.modify_tensors cuts embed_tokens to the vocabulary it reads (none: --no-vocab without a tokenizer)
         Optional<Long> vocabularyRows = arch.extras().trimEmbeddings() ? Vocabulary.size(files, config) : Optional.empty();
         // tensors offered recovered, less those taken below: what is left out, not counted as recovered
@@ -159,6 +160,11 @@ public final class HfGgufExporter implements ModelExporter {
                 String part = arch.extras().multimodal().get().leftOut().stream().filter(input.name()::startsWith).findFirst()
                         .orElse(input.name().substring(0, input.name().indexOf('.') + 1));
                 leftOut.merge(part + "*", 1, Integer::sum);
+                continue;
+            }
+            if (arch.extras().leftOut().isPresent() && arch.extras().leftOut().get().has(textName.get())) {
+                String prefix = arch.extras().leftOut().get().prefixes().stream().filter(textName.get()::startsWith).findFirst().orElseThrow();
+                skippedByPrefix.merge(prefix + "*", 1, Integer::sum);
                 continue;
             }
             DenseTensor unrenamed = squeezed(arch, textName.get().equals(input.name()) ? input : renamed(input, textName.get()));
@@ -214,6 +220,12 @@ public final class HfGgufExporter implements ModelExporter {
             out.add(typed(d, name, heads, arch.shift(d.name()), outtype, request.encoder()));
         }
         stacks.ifPresent(Stacks::requireAll);
+        if (!skippedByPrefix.isEmpty()) {
+            int n = skippedByPrefix.values().stream().mapToInt(Integer::intValue).sum();
+            notes.add("left out " + n + " tensor" + (n == 1 ? "" : "s") + " of the " + arch.extras().leftOut().orElseThrow().what()
+                    + " (" + String.join(", ", skippedByPrefix.entrySet().stream().map(e -> e.getKey() + " " + e.getValue()).toList())
+                    + "), which the converter skips and llama.cpp does not run");
+        }
         if (!beyond.isEmpty()) {
             int n = beyond.values().stream().mapToInt(Integer::intValue).sum();
             notes.add("left out " + n + " tensor" + (n == 1 ? "" : "s") + " of layer" + (beyond.size() == 1 ? " " : "s ")
@@ -1143,6 +1155,21 @@ public final class HfGgufExporter implements ModelExporter {
             }
             case EXPERT_GATING_SIGMOID -> kv.put(a + ".expert_gating_func", MetaValue.u32(2));
             case RMS_EPS_1E5 -> kv.put(a + ".attention.layer_norm_rms_epsilon", MetaValue.Real.f32(1e-5f));
+            case ERNIE_SHARED_FEED_FORWARD_LENGTH -> {
+                long shared = HfConfig.integer(config, "moe_num_shared_experts").orElse(0L);
+                Optional<Long> ff = HfConfig.integer(config, "intermediate_size"), kvHeads = HfConfig.integer(config, "num_key_value_heads");
+                if (shared <= 0 || ff.isEmpty() || kvHeads.isEmpty()) return;
+                if (kvHeads.get() <= 0) throw badKey("num_key_value_heads", "is not positive");
+                long width = ff.get() / kvHeads.get();
+                long experts = HfConfig.integer(config, "moe_intermediate_size").orElse(0L) * shared;
+                if (width != experts) {
+                    throw new UnsupportedFeatureException("config.json intermediate_size " + ff.get() + " // num_key_value_heads "
+                            + kvHeads.get() + " = " + width + " is the shared experts' width the converter writes, but they are "
+                            + "moe_intermediate_size x moe_num_shared_experts = " + experts + " wide: llama.cpp would not load the file; "
+                            + "not converted");
+                }
+                kv.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(width));
+            }
             case EXPERT_WEIGHTS_NORM_WHEN_GIVEN -> {
                 Object n = config.get("norm_topk_prob");
                 if (n == null || n == io.anamnesis.api.json.Json.NULL) return;
