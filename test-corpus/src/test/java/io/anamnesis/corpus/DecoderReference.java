@@ -101,12 +101,26 @@ final class DecoderReference {
     /** The same with {@code wrong} the compare options of the deliberately wrong model ({@code --mutate M}, say), or null. */
     static void llamaCppComputesTheReference(Path tmp, String arch, List<String> makeArgs, String dtype, List<String> wrong,
                                              double apart) throws Exception {
+        llamaCppComputesTheReference(tmp, arch, makeArgs, dtype, wrong, apart, dtype.equals("f32") ? 1e-4 : 3e-3);
+    }
+
+    /**
+     * The same within {@code limit} of the largest logit (the families whose residual over 12 tokens is a
+     * float16 rounding of single cache values, as chance gives a seed: 1e-3 for F32).
+     */
+    static void llamaCppComputesTheReference(Path tmp, String arch, List<String> makeArgs, String dtype, List<String> wrong,
+                                             double apart, double limit) throws Exception {
         oracles();
         Path dir = tmp.resolve(arch + "-forward");
         List<String> make = new ArrayList<>(List.of(arch, dir.toString()));
         make.addAll(makeArgs);
         make(tmp, make.toArray(String[]::new));
-        llamaCppComputesTheReferenceOf(tmp, dir, dtype, wrong, apart, dtype.equals("f32") ? 1e-4 : 3e-3);
+        llamaCppComputesTheReferenceOf(tmp, dir, dtype, wrong, apart, limit);
+    }
+
+    /** {@code a;b;c} as a list, or null for none: the compare options written in one CSV cell. */
+    static List<String> options(String cell) {
+        return cell == null ? null : List.of(cell.split(";"));
     }
 
     /**

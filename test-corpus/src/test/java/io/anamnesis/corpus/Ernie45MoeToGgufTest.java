@@ -137,11 +137,8 @@ class Ernie45MoeToGgufTest {
         Optional<Path> sp = DecoderReference.sentencePiece();
         Assumptions.assumeTrue(sp.isPresent(), "the corpus's SentencePiece tokenizer.model is not here: llama.cpp needs a vocabulary; "
                 + "not checked");
-        DecoderReference.oracles();
-        Path dir = tmp.resolve("ernie-moe-forward");
-        DecoderReference.make(tmp, "ernie4_5_moe", dir.toString(), "--sp", sp.get().toString(), "--seed", "2", "--mtp");
-        DecoderReference.llamaCppComputesTheReferenceOf(tmp, dir, dtype, wrong == null ? null : List.of(wrong.split(";")),
-                apart == null ? 0 : apart, dtype.equals("f32") ? 1e-3 : 3e-3);
+        DecoderReference.llamaCppComputesTheReference(tmp, "ernie4_5_moe", List.of("--sp", sp.get().toString(), "--seed", "2", "--mtp"),
+                dtype, DecoderReference.options(wrong), apart == null ? 0 : apart, dtype.equals("f32") ? 1e-3 : 3e-3);
     }
 
     /** The folders {@link ConverterParityTest} compares with the converter's own files. */

@@ -120,13 +120,10 @@ class Ernie45ToGgufTest {
         Optional<Path> sp = DecoderReference.sentencePiece();
         Assumptions.assumeTrue(sp.isPresent(), "the corpus's SentencePiece tokenizer.model is not here: llama.cpp needs a vocabulary; "
                 + "not checked");
-        DecoderReference.oracles();
-        Path dir = tmp.resolve("ernie-forward");
-        List<String> args = new java.util.ArrayList<>(List.of("ernie4_5", dir.toString(), "--sp", sp.get().toString(), "--seed", "2"));
+        List<String> args = new java.util.ArrayList<>(List.of("--sp", sp.get().toString(), "--seed", "2"));
         if (tied != null) args.add(tied);
-        DecoderReference.make(tmp, args.toArray(String[]::new));
-        DecoderReference.llamaCppComputesTheReferenceOf(tmp, dir, dtype, wrong == null ? null : List.of(wrong.split(";")),
-                apart == null ? 0 : apart, dtype.equals("f32") ? 1e-4 : 3e-3);
+        DecoderReference.llamaCppComputesTheReference(tmp, "ernie4_5", args, dtype, DecoderReference.options(wrong),
+                apart == null ? 0 : apart);
     }
 
     /** The folders {@link ConverterParityTest} compares with the converter's own files. */

@@ -194,7 +194,7 @@ class Glm4MoeToGgufTest {
         for (String f : List.of("tokenizer.json", "tokenizer_config.json")) {
             Files.writeString(dir.resolve(f), Files.readString(dir.resolve(f)).replace("<|im_start|>", "<|user|>"));
         }
-        DecoderReference.llamaCppComputesTheReferenceOf(tmp, dir, dtype, wrong == null ? null : List.of(wrong.split(";")), apart, limit);
+        DecoderReference.llamaCppComputesTheReferenceOf(tmp, dir, dtype, DecoderReference.options(wrong), apart, limit);
     }
 
     /** The folders {@link ConverterParityTest} compares with the converter's own files. */

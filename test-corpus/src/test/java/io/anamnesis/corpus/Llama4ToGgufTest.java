@@ -211,12 +211,9 @@ class Llama4ToGgufTest {
     void llamaCppComputesTheReferenceForwardPass(String make, String dtype, String wrong, double apart, double limit) throws Exception {
         Optional<Path> tok = DecoderReference.tokenizerFolder("AMN_TOKENIZER_QWEN3");
         Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_QWEN3 not set: llama.cpp needs the vocabulary; not checked");
-        DecoderReference.oracles();
-        Path dir = tmp.resolve("llama4-forward");
-        List<String> args = new java.util.ArrayList<>(List.of("llama4", dir.toString(), "--tokenizer", tok.get().toString()));
-        args.addAll(List.of(make.split(";")));
-        DecoderReference.make(tmp, args.toArray(String[]::new));
-        DecoderReference.llamaCppComputesTheReferenceOf(tmp, dir, dtype, wrong == null ? null : List.of(wrong.split(";")), apart, limit);
+        List<String> args = new java.util.ArrayList<>(List.of("--tokenizer", tok.get().toString()));
+        args.addAll(DecoderReference.options(make));
+        DecoderReference.llamaCppComputesTheReference(tmp, "llama4", args, dtype, DecoderReference.options(wrong), apart, limit);
     }
 
     /** The folders {@link ConverterParityTest} compares with the converter's own files. */

@@ -129,11 +129,8 @@ class OlmoeToGgufTest {
     void llamaCppComputesTheReferenceForwardPass(String dtype, String wrong, double apart) throws Exception {
         Optional<Path> tok = DecoderReference.tokenizerFolder("AMN_TOKENIZER_QWEN3");
         Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_QWEN3 not set: llama.cpp needs the vocabulary; not checked");
-        DecoderReference.oracles();
-        Path dir = tmp.resolve("olmoe-forward");
-        DecoderReference.make(tmp, "olmoe", dir.toString(), "--tokenizer", tok.get().toString(), "--seed", "3");
-        DecoderReference.llamaCppComputesTheReferenceOf(tmp, dir, dtype, wrong == null ? null : List.of(wrong.split(";")), apart,
-                dtype.equals("f32") ? 1e-3 : 3e-3);
+        DecoderReference.llamaCppComputesTheReference(tmp, "olmoe", List.of("--tokenizer", tok.get().toString(), "--seed", "3"), dtype,
+                DecoderReference.options(wrong), apart, dtype.equals("f32") ? 1e-3 : 3e-3);
     }
 
     /** The folders {@link ConverterParityTest} compares with the converter's own files. */
