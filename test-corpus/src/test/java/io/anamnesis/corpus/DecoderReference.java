@@ -118,6 +118,17 @@ final class DecoderReference {
         llamaCppComputesTheReferenceOf(tmp, dir, dtype, wrong, apart, limit);
     }
 
+    /**
+     * A made folder's Qwen3 vocabulary as GLM's vocabulary rule ({@code _set_vocab_glm}) takes it: the
+     * added token {@code <|im_start|>} renamed {@code <|user|>}, which that rule needs as the EOT (the
+     * check hash does not change: the check text holds no added token).
+     */
+    static void asGlmVocabulary(Path dir) throws IOException {
+        for (String f : List.of("tokenizer.json", "tokenizer_config.json")) {
+            java.nio.file.Files.writeString(dir.resolve(f), java.nio.file.Files.readString(dir.resolve(f)).replace("<|im_start|>", "<|user|>"));
+        }
+    }
+
     /** {@code a;b;c} as a list, or null for none: the compare options written in one CSV cell. */
     static List<String> options(String cell) {
         return cell == null ? null : List.of(cell.split(";"));
