@@ -68,8 +68,8 @@ final class KQuantEncoders {
     static final Spec Q6_K_REF = new Spec(16, 32, Fit.SYMMETRIC, Weights.SQUARES, 0, 0, 0, 0, false);
     static final Spec Q6_K_IMPL = new Spec(16, 32, Fit.SYMMETRIC, Weights.RAW_IMPORTANCE, 0, 0, 0, 0, false);
 
-    /** Super-blocks handled per batch: enough for 16 lanes of 32-value sub-blocks. */
-    static final int BATCH = 2;
+    /** Super-blocks handled per batch: enough for two groups of 16 lanes of 32-value sub-blocks. */
+    static final int BATCH = 4;
 
     /**
      * Working arrays of one call, sized for {@link #BATCH} super-blocks: the fits write
@@ -83,6 +83,8 @@ final class KQuantEncoders {
         final float[] mins = new float[BATCH * 16];
         final float[] sumWeights = new float[BATCH * 16];
         final int[] aux = new int[32];
+        /** Q5_K's fifth bits of 32 bytes while they are gathered. */
+        final int[] highBits = new int[32];
         final int[] scaleLevels = new int[16];
         final int[] minLevels = new int[16];
         final int[] packed = new int[16];
@@ -493,28 +495,27 @@ final class KQuantEncoders {
         }
     }
 
-    /** Bit 4 of element n + j (n = 64 c) goes to bit 2c of qh[j], of n + 32 + j to bit 2c + 1. */
+    /**
+     * Bit 4 of element n + j (n = 64 c) goes to bit 2c of qh[j], of n + 32 + j to bit 2c + 1.
+     * Written without branches (a level's bit 4 is a coin toss, so a test on it mispredicts
+     * half the time), with the low nibbles and the high bits in separate loops over j that
+     * C2 can vectorize.
+     */
     private static void packFiveBits(Work w, int k, byte[] dst, int o) {
         int[] L = w.levels;
         int lo = QK_K * k;
-        Arrays.fill(dst, o + 16, o + 48, (byte) 0);
-        int m1 = 1;
-        int m2 = 2;
-        for (int n = 0, ql = o + 48; n < QK_K; n += 64, ql += 32, m1 <<= 2, m2 <<= 2) {
+        int[] high = w.highBits;
+        Arrays.fill(high, 0);
+        for (int c = 0, n = lo, ql = o + 48; c < 4; c++, n += 64, ql += 32) {
+            int shift = 2 * c;
             for (int j = 0; j < 32; j++) {
-                int l1 = L[lo + n + j];
-                if (l1 > 15) {
-                    l1 -= 16;
-                    dst[o + 16 + j] |= (byte) m1;
-                }
-                int l2 = L[lo + n + j + 32];
-                if (l2 > 15) {
-                    l2 -= 16;
-                    dst[o + 16 + j] |= (byte) m2;
-                }
-                dst[ql + j] = (byte) (l1 | l2 << 4);
+                int l1 = L[n + j];
+                int l2 = L[n + j + 32];
+                high[j] |= (l1 >> 4 & 1) << shift | (l2 >> 4 & 1) << shift + 1;
+                dst[ql + j] = (byte) (l1 & 15 | (l2 & 15) << 4);
             }
         }
+        for (int j = 0; j < 32; j++) dst[o + 16 + j] = (byte) high[j];
     }
 
     // ---------------------------------------------------------------- Q6_K {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}

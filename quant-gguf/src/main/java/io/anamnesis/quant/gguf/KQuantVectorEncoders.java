@@ -63,50 +63,72 @@ final class KQuantVectorEncoders {
         float[] laneSigma2 = new float[L];
         int perBlockRow = perRow / QK_K;
         int total = rows * perBlockRow;
-        int batch = Math.max(1, Math.min(KQuantEncoders.BATCH, L / spec.perSuper()));
-        KQuantEncoders.Weights weights = spec.weights();
-        boolean fromImportance = weights == KQuantEncoders.Weights.IMPORTANCE
-                || weights == KQuantEncoders.Weights.RAW_IMPORTANCE;
+        // two lane groups per batch where the sub-blocks fill them: the affine search runs them in step
+        int batch = Math.max(1, Math.min(KQuantEncoders.BATCH, 2 * L / spec.perSuper()));
+        LaneSearch.Lanes second = new LaneSearch.Lanes();
         for (int first = 0; first < total; first += batch) {
             int count = Math.min(batch, total - first);
             int xs = s + first * QK_K;
-            if (weights == KQuantEncoders.Weights.IMPORTANCE) superBlockSigma2(spec, src, xs, count, sigma2);
+            if (spec.weights() == KQuantEncoders.Weights.IMPORTANCE) superBlockSigma2(spec, src, xs, count, sigma2);
             int subs = count * spec.perSuper();
             for (int g = 0; g < subs; g += L) {
                 int lanes = Math.min(L, subs - g);
-                LaneSearch.load(src, xs + g * n, n, lanes, t.x);
-                if (fromImportance) {
-                    for (int lane = 0; lane < lanes; lane++) {
-                        int sub = g + lane;
-                        int k = sub / spec.perSuper();
-                        int column = QK_K * ((first + k) % perBlockRow) + n * (sub % spec.perSuper());
-                        for (int i = 0; i < n; i++) t.w[i * L + lane] = importance[column + i];
-                        laneSigma2[lane] = sigma2[k];
-                    }
-                    for (int lane = lanes; lane < L; lane++) {
-                        for (int i = 0; i < n; i++) t.w[i * L + lane] = 0f;
-                        laneSigma2[lane] = 0f;
-                    }
-                }
-                laneWeights(weights, n, t, laneSigma2);
-                if (weights == KQuantEncoders.Weights.IMPORTANCE) {
-                    for (int lane = 0; lane < lanes; lane++) w.sumWeights[g + lane] = t.s3[lane];
+                prepareGroup(spec, src, xs, first, g, lanes, perBlockRow, importance, sigma2, laneSigma2, t, w);
+                if (spec.fit() == KQuantEncoders.Fit.AFFINE && g + L < subs) {
+                    int lanes2 = Math.min(L, subs - g - L);
+                    prepareGroup(spec, src, xs, first, g + L, lanes2, perBlockRow, importance, sigma2, laneSigma2, second, w);
+                    LaneSearch.affinePair(n, spec.nmax(), t, second, spec.rmin(), spec.rdelta(), spec.nstep(), spec.mad());
+                    keepGroup(n, g, lanes, t, w, groupLevels);
+                    keepGroup(n, g + L, lanes2, second, w, groupLevels);
+                    g += L;
+                    continue;
                 }
                 switch (spec.fit()) {
                     case AFFINE -> LaneSearch.affine(n, spec.nmax(), t, spec.rmin(), spec.rdelta(), spec.nstep(), spec.mad());
-                    case SYMMETRIC -> LaneSearch.symmetric(n, spec.nmax(), t, weights == KQuantEncoders.Weights.SQUARES);
+                    case SYMMETRIC -> LaneSearch.symmetric(n, spec.nmax(), t, spec.weights() == KQuantEncoders.Weights.SQUARES);
                     case REFINED -> LaneSearch.symmetricRefined(n, spec.nmax(), t);
                 }
-                for (int lane = 0; lane < lanes; lane++) {
-                    w.scales[g + lane] = t.scale[lane];
-                    w.mins[g + lane] = t.theMin[lane];
-                }
-                System.arraycopy(t.levels, 0, groupLevels, (g / L) * n * L, n * L);
+                keepGroup(n, g, lanes, t, w, groupLevels);
             }
             for (int k = 0; k < count; k++) {
                 finish.finish(src, xs + QK_K * k, dst, o + (first + k) * type.blockBytes(), w, k);
             }
         }
+    }
+
+    /** The sub-blocks g.. (lanes of them) of the batch at super-block {@code first}, transposed into t with their weights. */
+    private static void prepareGroup(KQuantEncoders.Spec spec, float[] src, int xs, int first, int g, int lanes,
+                                     int perBlockRow, float[] importance, float[] sigma2, float[] laneSigma2,
+                                     LaneSearch.Lanes t, KQuantEncoders.Work w) {
+        int n = spec.n();
+        KQuantEncoders.Weights weights = spec.weights();
+        LaneSearch.load(src, xs + g * n, n, lanes, t.x);
+        if (weights == KQuantEncoders.Weights.IMPORTANCE || weights == KQuantEncoders.Weights.RAW_IMPORTANCE) {
+            for (int lane = 0; lane < lanes; lane++) {
+                int sub = g + lane;
+                int k = sub / spec.perSuper();
+                int column = QK_K * ((first + k) % perBlockRow) + n * (sub % spec.perSuper());
+                for (int i = 0; i < n; i++) t.w[i * L + lane] = importance[column + i];
+                laneSigma2[lane] = sigma2[k];
+            }
+            for (int lane = lanes; lane < L; lane++) {
+                for (int i = 0; i < n; i++) t.w[i * L + lane] = 0f;
+                laneSigma2[lane] = 0f;
+            }
+        }
+        laneWeights(weights, n, t, laneSigma2);
+        if (weights == KQuantEncoders.Weights.IMPORTANCE) {
+            for (int lane = 0; lane < lanes; lane++) w.sumWeights[g + lane] = t.s3[lane];
+        }
+    }
+
+    /** A fitted group's scales, mins and (still transposed) levels into the batch's arrays. */
+    private static void keepGroup(int n, int g, int lanes, LaneSearch.Lanes t, KQuantEncoders.Work w, float[] groupLevels) {
+        for (int lane = 0; lane < lanes; lane++) {
+            w.scales[g + lane] = t.scale[lane];
+            w.mins[g + lane] = t.theMin[lane];
+        }
+        System.arraycopy(t.levels, 0, groupLevels, (g / L) * n * L, n * L);
     }
 
     /**

@@ -62,6 +62,11 @@ final class LaneSearch {
         final float[] t1 = new float[L];
         final float[] t2 = new float[L];
         final float[] flag = new float[L];
+        /** The affine search's iscale and min of the current trial, and of the fit kept so far (its levels are recomputed from them at the end). */
+        final float[] trialIscale = new float[L];
+        final float[] trialMin = new float[L];
+        final float[] fitIscale = new float[L];
+        final float[] fitMin = new float[L];
         /** Every value of the group is finite (NaN and infinities keep ggml's integer rounding). */
         boolean finite;
     }
@@ -133,6 +138,20 @@ final class LaneSearch {
         return c.blend(hi, c.compare(VectorOperators.GT, hi)).add(MAGIC).sub(MAGIC);
     }
 
+    private static final int MAGIC_BITS = Float.floatToRawIntBits(MAGIC);
+
+    /**
+     * {@link #roundClamped} in four instructions: for |v| <= 2^22, v + 1.5 * 2^23 lies in
+     * [2^23, 2^24), where floats are the consecutive integers, so the sum is 1.5 * 2^23 plus v
+     * rounded to nearest even and its bit pattern counts up with it: the clamp is an integer
+     * max and min on the bits, and subtracting 1.5 * 2^23 again gives the level as a float.
+     * The same guarantee as {@link #roundClamped} (|v| <= 2^22, not NaN).
+     */
+    private static FloatVector roundClampedOnBits(FloatVector v, int lo, int hi) {
+        IntVector bits = v.add(MAGIC).reinterpretAsInts().max(MAGIC_BITS + lo).min(MAGIC_BITS + hi);
+        return bits.reinterpretAsFloats().sub(MAGIC);
+    }
+
     // ---------------------------------------------------------------- affine (make_qkx2/3_quants)
 
     /**
@@ -144,15 +163,8 @@ final class LaneSearch {
         affineRange(n, t);
         affineFirst(n, nmax, t, useMad);
         for (int is = 0; is <= nstep; is++) {
-            FloatVector min = lanes(t.min);
-            // max - min with the min of the best fit so far, as ggml recomputes it each trial
-            FloatVector iscale = FloatVector.broadcast(F, rmin + rdelta * is + nmax).div(lanes(t.max).sub(min));
-            iscale.intoArray(t.t1, 0);
-            // Every iscale (x - min) of a fitting lane is at most |iscale| times the larger of
-            // |lo - min| and |hi - min| (float rounding is monotone): below nearest_int's limit
-            // the levels may be rounded in float.
-            FloatVector reach = lanes(t.hi).sub(min).abs().max(lanes(t.lo).sub(min).abs()).mul(iscale.abs());
-            if (t.finite && reach.lt(NEAREST_LIMIT).or(set(t.flag)).allTrue()) affineSumsFloat(n, nmax, t);
+            boolean inFloat = affineTrial(t, rmin + rdelta * is + nmax);
+            if (inFloat) affineSumsFloat(n, nmax, t);
             else affineSumsBits(n, nmax, t);
             if (affineSolve(t)) {
                 if (useMad) affineErrorAbs(n, t);
@@ -160,7 +172,67 @@ final class LaneSearch {
                 affineKeepBetter(n, t);
             }
         }
-        affineDone(n, t);
+        affineDone(n, nmax, t);
+    }
+
+    /**
+     * {@link #affine} for two lane groups at once, trial by trial in step: each lane's work
+     * is the same, but the two groups' passes share one loop, so that the chains of one
+     * group's sums (each add waits for the one before) overlap with the other's. One group's
+     * search alone is a single chain of dependent steps (a trial's min is the previous
+     * trial's outcome); two of them keep both vector units busy.
+     */
+    static void affinePair(int n, int nmax, Lanes a, Lanes b, float rmin, float rdelta, int nstep, boolean useMad) {
+        affineRange(n, a);
+        affineRange(n, b);
+        affineFirst(n, nmax, a, useMad);
+        affineFirst(n, nmax, b, useMad);
+        for (int is = 0; is <= nstep; is++) {
+            float numerator = rmin + rdelta * is + nmax;
+            boolean aFloat = affineTrial(a, numerator);
+            boolean bFloat = affineTrial(b, numerator);
+            if (aFloat && bFloat) {
+                affineSumsFloat(n, nmax, a, b);
+            } else {
+                if (aFloat) affineSumsFloat(n, nmax, a);
+                else affineSumsBits(n, nmax, a);
+                if (bFloat) affineSumsFloat(n, nmax, b);
+                else affineSumsBits(n, nmax, b);
+            }
+            boolean aSolved = affineSolve(a);
+            boolean bSolved = affineSolve(b);
+            if (aSolved && bSolved) {
+                if (useMad) affineErrorAbs(n, a, b);
+                else affineErrorSquared(n, a, b);
+            } else if (aSolved) {
+                if (useMad) affineErrorAbs(n, a);
+                else affineErrorSquared(n, a);
+            } else if (bSolved) {
+                if (useMad) affineErrorAbs(n, b);
+                else affineErrorSquared(n, b);
+            }
+            if (aSolved) affineKeepBetter(n, a);
+            if (bSolved) affineKeepBetter(n, b);
+        }
+        affineDone(n, nmax, a);
+        affineDone(n, nmax, b);
+    }
+
+    /**
+     * A trial's iscale = numerator / (max - min), with the min of the best fit so far as ggml
+     * recomputes it each trial, to t.t1 and t.trialIscale (the min to t.trialMin); true when
+     * its levels may be rounded in float: every iscale (x - min) of a fitting lane is at most
+     * |iscale| times the larger of |lo - min| and |hi - min| (float rounding is monotone),
+     * which must stay below nearest_int's limit.
+     */
+    private static boolean affineTrial(Lanes t, float numerator) {
+        FloatVector min = lanes(t.min);
+        FloatVector iscale = FloatVector.broadcast(F, numerator).div(lanes(t.max).sub(min));
+        iscale.intoArray(t.t1, 0);
+        iscale.intoArray(t.trialIscale, 0);
+        min.intoArray(t.trialMin, 0);
+        FloatVector reach = lanes(t.hi).sub(min).abs().max(lanes(t.lo).sub(min).abs()).mul(iscale.abs());
+        return t.finite && reach.lt(NEAREST_LIMIT).or(set(t.flag)).allTrue();
     }
 
     /**
@@ -199,12 +271,13 @@ final class LaneSearch {
         FloatVector iscale = FloatVector.broadcast(F, (float) nmax).div(lanes(t.max).sub(min));
         FloatVector scale = FloatVector.broadcast(F, 1f).div(iscale);
         for (int i = 0; i < n; i++) {
-            roundClampedBits(iscale.mul(at(t.x, i).sub(min)), 0, nmax).intoArray(t.levels, i * L);
+            roundClampedBits(iscale.mul(at(t.x, i).sub(min)), 0, nmax).intoArray(t.aux, i * L);
         }
+        iscale.intoArray(t.fitIscale, 0);
+        min.intoArray(t.fitMin, 0);
         scale.intoArray(t.scale, 0);
         scale.intoArray(t.t1, 0);
         min.intoArray(t.t2, 0);
-        System.arraycopy(t.levels, 0, t.aux, 0, n * L);
         if (useMad) affineErrorAbs(n, t);
         else affineErrorSquared(n, t);
         System.arraycopy(t.s1, 0, t.best, 0, L);
@@ -217,10 +290,9 @@ final class LaneSearch {
         FloatVector sumL = FloatVector.zero(F);
         FloatVector sumL2 = FloatVector.zero(F);
         FloatVector sumXL = FloatVector.zero(F);
-        float top = nmax;
         for (int i = 0; i < n; i++) {
             FloatVector xi = at(t.x, i);
-            FloatVector l = roundClamped(iscale.mul(xi.sub(min)), 0f, top);
+            FloatVector l = roundClampedOnBits(iscale.mul(xi.sub(min)), 0, nmax);
             l.intoArray(t.aux, i * L);
             FloatVector wl = at(t.w, i).mul(l);
             sumL = sumL.add(wl);
@@ -230,6 +302,42 @@ final class LaneSearch {
         sumL.intoArray(t.s1, 0);
         sumL2.intoArray(t.s2, 0);
         sumXL.intoArray(t.s3, 0);
+    }
+
+    /** {@link #affineSumsFloat} of two groups in one loop (their sums are independent chains). */
+    private static void affineSumsFloat(int n, int nmax, Lanes a, Lanes b) {
+        FloatVector minA = lanes(a.min);
+        FloatVector iscaleA = lanes(a.t1);
+        FloatVector minB = lanes(b.min);
+        FloatVector iscaleB = lanes(b.t1);
+        FloatVector sumLA = FloatVector.zero(F);
+        FloatVector sumL2A = FloatVector.zero(F);
+        FloatVector sumXLA = FloatVector.zero(F);
+        FloatVector sumLB = FloatVector.zero(F);
+        FloatVector sumL2B = FloatVector.zero(F);
+        FloatVector sumXLB = FloatVector.zero(F);
+        for (int i = 0; i < n; i++) {
+            FloatVector xa = at(a.x, i);
+            FloatVector xb = at(b.x, i);
+            FloatVector la = roundClampedOnBits(iscaleA.mul(xa.sub(minA)), 0, nmax);
+            FloatVector lb = roundClampedOnBits(iscaleB.mul(xb.sub(minB)), 0, nmax);
+            la.intoArray(a.aux, i * L);
+            lb.intoArray(b.aux, i * L);
+            FloatVector wla = at(a.w, i).mul(la);
+            FloatVector wlb = at(b.w, i).mul(lb);
+            sumLA = sumLA.add(wla);
+            sumLB = sumLB.add(wlb);
+            sumL2A = sumL2A.add(wla.mul(la));
+            sumL2B = sumL2B.add(wlb.mul(lb));
+            sumXLA = sumXLA.add(wla.mul(xa));
+            sumXLB = sumXLB.add(wlb.mul(xb));
+        }
+        sumLA.intoArray(a.s1, 0);
+        sumL2A.intoArray(a.s2, 0);
+        sumXLA.intoArray(a.s3, 0);
+        sumLB.intoArray(b.s1, 0);
+        sumL2B.intoArray(b.s2, 0);
+        sumXLB.intoArray(b.s3, 0);
     }
 
     /** {@link #affineSumsFloat} with ggml's integer rounding, for groups where float rounding is not proven equal. */
@@ -271,7 +379,10 @@ final class LaneSearch {
         FloatVector thisMin = sumL2.mul(sumX).sub(sumL.mul(sumXL)).div(det);
         VectorMask<Float> positiveMin = thisMin.compare(VectorOperators.GT, 0f);
         thisMin.blend(0f, positiveMin).intoArray(t.t2, 0);
-        thisScale.blend(sumXL.div(sumL2), positiveMin).intoArray(t.t1, 0);
+        // the min-free scale only where a lane needs it: a division is the costliest operation here
+        // (stored in both branches: a vector merged from two branches would be boxed)
+        if (positiveMin.anyTrue()) thisScale.blend(sumXL.div(sumL2), positiveMin).intoArray(t.t1, 0);
+        else thisScale.intoArray(t.t1, 0);
         setFlags(t.s2, solvable);
         return true;
     }
@@ -300,25 +411,68 @@ final class LaneSearch {
         error.intoArray(t.s1, 0);
     }
 
+    /** {@link #affineErrorAbs} of two groups in one loop. */
+    private static void affineErrorAbs(int n, Lanes a, Lanes b) {
+        FloatVector scaleA = lanes(a.t1);
+        FloatVector minA = lanes(a.t2);
+        FloatVector scaleB = lanes(b.t1);
+        FloatVector minB = lanes(b.t2);
+        FloatVector errorA = FloatVector.zero(F);
+        FloatVector errorB = FloatVector.zero(F);
+        for (int i = 0; i < n; i++) {
+            FloatVector diffA = scaleA.mul(at(a.aux, i)).add(minA).sub(at(a.x, i));
+            FloatVector diffB = scaleB.mul(at(b.aux, i)).add(minB).sub(at(b.x, i));
+            errorA = errorA.add(at(a.w, i).mul(diffA.abs()));
+            errorB = errorB.add(at(b.w, i).mul(diffB.abs()));
+        }
+        errorA.intoArray(a.s1, 0);
+        errorB.intoArray(b.s1, 0);
+    }
+
+    /** {@link #affineErrorSquared} of two groups in one loop. */
+    private static void affineErrorSquared(int n, Lanes a, Lanes b) {
+        FloatVector scaleA = lanes(a.t1);
+        FloatVector minA = lanes(a.t2);
+        FloatVector scaleB = lanes(b.t1);
+        FloatVector minB = lanes(b.t2);
+        FloatVector errorA = FloatVector.zero(F);
+        FloatVector errorB = FloatVector.zero(F);
+        for (int i = 0; i < n; i++) {
+            FloatVector diffA = scaleA.mul(at(a.aux, i)).add(minA).sub(at(a.x, i));
+            FloatVector diffB = scaleB.mul(at(b.aux, i)).add(minB).sub(at(b.x, i));
+            errorA = errorA.add(at(a.w, i).mul(diffA.mul(diffA)));
+            errorB = errorB.add(at(b.w, i).mul(diffB.mul(diffB)));
+        }
+        errorA.intoArray(a.s1, 0);
+        errorB.intoArray(b.s1, 0);
+    }
+
     /** Where the trial was solvable and its error (s1) beats the best, it becomes the fit. */
     private static void affineKeepBetter(int n, Lanes t) {
         FloatVector error = lanes(t.s1);
         FloatVector best = lanes(t.best);
         VectorMask<Float> better = set(t.s2).and(error.lt(best));
         if (!better.anyTrue()) return;
-        for (int i = 0; i < n; i++) at(t.levels, i).blend(at(t.aux, i), better).intoArray(t.levels, i * L);
         best.blend(error, better).intoArray(t.best, 0);
+        lanes(t.fitIscale).blend(lanes(t.trialIscale), better).intoArray(t.fitIscale, 0);
+        lanes(t.fitMin).blend(lanes(t.trialMin), better).intoArray(t.fitMin, 0);
         lanes(t.scale).blend(lanes(t.t1), better).intoArray(t.scale, 0);
         lanes(t.min).blend(lanes(t.t2), better).intoArray(t.min, 0);
     }
 
-    /** Flat lanes become scale 0 and levels 0; the_min = -min everywhere. */
-    private static void affineDone(int n, Lanes t) {
+    /**
+     * The kept fit's levels, recomputed from the iscale and min that made them (the same
+     * operations, so the same levels: cheaper than copying every better trial's levels);
+     * flat lanes become scale 0 and levels 0; the_min = -min everywhere.
+     */
+    private static void affineDone(int n, int nmax, Lanes t) {
+        FloatVector iscale = lanes(t.fitIscale);
+        FloatVector min = lanes(t.fitMin);
         VectorMask<Float> flat = set(t.flag);
-        if (flat.anyTrue()) {
-            lanes(t.scale).blend(0f, flat).intoArray(t.scale, 0);
-            for (int i = 0; i < n; i++) at(t.levels, i).blend(0f, flat).intoArray(t.levels, i * L);
+        for (int i = 0; i < n; i++) {
+            roundClampedBits(iscale.mul(at(t.x, i).sub(min)), 0, nmax).blend(0f, flat).intoArray(t.levels, i * L);
         }
+        lanes(t.scale).blend(0f, flat).intoArray(t.scale, 0);
         lanes(t.min).neg().intoArray(t.theMin, 0);
     }
 

@@ -12,7 +12,11 @@ package io.anamnesis.quant.gguf;
  * carry NaN payloads through arithmetic, and such levels were seen to differ from ggml's, and
  * from one run to the next as the JIT compiled the encoder. The NaNs arithmetic makes
  * ({@code 0x7FC00000}, {@code 0xFFC00000}) give ggml's bytes in both the scalar and the
- * Vector API encoders.
+ * Vector API encoders, with one exception: Q4_0 and Q5_0 with an importance matrix, in a row
+ * that holds NaNs of both signs. Their weights take the row's mean square, a NaN there, and
+ * which of the row's NaNs a sum of two NaNs keeps is the order of the add's operands, which
+ * C fixes and Java's JIT does not: the block scale is then a NaN of either sign (the levels
+ * are ggml's).
  */
 @FunctionalInterface
 interface RowEncoder {
