@@ -83,7 +83,7 @@ final class KQuantEncoders {
         final float[] mins = new float[BATCH * 16];
         final float[] sumWeights = new float[BATCH * 16];
         final int[] aux = new int[32];
-        /** Q5_K's fifth bits of 32 bytes while they are gathered. */
+        /** Q5_K's fifth bits (Q3_K's third) of 32 bytes while they are gathered. */
         final int[] highBits = new int[32];
         final int[] scaleLevels = new int[16];
         final int[] minLevels = new int[16];
@@ -367,14 +367,18 @@ final class KQuantEncoders {
             }
             requantize(x, s + 16 * j, 16, false, 0, dj, -4, 3, 4, L, lo + 16 * j, w.vector);
         }
-        // The high bit of element j goes to bit j / 32 of hmask[j % 32].
-        Arrays.fill(dst, o, o + 32, (byte) 0);
-        for (int j = 0; j < QK_K; j++) {
-            if (L[lo + j] > 3) {
-                dst[o + (j & 31)] |= (byte) (1 << (j >> 5));
-                L[lo + j] -= 4;
+        // The high bit of element j goes to bit j / 32 of hmask[j % 32]; branch-free, as a
+        // level's high bit is a coin toss that a test would mispredict half the time.
+        int[] high = w.highBits;
+        Arrays.fill(high, 0);
+        for (int c = 0, n = lo; c < 8; c++, n += 32) {
+            for (int m = 0; m < 32; m++) {
+                int v = L[n + m];
+                high[m] |= (v >> 2 & 1) << c;
+                L[n + m] = v & 3;
             }
         }
+        for (int m = 0; m < 32; m++) dst[o + m] = (byte) high[m];
         packTwoBits(L, lo, dst, o + 32);
     }
 

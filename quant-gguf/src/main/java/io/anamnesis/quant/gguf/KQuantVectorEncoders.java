@@ -63,7 +63,7 @@ final class KQuantVectorEncoders {
         float[] laneSigma2 = new float[L];
         int perBlockRow = perRow / QK_K;
         int total = rows * perBlockRow;
-        // two lane groups per batch where the sub-blocks fill them: the affine search runs them in step
+        // two lane groups per batch where the sub-blocks fill them: the affine and symmetric searches run them in step
         int batch = Math.max(1, Math.min(KQuantEncoders.BATCH, 2 * L / spec.perSuper()));
         LaneSearch.Lanes second = new LaneSearch.Lanes();
         for (int first = 0; first < total; first += batch) {
@@ -74,10 +74,14 @@ final class KQuantVectorEncoders {
             for (int g = 0; g < subs; g += L) {
                 int lanes = Math.min(L, subs - g);
                 prepareGroup(spec, src, xs, first, g, lanes, perBlockRow, importance, sigma2, laneSigma2, t, w);
-                if (spec.fit() == KQuantEncoders.Fit.AFFINE && g + L < subs) {
+                if (spec.fit() != KQuantEncoders.Fit.REFINED && g + L < subs) {
                     int lanes2 = Math.min(L, subs - g - L);
                     prepareGroup(spec, src, xs, first, g + L, lanes2, perBlockRow, importance, sigma2, laneSigma2, second, w);
-                    LaneSearch.affinePair(n, spec.nmax(), t, second, spec.rmin(), spec.rdelta(), spec.nstep(), spec.mad());
+                    if (spec.fit() == KQuantEncoders.Fit.AFFINE) {
+                        LaneSearch.affinePair(n, spec.nmax(), t, second, spec.rmin(), spec.rdelta(), spec.nstep(), spec.mad());
+                    } else {
+                        LaneSearch.symmetricPair(n, spec.nmax(), t, second, spec.weights() == KQuantEncoders.Weights.SQUARES);
+                    }
                     keepGroup(n, g, lanes, t, w, groupLevels);
                     keepGroup(n, g + L, lanes2, second, w, groupLevels);
                     g += L;

@@ -21,7 +21,12 @@ import static io.anamnesis.quant.gguf.GgmlMath.GROUP_MAX_EPS;
  * the per-lane state in arrays between passes (one large method would exceed the inlining
  * budget and leave vectors boxed), and no vector value is chosen by a condition inside a
  * loop (a merge of two vectors is boxed too): where ggml's routine has a variant, the loop
- * is written once per variant.
+ * is written once per variant. No method of this class takes or returns a vector or a mask:
+ * the JDK's vector methods are always inlined (they are annotated so), ours only while the
+ * compilation that inlines them is under C2's node-count cutoff, and the searches' callers
+ * reach it (PrintInlining: "NodeCountInliningCutoff"); past it, a helper that returns a
+ * vector is called for real and its vector allocated on the heap, each call. Hence
+ * {@code FloatVector.fromArray(F, a, i * L)} spelled out wherever a lane array is read.
  *
  * <p>Only loaded when the {@code jdk.incubator.vector} module is present.
  */
@@ -62,7 +67,10 @@ final class LaneSearch {
         final float[] t1 = new float[L];
         final float[] t2 = new float[L];
         final float[] flag = new float[L];
-        /** The affine search's iscale and min of the current trial, and of the fit kept so far (its levels are recomputed from them at the end). */
+        /**
+         * The iscale (and the affine search's min) of the current trial and of the fit kept so
+         * far: the kept fit's levels are recomputed from them at the end.
+         */
         final float[] trialIscale = new float[L];
         final float[] trialMin = new float[L];
         final float[] fitIscale = new float[L];
@@ -94,63 +102,35 @@ final class LaneSearch {
         FloatVector s2 = FloatVector.fromArray(F, sigma2, 0);
         FloatVector sum = FloatVector.zero(F);
         for (int i = 0; i < n; i++) {
-            FloatVector xi = at(t.x, i);
-            FloatVector wi = at(t.w, i).mul(s2.add(xi.mul(xi)).sqrt());
+            FloatVector xi = FloatVector.fromArray(F, t.x, i * L);
+            FloatVector wi = FloatVector.fromArray(F, t.w, i * L).mul(s2.add(xi.mul(xi)).sqrt());
             wi.intoArray(t.w, i * L);
             sum = sum.add(wi);
         }
         sum.intoArray(t.s3, 0);
     }
 
-    private static FloatVector at(float[] a, int i) {
-        return FloatVector.fromArray(F, a, i * L);
-    }
-
-    private static FloatVector lanes(float[] a) {
-        return FloatVector.fromArray(F, a, 0);
-    }
-
-    private static VectorMask<Float> set(float[] flag) {
-        return lanes(flag).compare(VectorOperators.NE, 0f);
-    }
-
-    private static void setFlags(float[] flag, VectorMask<Float> m) {
-        FloatVector.zero(F).blend(1f, m).intoArray(flag, 0);
-    }
-
-    /** clamp(nearest_int(v), lo, hi) as ggml computes it: the magic-number rounding read from the mantissa bits. */
-    private static FloatVector roundClampedBits(FloatVector v, int lo, int hi) {
-        IntVector l = v.add(MAGIC).reinterpretAsInts().and(0x007F_FFFF).sub(0x0040_0000);
-        return (FloatVector) l.max(lo).min(hi).convert(VectorOperators.I2F, 0);
-    }
-
-    /**
-     * The same in float: clamp, then round to nearest even by adding and subtracting
-     * 1.5 * 2^23. Equal to {@link #roundClampedBits} (rounding is monotone and the bounds are
-     * integers) wherever nearest_int is a true rounding, |v| <= 2^22 and v not NaN; used only
-     * where that is guaranteed.
-     */
-    private static FloatVector roundClamped(FloatVector v, float lo, float hi) {
-        // the clamp by compare and blend: v is never NaN here, and a -0 kept where Java's max
-        // would give +0 rounds to the same +0 (-0 + 1.5 * 2^23 - 1.5 * 2^23); Java's float
-        // min/max (NaN and signed-zero rules) cost several instructions each, in the innermost loop
-        FloatVector c = v.blend(lo, v.lt(lo));
-        return c.blend(hi, c.compare(VectorOperators.GT, hi)).add(MAGIC).sub(MAGIC);
-    }
-
     private static final int MAGIC_BITS = Float.floatToRawIntBits(MAGIC);
+    /** A magnitude's bits below these: a finite float (infinity's bits, then the NaNs'). */
+    private static final int INFINITY_BITS = Float.floatToRawIntBits(Float.POSITIVE_INFINITY);
 
-    /**
-     * {@link #roundClamped} in four instructions: for |v| <= 2^22, v + 1.5 * 2^23 lies in
-     * [2^23, 2^24), where floats are the consecutive integers, so the sum is 1.5 * 2^23 plus v
-     * rounded to nearest even and its bit pattern counts up with it: the clamp is an integer
-     * max and min on the bits, and subtracting 1.5 * 2^23 again gives the level as a float.
-     * The same guarantee as {@link #roundClamped} (|v| <= 2^22, not NaN).
+    /*
+     * The two roundings, written out where they are used (see the class comment for why there
+     * is no helper method):
+     *
+     * ggml's nearest_int, clamped to [lo, hi], read from the mantissa bits as ggml does:
+     *     (FloatVector) v.add(MAGIC).reinterpretAsInts().and(0x007F_FFFF).sub(0x0040_0000)
+     *             .max(lo).min(hi).convert(VectorOperators.I2F, 0)
+     *
+     * The same in four instructions where |v| <= 2^22 and v is not NaN: v + 1.5 * 2^23 then lies
+     * in [2^23, 2^24], where floats are the consecutive integers, so the sum is 1.5 * 2^23 plus v
+     * rounded to nearest even (nearest_int's own rounding) and its bit pattern counts up with
+     * it: the clamp is an integer max and min on the bits (rounding is monotone and the bounds
+     * are integers, so clamping after rounding is clamping before), and subtracting 1.5 * 2^23
+     * gives the level as a float:
+     *     v.add(MAGIC).reinterpretAsInts().max(MAGIC_BITS + lo).min(MAGIC_BITS + hi)
+     *             .reinterpretAsFloats().sub(MAGIC)
      */
-    private static FloatVector roundClampedOnBits(FloatVector v, int lo, int hi) {
-        IntVector bits = v.add(MAGIC).reinterpretAsInts().max(MAGIC_BITS + lo).min(MAGIC_BITS + hi);
-        return bits.reinterpretAsFloats().sub(MAGIC);
-    }
 
     // ---------------------------------------------------------------- affine (make_qkx2/3_quants)
 
@@ -226,13 +206,15 @@ final class LaneSearch {
      * which must stay below nearest_int's limit.
      */
     private static boolean affineTrial(Lanes t, float numerator) {
-        FloatVector min = lanes(t.min);
-        FloatVector iscale = FloatVector.broadcast(F, numerator).div(lanes(t.max).sub(min));
+        FloatVector min = FloatVector.fromArray(F, t.min, 0);
+        FloatVector iscale = FloatVector.broadcast(F, numerator).div(FloatVector.fromArray(F, t.max, 0).sub(min));
         iscale.intoArray(t.t1, 0);
         iscale.intoArray(t.trialIscale, 0);
         min.intoArray(t.trialMin, 0);
-        FloatVector reach = lanes(t.hi).sub(min).abs().max(lanes(t.lo).sub(min).abs()).mul(iscale.abs());
-        return t.finite && reach.lt(NEAREST_LIMIT).or(set(t.flag)).allTrue();
+        FloatVector hiReach = FloatVector.fromArray(F, t.hi, 0).sub(min).abs();
+        FloatVector reach = hiReach.max(FloatVector.fromArray(F, t.lo, 0).sub(min).abs()).mul(iscale.abs());
+        VectorMask<Float> flat = FloatVector.fromArray(F, t.flag, 0).compare(VectorOperators.NE, 0f);
+        return t.finite && reach.lt(NEAREST_LIMIT).or(flat).allTrue();
     }
 
     /**
@@ -240,21 +222,22 @@ final class LaneSearch {
      * (max == min); lo, hi the unclamped extremes; whether every value is finite.
      */
     private static void affineRange(int n, Lanes t) {
-        FloatVector min = at(t.x, 0);
+        FloatVector min = FloatVector.fromArray(F, t.x, 0);
         FloatVector max = min;
-        FloatVector sumW = at(t.w, 0);
+        FloatVector sumW = FloatVector.fromArray(F, t.w, 0);
         FloatVector sumX = sumW.mul(min);
-        VectorMask<Float> finite = min.abs().lt(Float.POSITIVE_INFINITY);
+        // finiteness as the largest magnitude's bits (a mask carried around a loop is boxed)
+        IntVector magnitude = min.reinterpretAsInts().and(0x7FFF_FFFF);
         for (int i = 1; i < n; i++) {
-            FloatVector xi = at(t.x, i);
-            finite = finite.and(xi.abs().lt(Float.POSITIVE_INFINITY));
+            FloatVector xi = FloatVector.fromArray(F, t.x, i * L);
+            magnitude = magnitude.max(xi.reinterpretAsInts().and(0x7FFF_FFFF));
             min = min.blend(xi, xi.lt(min));
             max = max.blend(xi, xi.compare(VectorOperators.GT, max));
-            FloatVector wi = at(t.w, i);
+            FloatVector wi = FloatVector.fromArray(F, t.w, i * L);
             sumW = sumW.add(wi);
             sumX = sumX.add(wi.mul(xi));
         }
-        t.finite = finite.allTrue();
+        t.finite = magnitude.lt(INFINITY_BITS).allTrue();
         min.intoArray(t.lo, 0);
         max.intoArray(t.hi, 0);
         min = min.blend(0f, min.compare(VectorOperators.GT, 0f));
@@ -262,16 +245,18 @@ final class LaneSearch {
         max.intoArray(t.max, 0);
         sumW.intoArray(t.sumW, 0);
         sumX.intoArray(t.sumX, 0);
-        setFlags(t.flag, max.eq(min));
+        FloatVector.zero(F).blend(1f, max.eq(min)).intoArray(t.flag, 0);
     }
 
     /** The levels of iscale = nmax/(max - min), scale 1/iscale, and their weighted error as the best so far. */
     private static void affineFirst(int n, int nmax, Lanes t, boolean useMad) {
-        FloatVector min = lanes(t.min);
-        FloatVector iscale = FloatVector.broadcast(F, (float) nmax).div(lanes(t.max).sub(min));
+        FloatVector min = FloatVector.fromArray(F, t.min, 0);
+        FloatVector iscale = FloatVector.broadcast(F, (float) nmax).div(FloatVector.fromArray(F, t.max, 0).sub(min));
         FloatVector scale = FloatVector.broadcast(F, 1f).div(iscale);
         for (int i = 0; i < n; i++) {
-            roundClampedBits(iscale.mul(at(t.x, i).sub(min)), 0, nmax).intoArray(t.aux, i * L);
+            FloatVector v = iscale.mul(FloatVector.fromArray(F, t.x, i * L).sub(min));
+            IntVector nearest = v.add(MAGIC).reinterpretAsInts().and(0x007F_FFFF).sub(0x0040_0000);
+            ((FloatVector) nearest.max(0).min(nmax).convert(VectorOperators.I2F, 0)).intoArray(t.aux, i * L);
         }
         iscale.intoArray(t.fitIscale, 0);
         min.intoArray(t.fitMin, 0);
@@ -285,16 +270,17 @@ final class LaneSearch {
 
     /** One trial's levels with iscale = t.t1 into t.aux, rounded in float; sums to s1 (w l), s2 (w l l), s3 (w l x). */
     private static void affineSumsFloat(int n, int nmax, Lanes t) {
-        FloatVector min = lanes(t.min);
-        FloatVector iscale = lanes(t.t1);
+        FloatVector min = FloatVector.fromArray(F, t.min, 0);
+        FloatVector iscale = FloatVector.fromArray(F, t.t1, 0);
         FloatVector sumL = FloatVector.zero(F);
         FloatVector sumL2 = FloatVector.zero(F);
         FloatVector sumXL = FloatVector.zero(F);
         for (int i = 0; i < n; i++) {
-            FloatVector xi = at(t.x, i);
-            FloatVector l = roundClampedOnBits(iscale.mul(xi.sub(min)), 0, nmax);
+            FloatVector xi = FloatVector.fromArray(F, t.x, i * L);
+            IntVector bits = iscale.mul(xi.sub(min)).add(MAGIC).reinterpretAsInts();
+            FloatVector l = bits.max(MAGIC_BITS).min(MAGIC_BITS + nmax).reinterpretAsFloats().sub(MAGIC);
             l.intoArray(t.aux, i * L);
-            FloatVector wl = at(t.w, i).mul(l);
+            FloatVector wl = FloatVector.fromArray(F, t.w, i * L).mul(l);
             sumL = sumL.add(wl);
             sumL2 = sumL2.add(wl.mul(l));
             sumXL = sumXL.add(wl.mul(xi));
@@ -306,10 +292,10 @@ final class LaneSearch {
 
     /** {@link #affineSumsFloat} of two groups in one loop (their sums are independent chains). */
     private static void affineSumsFloat(int n, int nmax, Lanes a, Lanes b) {
-        FloatVector minA = lanes(a.min);
-        FloatVector iscaleA = lanes(a.t1);
-        FloatVector minB = lanes(b.min);
-        FloatVector iscaleB = lanes(b.t1);
+        FloatVector minA = FloatVector.fromArray(F, a.min, 0);
+        FloatVector iscaleA = FloatVector.fromArray(F, a.t1, 0);
+        FloatVector minB = FloatVector.fromArray(F, b.min, 0);
+        FloatVector iscaleB = FloatVector.fromArray(F, b.t1, 0);
         FloatVector sumLA = FloatVector.zero(F);
         FloatVector sumL2A = FloatVector.zero(F);
         FloatVector sumXLA = FloatVector.zero(F);
@@ -317,14 +303,16 @@ final class LaneSearch {
         FloatVector sumL2B = FloatVector.zero(F);
         FloatVector sumXLB = FloatVector.zero(F);
         for (int i = 0; i < n; i++) {
-            FloatVector xa = at(a.x, i);
-            FloatVector xb = at(b.x, i);
-            FloatVector la = roundClampedOnBits(iscaleA.mul(xa.sub(minA)), 0, nmax);
-            FloatVector lb = roundClampedOnBits(iscaleB.mul(xb.sub(minB)), 0, nmax);
+            FloatVector xa = FloatVector.fromArray(F, a.x, i * L);
+            FloatVector xb = FloatVector.fromArray(F, b.x, i * L);
+            IntVector bitsA = iscaleA.mul(xa.sub(minA)).add(MAGIC).reinterpretAsInts();
+            IntVector bitsB = iscaleB.mul(xb.sub(minB)).add(MAGIC).reinterpretAsInts();
+            FloatVector la = bitsA.max(MAGIC_BITS).min(MAGIC_BITS + nmax).reinterpretAsFloats().sub(MAGIC);
+            FloatVector lb = bitsB.max(MAGIC_BITS).min(MAGIC_BITS + nmax).reinterpretAsFloats().sub(MAGIC);
             la.intoArray(a.aux, i * L);
             lb.intoArray(b.aux, i * L);
-            FloatVector wla = at(a.w, i).mul(la);
-            FloatVector wlb = at(b.w, i).mul(lb);
+            FloatVector wla = FloatVector.fromArray(F, a.w, i * L).mul(la);
+            FloatVector wlb = FloatVector.fromArray(F, b.w, i * L).mul(lb);
             sumLA = sumLA.add(wla);
             sumLB = sumLB.add(wlb);
             sumL2A = sumL2A.add(wla.mul(la));
@@ -342,16 +330,17 @@ final class LaneSearch {
 
     /** {@link #affineSumsFloat} with ggml's integer rounding, for groups where float rounding is not proven equal. */
     private static void affineSumsBits(int n, int nmax, Lanes t) {
-        FloatVector min = lanes(t.min);
-        FloatVector iscale = lanes(t.t1);
+        FloatVector min = FloatVector.fromArray(F, t.min, 0);
+        FloatVector iscale = FloatVector.fromArray(F, t.t1, 0);
         FloatVector sumL = FloatVector.zero(F);
         FloatVector sumL2 = FloatVector.zero(F);
         FloatVector sumXL = FloatVector.zero(F);
         for (int i = 0; i < n; i++) {
-            FloatVector xi = at(t.x, i);
-            FloatVector l = roundClampedBits(iscale.mul(xi.sub(min)), 0, nmax);
+            FloatVector xi = FloatVector.fromArray(F, t.x, i * L);
+            IntVector bits = iscale.mul(xi.sub(min)).add(MAGIC).reinterpretAsInts();
+            FloatVector l = (FloatVector) bits.and(0x007F_FFFF).sub(0x0040_0000).max(0).min(nmax).convert(VectorOperators.I2F, 0);
             l.intoArray(t.aux, i * L);
-            FloatVector wl = at(t.w, i).mul(l);
+            FloatVector wl = FloatVector.fromArray(F, t.w, i * L).mul(l);
             sumL = sumL.add(wl);
             sumL2 = sumL2.add(wl.mul(l));
             sumXL = sumXL.add(wl.mul(xi));
@@ -367,13 +356,14 @@ final class LaneSearch {
      * companion {@code s2}. False when no lane is solvable.
      */
     private static boolean affineSolve(Lanes t) {
-        FloatVector sumL = lanes(t.s1);
-        FloatVector sumL2 = lanes(t.s2);
-        FloatVector sumXL = lanes(t.s3);
-        FloatVector sumW = lanes(t.sumW);
-        FloatVector sumX = lanes(t.sumX);
+        FloatVector sumL = FloatVector.fromArray(F, t.s1, 0);
+        FloatVector sumL2 = FloatVector.fromArray(F, t.s2, 0);
+        FloatVector sumXL = FloatVector.fromArray(F, t.s3, 0);
+        FloatVector sumW = FloatVector.fromArray(F, t.sumW, 0);
+        FloatVector sumX = FloatVector.fromArray(F, t.sumX, 0);
         FloatVector det = sumW.mul(sumL2).sub(sumL.mul(sumL));
-        VectorMask<Float> solvable = det.compare(VectorOperators.GT, 0f).andNot(set(t.flag));
+        VectorMask<Float> flat = FloatVector.fromArray(F, t.flag, 0).compare(VectorOperators.NE, 0f);
+        VectorMask<Float> solvable = det.compare(VectorOperators.GT, 0f).andNot(flat);
         if (!solvable.anyTrue()) return false;
         FloatVector thisScale = sumW.mul(sumXL).sub(sumX.mul(sumL)).div(det);
         FloatVector thisMin = sumL2.mul(sumX).sub(sumL.mul(sumXL)).div(det);
@@ -383,47 +373,51 @@ final class LaneSearch {
         // (stored in both branches: a vector merged from two branches would be boxed)
         if (positiveMin.anyTrue()) thisScale.blend(sumXL.div(sumL2), positiveMin).intoArray(t.t1, 0);
         else thisScale.intoArray(t.t1, 0);
-        setFlags(t.s2, solvable);
+        FloatVector.zero(F).blend(1f, solvable).intoArray(t.s2, 0);
         return true;
     }
 
     /** Weighted absolute error of levels t.aux under scale t.t1 and min t.t2, to s1. */
     private static void affineErrorAbs(int n, Lanes t) {
-        FloatVector scale = lanes(t.t1);
-        FloatVector min = lanes(t.t2);
+        FloatVector scale = FloatVector.fromArray(F, t.t1, 0);
+        FloatVector min = FloatVector.fromArray(F, t.t2, 0);
         FloatVector error = FloatVector.zero(F);
         for (int i = 0; i < n; i++) {
-            FloatVector diff = scale.mul(at(t.aux, i)).add(min).sub(at(t.x, i));
-            error = error.add(at(t.w, i).mul(diff.abs()));
+            FloatVector level = FloatVector.fromArray(F, t.aux, i * L);
+            FloatVector diff = scale.mul(level).add(min).sub(FloatVector.fromArray(F, t.x, i * L));
+            error = error.add(FloatVector.fromArray(F, t.w, i * L).mul(diff.abs()));
         }
         error.intoArray(t.s1, 0);
     }
 
     /** Weighted squared error of levels t.aux under scale t.t1 and min t.t2, to s1. */
     private static void affineErrorSquared(int n, Lanes t) {
-        FloatVector scale = lanes(t.t1);
-        FloatVector min = lanes(t.t2);
+        FloatVector scale = FloatVector.fromArray(F, t.t1, 0);
+        FloatVector min = FloatVector.fromArray(F, t.t2, 0);
         FloatVector error = FloatVector.zero(F);
         for (int i = 0; i < n; i++) {
-            FloatVector diff = scale.mul(at(t.aux, i)).add(min).sub(at(t.x, i));
-            error = error.add(at(t.w, i).mul(diff.mul(diff)));
+            FloatVector level = FloatVector.fromArray(F, t.aux, i * L);
+            FloatVector diff = scale.mul(level).add(min).sub(FloatVector.fromArray(F, t.x, i * L));
+            error = error.add(FloatVector.fromArray(F, t.w, i * L).mul(diff.mul(diff)));
         }
         error.intoArray(t.s1, 0);
     }
 
     /** {@link #affineErrorAbs} of two groups in one loop. */
     private static void affineErrorAbs(int n, Lanes a, Lanes b) {
-        FloatVector scaleA = lanes(a.t1);
-        FloatVector minA = lanes(a.t2);
-        FloatVector scaleB = lanes(b.t1);
-        FloatVector minB = lanes(b.t2);
+        FloatVector scaleA = FloatVector.fromArray(F, a.t1, 0);
+        FloatVector minA = FloatVector.fromArray(F, a.t2, 0);
+        FloatVector scaleB = FloatVector.fromArray(F, b.t1, 0);
+        FloatVector minB = FloatVector.fromArray(F, b.t2, 0);
         FloatVector errorA = FloatVector.zero(F);
         FloatVector errorB = FloatVector.zero(F);
         for (int i = 0; i < n; i++) {
-            FloatVector diffA = scaleA.mul(at(a.aux, i)).add(minA).sub(at(a.x, i));
-            FloatVector diffB = scaleB.mul(at(b.aux, i)).add(minB).sub(at(b.x, i));
-            errorA = errorA.add(at(a.w, i).mul(diffA.abs()));
-            errorB = errorB.add(at(b.w, i).mul(diffB.abs()));
+            FloatVector levelA = FloatVector.fromArray(F, a.aux, i * L);
+            FloatVector levelB = FloatVector.fromArray(F, b.aux, i * L);
+            FloatVector diffA = scaleA.mul(levelA).add(minA).sub(FloatVector.fromArray(F, a.x, i * L));
+            FloatVector diffB = scaleB.mul(levelB).add(minB).sub(FloatVector.fromArray(F, b.x, i * L));
+            errorA = errorA.add(FloatVector.fromArray(F, a.w, i * L).mul(diffA.abs()));
+            errorB = errorB.add(FloatVector.fromArray(F, b.w, i * L).mul(diffB.abs()));
         }
         errorA.intoArray(a.s1, 0);
         errorB.intoArray(b.s1, 0);
@@ -431,17 +425,19 @@ final class LaneSearch {
 
     /** {@link #affineErrorSquared} of two groups in one loop. */
     private static void affineErrorSquared(int n, Lanes a, Lanes b) {
-        FloatVector scaleA = lanes(a.t1);
-        FloatVector minA = lanes(a.t2);
-        FloatVector scaleB = lanes(b.t1);
-        FloatVector minB = lanes(b.t2);
+        FloatVector scaleA = FloatVector.fromArray(F, a.t1, 0);
+        FloatVector minA = FloatVector.fromArray(F, a.t2, 0);
+        FloatVector scaleB = FloatVector.fromArray(F, b.t1, 0);
+        FloatVector minB = FloatVector.fromArray(F, b.t2, 0);
         FloatVector errorA = FloatVector.zero(F);
         FloatVector errorB = FloatVector.zero(F);
         for (int i = 0; i < n; i++) {
-            FloatVector diffA = scaleA.mul(at(a.aux, i)).add(minA).sub(at(a.x, i));
-            FloatVector diffB = scaleB.mul(at(b.aux, i)).add(minB).sub(at(b.x, i));
-            errorA = errorA.add(at(a.w, i).mul(diffA.mul(diffA)));
-            errorB = errorB.add(at(b.w, i).mul(diffB.mul(diffB)));
+            FloatVector levelA = FloatVector.fromArray(F, a.aux, i * L);
+            FloatVector levelB = FloatVector.fromArray(F, b.aux, i * L);
+            FloatVector diffA = scaleA.mul(levelA).add(minA).sub(FloatVector.fromArray(F, a.x, i * L));
+            FloatVector diffB = scaleB.mul(levelB).add(minB).sub(FloatVector.fromArray(F, b.x, i * L));
+            errorA = errorA.add(FloatVector.fromArray(F, a.w, i * L).mul(diffA.mul(diffA)));
+            errorB = errorB.add(FloatVector.fromArray(F, b.w, i * L).mul(diffB.mul(diffB)));
         }
         errorA.intoArray(a.s1, 0);
         errorB.intoArray(b.s1, 0);
@@ -449,15 +445,18 @@ final class LaneSearch {
 
     /** Where the trial was solvable and its error (s1) beats the best, it becomes the fit. */
     private static void affineKeepBetter(int n, Lanes t) {
-        FloatVector error = lanes(t.s1);
-        FloatVector best = lanes(t.best);
-        VectorMask<Float> better = set(t.s2).and(error.lt(best));
+        FloatVector error = FloatVector.fromArray(F, t.s1, 0);
+        FloatVector best = FloatVector.fromArray(F, t.best, 0);
+        VectorMask<Float> solvable = FloatVector.fromArray(F, t.s2, 0).compare(VectorOperators.NE, 0f);
+        VectorMask<Float> better = solvable.and(error.lt(best));
         if (!better.anyTrue()) return;
         best.blend(error, better).intoArray(t.best, 0);
-        lanes(t.fitIscale).blend(lanes(t.trialIscale), better).intoArray(t.fitIscale, 0);
-        lanes(t.fitMin).blend(lanes(t.trialMin), better).intoArray(t.fitMin, 0);
-        lanes(t.scale).blend(lanes(t.t1), better).intoArray(t.scale, 0);
-        lanes(t.min).blend(lanes(t.t2), better).intoArray(t.min, 0);
+        FloatVector trialIscale = FloatVector.fromArray(F, t.trialIscale, 0);
+        FloatVector.fromArray(F, t.fitIscale, 0).blend(trialIscale, better).intoArray(t.fitIscale, 0);
+        FloatVector trialMin = FloatVector.fromArray(F, t.trialMin, 0);
+        FloatVector.fromArray(F, t.fitMin, 0).blend(trialMin, better).intoArray(t.fitMin, 0);
+        FloatVector.fromArray(F, t.scale, 0).blend(FloatVector.fromArray(F, t.t1, 0), better).intoArray(t.scale, 0);
+        FloatVector.fromArray(F, t.min, 0).blend(FloatVector.fromArray(F, t.t2, 0), better).intoArray(t.min, 0);
     }
 
     /**
@@ -466,14 +465,17 @@ final class LaneSearch {
      * flat lanes become scale 0 and levels 0; the_min = -min everywhere.
      */
     private static void affineDone(int n, int nmax, Lanes t) {
-        FloatVector iscale = lanes(t.fitIscale);
-        FloatVector min = lanes(t.fitMin);
-        VectorMask<Float> flat = set(t.flag);
+        FloatVector iscale = FloatVector.fromArray(F, t.fitIscale, 0);
+        FloatVector min = FloatVector.fromArray(F, t.fitMin, 0);
+        VectorMask<Float> flat = FloatVector.fromArray(F, t.flag, 0).compare(VectorOperators.NE, 0f);
         for (int i = 0; i < n; i++) {
-            roundClampedBits(iscale.mul(at(t.x, i).sub(min)), 0, nmax).blend(0f, flat).intoArray(t.levels, i * L);
+            FloatVector v = iscale.mul(FloatVector.fromArray(F, t.x, i * L).sub(min));
+            IntVector nearest = v.add(MAGIC).reinterpretAsInts().and(0x007F_FFFF).sub(0x0040_0000);
+            FloatVector l = (FloatVector) nearest.max(0).min(nmax).convert(VectorOperators.I2F, 0);
+            l.blend(0f, flat).intoArray(t.levels, i * L);
         }
-        lanes(t.scale).blend(0f, flat).intoArray(t.scale, 0);
-        lanes(t.min).neg().intoArray(t.theMin, 0);
+        FloatVector.fromArray(F, t.scale, 0).blend(0f, flat).intoArray(t.scale, 0);
+        FloatVector.fromArray(F, t.min, 0).neg().intoArray(t.theMin, 0);
     }
 
     // ---------------------------------------------------------------- symmetric (make_qx_quants, rmse_type 1)
@@ -486,113 +488,212 @@ final class LaneSearch {
     private static void signedExtreme(int n, Lanes t) {
         FloatVector max = FloatVector.zero(F);
         FloatVector amax = FloatVector.zero(F);
-        VectorMask<Float> finite = F.maskAll(true);
+        IntVector magnitude = FloatVector.zero(F).reinterpretAsInts();
         for (int i = 0; i < n; i++) {
-            FloatVector xi = at(t.x, i);
+            FloatVector xi = FloatVector.fromArray(F, t.x, i * L);
             FloatVector ax = xi.abs();
             VectorMask<Float> bigger = ax.compare(VectorOperators.GT, amax);
             amax = amax.blend(ax, bigger);
             max = max.blend(xi, bigger);
-            finite = finite.and(ax.lt(Float.POSITIVE_INFINITY));
+            magnitude = magnitude.max(ax.reinterpretAsInts());
         }
         max.intoArray(t.max, 0);
-        setFlags(t.flag, amax.lt(GROUP_MAX_EPS));
-        t.finite = finite.allTrue();
+        FloatVector.zero(F).blend(1f, amax.lt(GROUP_MAX_EPS)).intoArray(t.flag, 0);
+        t.finite = magnitude.lt(INFINITY_BITS).allTrue();
     }
 
     /** t.w = x^2 (the weights ggml uses without any). */
     private static void squareWeights(int n, Lanes t) {
         for (int i = 0; i < n; i++) {
-            FloatVector xi = at(t.x, i);
+            FloatVector xi = FloatVector.fromArray(F, t.x, i * L);
             xi.mul(xi).intoArray(t.w, i * L);
         }
     }
 
     /** t.wx = w x: the product ggml forms first in w*x*l, the same in every trial. */
     private static void weightsTimesValues(int n, Lanes t) {
-        for (int i = 0; i < n; i++) at(t.w, i).mul(at(t.x, i)).intoArray(t.wx, i * L);
+        for (int i = 0; i < n; i++) {
+            FloatVector.fromArray(F, t.w, i * L).mul(FloatVector.fromArray(F, t.x, i * L)).intoArray(t.wx, i * L);
+        }
     }
 
     /**
      * make_qx_quants with rmse_type 1 ({@link ScaleSearch#symmetric}): weights {@code t.w},
      * or x^2 when {@code squares}; scale to {@code t.scale}, levels (0..2 nmax - 1) to
-     * {@code t.levels}.
+     * {@code t.levels}. As in {@link #affine}, a better trial keeps its iscale, and the
+     * levels are computed once from the kept one at the end.
      */
     static void symmetric(int n, int nmax, Lanes t, boolean squares) {
+        symmetricPrepare(n, t, squares);
+        symmetricFirst(n, nmax, t);
+        for (int is = -9; is <= 9; is++) {
+            if (is == 0) continue;
+            symmetricIscale(t, -(nmax + 0.1f * is));
+            if (t.finite) symmetricSumsFloat(n, nmax, t);
+            else symmetricSumsBits(n, nmax, t, t.aux);
+            symmetricTrial(t);
+        }
+        symmetricDone(n, nmax, t);
+    }
+
+    /** {@link #symmetric} for two lane groups at once, their sum passes in one loop (see {@link #affinePair}). */
+    static void symmetricPair(int n, int nmax, Lanes a, Lanes b, boolean squares) {
+        symmetricPrepare(n, a, squares);
+        symmetricPrepare(n, b, squares);
+        symmetricFirst(n, nmax, a);
+        symmetricFirst(n, nmax, b);
+        for (int is = -9; is <= 9; is++) {
+            if (is == 0) continue;
+            float numerator = -(nmax + 0.1f * is);
+            symmetricIscale(a, numerator);
+            symmetricIscale(b, numerator);
+            if (a.finite && b.finite) {
+                symmetricSumsFloat(n, nmax, a, b);
+            } else {
+                if (a.finite) symmetricSumsFloat(n, nmax, a);
+                else symmetricSumsBits(n, nmax, a, a.aux);
+                if (b.finite) symmetricSumsFloat(n, nmax, b);
+                else symmetricSumsBits(n, nmax, b, b.aux);
+            }
+            symmetricTrial(a);
+            symmetricTrial(b);
+        }
+        symmetricDone(n, nmax, a);
+        symmetricDone(n, nmax, b);
+    }
+
+    private static void symmetricPrepare(int n, Lanes t, boolean squares) {
         signedExtreme(n, t);
         if (squares) squareWeights(n, t);
         weightsTimesValues(n, t);
-        symmetricSums(n, nmax, t, -nmax, t.levels);
-        FloatVector sumlx = lanes(t.s1);
-        FloatVector suml2 = lanes(t.s2);
-        for (int i = 0; i < n; i++) at(t.levels, i).add((float) nmax).intoArray(t.levels, i * L);
+    }
+
+    /** The first fit, iscale = -nmax/max: its scale (0 where the sum of w l l is 0), and sumlx * scale as the best. */
+    private static void symmetricFirst(int n, int nmax, Lanes t) {
+        symmetricIscale(t, -nmax);
+        FloatVector.fromArray(F, t.trialIscale, 0).intoArray(t.fitIscale, 0);
+        if (t.finite) symmetricSumsFloat(n, nmax, t);
+        else symmetricSumsBits(n, nmax, t, t.aux);
+        FloatVector sumlx = FloatVector.fromArray(F, t.s1, 0);
+        FloatVector suml2 = FloatVector.fromArray(F, t.s2, 0);
         FloatVector scale = sumlx.div(suml2).blend(0f, suml2.eq(0f));
         scale.intoArray(t.scale, 0);
         scale.mul(sumlx).intoArray(t.best, 0);
-        for (int is = -9; is <= 9; is++) {
-            if (is == 0) continue;
-            symmetricSums(n, nmax, t, -(nmax + 0.1f * is), t.aux);
-            symmetricTrial(n, nmax, t);
-        }
-        symmetricDone(n, t);
+    }
+
+    /** A trial's iscale = numerator/max, to t.trialIscale. */
+    private static void symmetricIscale(Lanes t, float numerator) {
+        FloatVector.broadcast(F, numerator).div(FloatVector.fromArray(F, t.max, 0)).intoArray(t.trialIscale, 0);
     }
 
     /** Levels of iscale = numerator/max (in -nmax..nmax-1) into {@code out}; sum of w x l to s1, of w l l to s2. */
     private static void symmetricSums(int n, int nmax, Lanes t, float numerator, float[] out) {
-        FloatVector iscale = FloatVector.broadcast(F, numerator).div(lanes(t.max));
-        if (t.finite) symmetricSumsFloat(n, nmax, t, iscale, out);
-        else symmetricSumsBits(n, nmax, t, iscale, out);
+        symmetricIscale(t, numerator);
+        if (t.finite) symmetricSumsFloat(n, nmax, t, out);
+        else symmetricSumsBits(n, nmax, t, out);
     }
 
-    private static void symmetricSumsFloat(int n, int nmax, Lanes t, FloatVector iscale, float[] out) {
+    /** The sums of the levels of iscale t.trialIscale, rounded in float (every value finite), not stored. */
+    private static void symmetricSumsFloat(int n, int nmax, Lanes t) {
+        FloatVector iscale = FloatVector.fromArray(F, t.trialIscale, 0);
         FloatVector sumlx = FloatVector.zero(F);
         FloatVector suml2 = FloatVector.zero(F);
-        float bottom = -nmax;
-        float top = nmax - 1;
         for (int i = 0; i < n; i++) {
-            FloatVector l = roundClamped(iscale.mul(at(t.x, i)), bottom, top);
-            l.intoArray(out, i * L);
-            sumlx = sumlx.add(at(t.wx, i).mul(l));
-            suml2 = suml2.add(at(t.w, i).mul(l).mul(l));
+            IntVector bits = iscale.mul(FloatVector.fromArray(F, t.x, i * L)).add(MAGIC).reinterpretAsInts();
+            FloatVector l = bits.max(MAGIC_BITS - nmax).min(MAGIC_BITS + nmax - 1).reinterpretAsFloats().sub(MAGIC);
+            sumlx = sumlx.add(FloatVector.fromArray(F, t.wx, i * L).mul(l));
+            suml2 = suml2.add(FloatVector.fromArray(F, t.w, i * L).mul(l).mul(l));
         }
         sumlx.intoArray(t.s1, 0);
         suml2.intoArray(t.s2, 0);
     }
 
-    private static void symmetricSumsBits(int n, int nmax, Lanes t, FloatVector iscale, float[] out) {
+    /** {@link #symmetricSumsFloat(int, int, Lanes)} of two groups in one loop. */
+    private static void symmetricSumsFloat(int n, int nmax, Lanes a, Lanes b) {
+        FloatVector iscaleA = FloatVector.fromArray(F, a.trialIscale, 0);
+        FloatVector iscaleB = FloatVector.fromArray(F, b.trialIscale, 0);
+        FloatVector sumlxA = FloatVector.zero(F);
+        FloatVector suml2A = FloatVector.zero(F);
+        FloatVector sumlxB = FloatVector.zero(F);
+        FloatVector suml2B = FloatVector.zero(F);
+        for (int i = 0; i < n; i++) {
+            IntVector bitsA = iscaleA.mul(FloatVector.fromArray(F, a.x, i * L)).add(MAGIC).reinterpretAsInts();
+            IntVector bitsB = iscaleB.mul(FloatVector.fromArray(F, b.x, i * L)).add(MAGIC).reinterpretAsInts();
+            FloatVector la = bitsA.max(MAGIC_BITS - nmax).min(MAGIC_BITS + nmax - 1).reinterpretAsFloats().sub(MAGIC);
+            FloatVector lb = bitsB.max(MAGIC_BITS - nmax).min(MAGIC_BITS + nmax - 1).reinterpretAsFloats().sub(MAGIC);
+            sumlxA = sumlxA.add(FloatVector.fromArray(F, a.wx, i * L).mul(la));
+            sumlxB = sumlxB.add(FloatVector.fromArray(F, b.wx, i * L).mul(lb));
+            suml2A = suml2A.add(FloatVector.fromArray(F, a.w, i * L).mul(la).mul(la));
+            suml2B = suml2B.add(FloatVector.fromArray(F, b.w, i * L).mul(lb).mul(lb));
+        }
+        sumlxA.intoArray(a.s1, 0);
+        suml2A.intoArray(a.s2, 0);
+        sumlxB.intoArray(b.s1, 0);
+        suml2B.intoArray(b.s2, 0);
+    }
+
+    private static void symmetricSumsFloat(int n, int nmax, Lanes t, float[] out) {
+        FloatVector iscale = FloatVector.fromArray(F, t.trialIscale, 0);
         FloatVector sumlx = FloatVector.zero(F);
         FloatVector suml2 = FloatVector.zero(F);
         for (int i = 0; i < n; i++) {
-            FloatVector l = roundClampedBits(iscale.mul(at(t.x, i)), -nmax, nmax - 1);
+            FloatVector l = iscale.mul(FloatVector.fromArray(F, t.x, i * L)).add(MAGIC).reinterpretAsInts()
+                    .max(MAGIC_BITS - nmax).min(MAGIC_BITS + nmax - 1).reinterpretAsFloats().sub(MAGIC);
             l.intoArray(out, i * L);
-            sumlx = sumlx.add(at(t.wx, i).mul(l));
-            suml2 = suml2.add(at(t.w, i).mul(l).mul(l));
+            sumlx = sumlx.add(FloatVector.fromArray(F, t.wx, i * L).mul(l));
+            suml2 = suml2.add(FloatVector.fromArray(F, t.w, i * L).mul(l).mul(l));
         }
         sumlx.intoArray(t.s1, 0);
         suml2.intoArray(t.s2, 0);
     }
 
-    private static void symmetricTrial(int n, int nmax, Lanes t) {
-        FloatVector sumlx = lanes(t.s1);
-        FloatVector suml2 = lanes(t.s2);
-        FloatVector best = lanes(t.best);
+    /** The levels of iscale t.trialIscale by ggml's rounding into {@code out}, and their sums. */
+    private static void symmetricSumsBits(int n, int nmax, Lanes t, float[] out) {
+        FloatVector iscale = FloatVector.fromArray(F, t.trialIscale, 0);
+        FloatVector sumlx = FloatVector.zero(F);
+        FloatVector suml2 = FloatVector.zero(F);
+        for (int i = 0; i < n; i++) {
+            FloatVector v = iscale.mul(FloatVector.fromArray(F, t.x, i * L));
+            IntVector nearest = v.add(MAGIC).reinterpretAsInts().and(0x007F_FFFF).sub(0x0040_0000);
+            FloatVector l = (FloatVector) nearest.max(-nmax).min(nmax - 1).convert(VectorOperators.I2F, 0);
+            l.intoArray(out, i * L);
+            sumlx = sumlx.add(FloatVector.fromArray(F, t.wx, i * L).mul(l));
+            suml2 = suml2.add(FloatVector.fromArray(F, t.w, i * L).mul(l).mul(l));
+        }
+        sumlx.intoArray(t.s1, 0);
+        suml2.intoArray(t.s2, 0);
+    }
+
+    /** Where the trial's fit beats the best (sumlx^2 / suml2 larger), it becomes the fit. */
+    private static void symmetricTrial(Lanes t) {
+        FloatVector sumlx = FloatVector.fromArray(F, t.s1, 0);
+        FloatVector suml2 = FloatVector.fromArray(F, t.s2, 0);
+        FloatVector best = FloatVector.fromArray(F, t.best, 0);
         VectorMask<Float> better = suml2.compare(VectorOperators.GT, 0f)
                 .and(sumlx.mul(sumlx).compare(VectorOperators.GT, best.mul(suml2)));
         if (!better.anyTrue()) return;
-        for (int i = 0; i < n; i++) {
-            at(t.levels, i).blend(at(t.aux, i).add((float) nmax), better).intoArray(t.levels, i * L);
-        }
-        FloatVector scale = lanes(t.scale).blend(sumlx.div(suml2), better);
+        FloatVector scale = FloatVector.fromArray(F, t.scale, 0).blend(sumlx.div(suml2), better);
         scale.intoArray(t.scale, 0);
         best.blend(scale.mul(sumlx), better).intoArray(t.best, 0);
+        FloatVector trialIscale = FloatVector.fromArray(F, t.trialIscale, 0);
+        FloatVector.fromArray(F, t.fitIscale, 0).blend(trialIscale, better).intoArray(t.fitIscale, 0);
     }
 
-    /** All-zero lanes (flag) become scale 0 and levels 0. */
-    private static void symmetricDone(int n, Lanes t) {
-        VectorMask<Float> zero = set(t.flag);
-        if (!zero.anyTrue()) return;
-        lanes(t.scale).blend(0f, zero).intoArray(t.scale, 0);
-        for (int i = 0; i < n; i++) at(t.levels, i).blend(0f, zero).intoArray(t.levels, i * L);
+    /**
+     * The kept fit's levels from its iscale (ggml's rounding, which the float one equals where
+     * used), shifted by nmax; all-zero lanes (flag) become scale 0 and levels 0.
+     */
+    private static void symmetricDone(int n, int nmax, Lanes t) {
+        FloatVector iscale = FloatVector.fromArray(F, t.fitIscale, 0);
+        VectorMask<Float> zero = FloatVector.fromArray(F, t.flag, 0).compare(VectorOperators.NE, 0f);
+        for (int i = 0; i < n; i++) {
+            FloatVector v = iscale.mul(FloatVector.fromArray(F, t.x, i * L));
+            IntVector nearest = v.add(MAGIC).reinterpretAsInts().and(0x007F_FFFF).sub(0x0040_0000);
+            FloatVector l = (FloatVector) nearest.max(-nmax).min(nmax - 1).convert(VectorOperators.I2F, 0);
+            l.add((float) nmax).blend(0f, zero)
+                    .intoArray(t.levels, i * L);
+        }
+        FloatVector.fromArray(F, t.scale, 0).blend(0f, zero).intoArray(t.scale, 0);
     }
 
     // ---------------------------------------------------------------- refined (make_q3_quants, do_rmse)
@@ -608,7 +709,8 @@ final class LaneSearch {
         weightsTimesValues(n, t);
         symmetricSums(n, nmax, t, -nmax, t.levels);
         // t1: lanes still refining (not all-zero, and moved a level in the last pass)
-        setFlags(t.t1, set(t.flag).not());
+        VectorMask<Float> allZero = FloatVector.fromArray(F, t.flag, 0).compare(VectorOperators.NE, 0f);
+        FloatVector.zero(F).blend(1f, allZero.not()).intoArray(t.t1, 0);
         for (int itry = 0; itry < 5; itry++) {
             if (!refinePass(n, nmax, t)) break;
         }
@@ -617,19 +719,20 @@ final class LaneSearch {
 
     /** One pass of single-level moves over the active lanes; false when no lane is active any more. */
     private static boolean refinePass(int n, int nmax, Lanes t) {
-        VectorMask<Float> active = set(t.t1);
+        VectorMask<Float> active = FloatVector.fromArray(F, t.t1, 0).compare(VectorOperators.NE, 0f);
         if (!active.anyTrue()) return false;
-        FloatVector sumlx = lanes(t.s1);
-        FloatVector suml2 = lanes(t.s2);
-        VectorMask<Float> changed = F.maskAll(false);
+        FloatVector sumlx = FloatVector.fromArray(F, t.s1, 0);
+        FloatVector suml2 = FloatVector.fromArray(F, t.s2, 0);
+        FloatVector changed = FloatVector.zero(F);
         for (int i = 0; i < n; i++) {
-            FloatVector xi = at(t.x, i);
-            FloatVector wi = at(t.w, i);
-            FloatVector wxi = at(t.wx, i);
-            FloatVector li = at(t.levels, i);
+            FloatVector xi = FloatVector.fromArray(F, t.x, i * L);
+            FloatVector wi = FloatVector.fromArray(F, t.w, i * L);
+            FloatVector wxi = FloatVector.fromArray(F, t.wx, i * L);
+            FloatVector li = FloatVector.fromArray(F, t.levels, i * L);
             FloatVector slx = sumlx.sub(wxi.mul(li));
             FloatVector sl2 = suml2.sub(wi.mul(li).mul(li));
-            FloatVector newL = roundClampedBits(xi.mul(sl2).div(slx), -nmax, nmax - 1);
+            IntVector nearest = xi.mul(sl2).div(slx).add(MAGIC).reinterpretAsInts().and(0x007F_FFFF).sub(0x0040_0000);
+            FloatVector newL = (FloatVector) nearest.max(-nmax).min(nmax - 1).convert(VectorOperators.I2F, 0);
             VectorMask<Float> candidate = active.and(slx.compare(VectorOperators.GT, 0f))
                     .and(newL.compare(VectorOperators.NE, li));
             if (!candidate.anyTrue()) continue;
@@ -640,20 +743,22 @@ final class LaneSearch {
             li.blend(newL, take).intoArray(t.levels, i * L);
             sumlx = sumlx.blend(slxNew, take);
             suml2 = suml2.blend(sl2New, take);
-            changed = changed.or(take);
+            changed = changed.blend(1f, take);
         }
         sumlx.intoArray(t.s1, 0);
         suml2.intoArray(t.s2, 0);
-        setFlags(t.t1, active.and(changed));
+        FloatVector.zero(F).blend(1f, active.and(changed.compare(VectorOperators.NE, 0f))).intoArray(t.t1, 0);
         return true;
     }
 
     private static void refinedDone(int n, int nmax, Lanes t) {
-        VectorMask<Float> zero = set(t.flag);
-        FloatVector sumlx = lanes(t.s1);
-        FloatVector suml2 = lanes(t.s2);
+        VectorMask<Float> zero = FloatVector.fromArray(F, t.flag, 0).compare(VectorOperators.NE, 0f);
+        FloatVector sumlx = FloatVector.fromArray(F, t.s1, 0);
+        FloatVector suml2 = FloatVector.fromArray(F, t.s2, 0);
         VectorMask<Float> positive = suml2.compare(VectorOperators.GT, 0f);
         FloatVector.zero(F).blend(sumlx.div(suml2), positive).blend(0f, zero).intoArray(t.scale, 0);
-        for (int i = 0; i < n; i++) at(t.levels, i).add((float) nmax).blend(0f, zero).intoArray(t.levels, i * L);
+        for (int i = 0; i < n; i++) {
+            FloatVector.fromArray(F, t.levels, i * L).add((float) nmax).blend(0f, zero).intoArray(t.levels, i * L);
+        }
     }
 }
