@@ -15,7 +15,8 @@ import java.util.Set;
  * <li>{@link FloatEncoders}: F32, F16, BF16.</li>
  * <li>{@link LegacyEncoders}: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 (and Q8_1).</li>
  * <li>{@link KQuantEncoders}: Q2_K..Q6_K (and Q8_K).</li>
- * <li>{@link Iq4Encoder}: IQ4_NL, IQ4_XS (non-linear 4-bit codebook, trial scales).</li>
+ * <li>{@link Iq4Encoder}: IQ4_NL, IQ4_XS (non-linear 4-bit codebook, trial scales); their
+ * search on the Vector API in {@link Iq4VectorEncoders}.</li>
  * <li>{@link Iq3Encoder}: IQ3_XXS, IQ3_S (4-value grid points, D4-lattice style search).</li>
  * <li>{@link Iq2Encoder}: IQ2_XXS, IQ2_XS, IQ2_S (8-value grid points).</li>
  * <li>{@link Iq1Encoder}: IQ1_S, IQ1_M (ternary 8-value grid points, exact split search);
@@ -118,8 +119,8 @@ final class GgufEncoders {
             case NVFP4 -> vector ? Fp4VectorEncoders::nvfp4 : Fp4Encoders::nvfp4;
             case Q1_0 -> BitEncoders::q1_0;
             case Q2_0 -> vector ? TritVectorEncoders::q2_0 : BitEncoders::q2_0;
-            case IQ4_NL -> Iq4Encoder.NL;
-            case IQ4_XS -> Iq4Encoder.XS;
+            case IQ4_NL -> vector ? Iq4VectorEncoders.NL : Iq4Encoder.NL;
+            case IQ4_XS -> vector ? Iq4VectorEncoders.XS : Iq4Encoder.XS;
             case IQ3_XXS -> Iq3Encoder.XXS;
             case IQ3_S -> Iq3Encoder.S;
             case IQ2_XXS -> Iq2Encoder.XXS;
