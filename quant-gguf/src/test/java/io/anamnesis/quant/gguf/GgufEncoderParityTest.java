@@ -10,9 +10,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The Vector API encoders must give the scalar encoders' bytes (which the oracle vectors tie
- * to ggml) on any input: weight-like blocks, and blocks built to reach every fallback (zero,
- * signed zeros at the extremes, constants, NaN of either sign, infinities, subnormals, huge values), with
- * and without an importance row.
+ * to ggml) on any input: weight-like blocks, blocks built to reach every fallback (zero,
+ * signed zeros at the extremes, constants, NaN of either sign, infinities, subnormals, huge values),
+ * and rows quantized before (exact ties between trial scales), with and without an importance row.
  */
 class GgufEncoderParityTest {
 
@@ -45,6 +45,53 @@ class GgufEncoderParityTest {
             }
         }
         return x;
+    }
+
+    /**
+     * Rows that were quantized before (what re-quantizing a dequantized GGUF gives): each
+     * 32 values on a grid of 16 levels, a third of the blocks with noise a millionth of the
+     * step, and every sixth block on three values only; trial scales then tie exactly and
+     * levels sit on rounding boundaries.
+     */
+    static float[] gridRows(int rows, int cols, long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        float[] x = new float[rows * cols];
+        for (int b = 0; b < x.length / 32; b++) {
+            double step = 0.002 * Math.exp(rnd.nextGaussian() * 0.5);
+            double min = -step * rnd.nextInt(16);
+            for (int j = 0; j < 32; j++) {
+                double v = b % 6 == 5 ? step * (rnd.nextInt(3) - 1) : min + step * rnd.nextInt(16);
+                if (b % 3 == 0) v += step * 1e-6 * rnd.nextGaussian();
+                x[32 * b + j] = (float) v;
+            }
+        }
+        return x;
+    }
+
+    @ParameterizedTest
+    @EnumSource(GgufBlockType.class)
+    void vectorEncodersGiveTheScalarBytesOnQuantizedRows(GgufBlockType type) {
+        Assumptions.assumeTrue(GgufEncoders.VECTOR, "Vector API not available on this JVM/CPU");
+        RowEncoder scalar = GgufEncoders.forType(type, false).orElse(null);
+        Assumptions.assumeTrue(scalar != null, type + " has no encoder");
+        RowEncoder vector = GgufEncoders.forType(type, true).orElseThrow();
+        Assumptions.assumeTrue(vector != scalar, type + " has no Vector API path");
+        int rows = 8;
+        int cols = 1024;
+        float[] x = gridRows(rows, cols, 31L * type.ordinal() + 5);
+        SplittableRandom rnd = new SplittableRandom(type.ordinal() + 99);
+        float[] importance = new float[cols];
+        for (int i = 0; i < cols; i++) importance[i] = (float) Math.exp(rnd.nextGaussian());
+        int bytes = rows * cols / type.blockElements() * type.blockBytes();
+        for (float[] im : new float[][] {null, importance}) {
+            byte[] a = new byte[bytes];
+            byte[] b = new byte[bytes];
+            scalar.encode(x, 0, a, 0, rows, cols, im);
+            vector.encode(x, 0, b, 0, rows, cols, im);
+            int first = java.util.Arrays.mismatch(a, b);
+            assertThat(first).as("%s %s: first differing byte %d (block %d)", type, im == null ? "" : "+imatrix",
+                    first, first / type.blockBytes()).isEqualTo(-1);
+        }
     }
 
     @ParameterizedTest
