@@ -52,8 +52,6 @@ final class Iq4Encoder implements RowEncoder {
         for (int j = 0; j < superBlock; j++) sigma2 += x[xo + j] * x[xo + j];
         sigma2 *= 2f / superBlock;
 
-        float maxScale = 0;
-        float amaxScale = 0;
         for (int ib = 0; ib < superBlock / 32; ib++) {
             int xb = xo + 32 * ib;
             if (importance != null) {
@@ -105,38 +103,53 @@ final class Iq4Encoder implements RowEncoder {
                 }
             }
             scales[ib] = d;
-            float absD = Math.abs(d);
-            if (absD > amaxScale) {
-                amaxScale = absD;
-                maxScale = d;
-            }
         }
 
-        if (superBlock == 32) {
-            putShort(y, yo, fp16(scales[0]));
-            float id = scales[0] != 0 ? 1 / scales[0] : 0;
-            for (int j = 0; j < 32; j++) levels[j] = (byte) bestIndex(VALUES, id * x[xo + j]);
-            pack(levels, y, yo + 2);
-        } else {
-            // IQ4_XS: 6-bit signed block scales l in [-32, 31] of d = -max/32, stored l + 32.
-            float d = -maxScale / 32;
-            putShort(y, yo, fp16(d));
-            float id = d != 0 ? 1 / d : 0f;
-            int scalesH = 0;
-            for (int ib = 0; ib < superBlock / 32; ib++) {
-                int l = nearestInt(id * scales[ib]);
-                l = Math.max(-32, Math.min(31, l));
-                float dl = d * l;
-                float idl = dl != 0 ? 1 / dl : 0f;
-                for (int j = 0; j < 32; j++) levels[32 * ib + j] = (byte) bestIndex(VALUES, idl * x[xo + 32 * ib + j]);
-                l += 32;
-                if (ib % 2 == 0) y[yo + 4 + ib / 2] = (byte) (l & 0xF);
-                else y[yo + 4 + ib / 2] |= (byte) ((l & 0xF) << 4);
-                scalesH |= (l >> 4) << (2 * ib);
-            }
-            putShort(y, yo + 2, scalesH);
-            pack(levels, y, yo + 8);
+        float[] inverse = weight; // the weights are spent: each block's inverse scale goes here
+        storeScales(superBlock, scales, 0, y, yo, inverse);
+        for (int ib = 0; ib < superBlock / 32; ib++) {
+            for (int j = 0; j < 32; j++) levels[32 * ib + j] = (byte) bestIndex(VALUES, inverse[ib] * x[xo + 32 * ib + j]);
         }
+        pack(levels, y, yo + (superBlock == 32 ? 2 : 8));
+    }
+
+    /**
+     * The stored scales of one super-block whose blocks' fitted scales are
+     * {@code scales[first..]}: IQ4_NL the block's f16 scale; IQ4_XS an f16 d of the signed
+     * extreme of its eight block scales over -32, and each block's 6-bit l of it, stored
+     * l + 32 (low nibbles in bytes 4..7, high bits in the short at 2). The inverse scale each
+     * block's values are then looked up with goes to {@code inverse[first..]}.
+     */
+    static void storeScales(int superBlock, float[] scales, int first, byte[] y, int yo, float[] inverse) {
+        if (superBlock == 32) {
+            putShort(y, yo, fp16(scales[first]));
+            inverse[first] = scales[first] != 0 ? 1 / scales[first] : 0;
+            return;
+        }
+        float maxScale = 0;
+        float amaxScale = 0;
+        for (int ib = 0; ib < superBlock / 32; ib++) {
+            float abs = Math.abs(scales[first + ib]);
+            if (abs > amaxScale) {
+                amaxScale = abs;
+                maxScale = scales[first + ib];
+            }
+        }
+        float d = -maxScale / 32;
+        putShort(y, yo, fp16(d));
+        float id = d != 0 ? 1 / d : 0f;
+        int scalesH = 0;
+        for (int ib = 0; ib < superBlock / 32; ib++) {
+            int l = nearestInt(id * scales[first + ib]);
+            l = Math.max(-32, Math.min(31, l));
+            float dl = d * l;
+            inverse[first + ib] = dl != 0 ? 1 / dl : 0f;
+            l += 32;
+            if (ib % 2 == 0) y[yo + 4 + ib / 2] = (byte) (l & 0xF);
+            else y[yo + 4 + ib / 2] |= (byte) ((l & 0xF) << 4);
+            scalesH |= (l >> 4) << (2 * ib);
+        }
+        putShort(y, yo + 2, scalesH);
     }
 
     /** Per 32 values, 16 bytes: element j in the low nibble of byte j, element j + 16 in its high nibble. */

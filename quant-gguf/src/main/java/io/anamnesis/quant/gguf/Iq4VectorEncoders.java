@@ -5,16 +5,12 @@ import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
-import static io.anamnesis.quant.gguf.IqArith.fp16;
-import static io.anamnesis.quant.gguf.IqArith.nearestInt;
-import static io.anamnesis.quant.gguf.IqArith.putShort;
-
 /**
  * {@link Iq4Encoder}'s IQ4_NL and IQ4_XS with the scale search on the Vector API: {@link #L}
  * blocks of 32 values at once, one per lane, laid out transposed as {@link LaneSearch} lays
  * them out. Each lane performs the scalar encoder's operations in its order (the sums of a
  * block in order, the same products, the same comparisons as masks), so the bytes are the
- * scalar encoder's; the tests compare both.
+ * scalar encoder's; the tests compare both. The stored scales are {@link Iq4Encoder#storeScales}.
  *
  * <p>The scalar search looks every value up in the codebook by ggml's binary search
  * ({@link IqArith#bestIndex}), whose branches a weight's values take at random: most of its
@@ -95,7 +91,10 @@ final class Iq4VectorEncoders implements RowEncoder {
                 search(work);
                 System.arraycopy(t.scale, 0, work.blockScales, g, lanes);
             }
-            for (int s = 0; s < supers; s++) superBlockScales(work, s, dst, yo + s * blockBytes);
+            for (int s = 0; s < supers; s++) {
+                Iq4Encoder.storeScales(superBlock, work.blockScales, s * (superBlock / 32), dst, yo + s * blockBytes,
+                        work.blockInverse);
+            }
             for (int g = 0; g < blocks; g += L) {
                 int lanes = Math.min(L, blocks - g);
                 LaneSearch.load(src, xo + 32 * g, 32, lanes, t.x);
@@ -231,45 +230,5 @@ final class Iq4VectorEncoders implements RowEncoder {
             VectorMask<Float> lower = v.sub(a).compare(VectorOperators.LT, b.sub(v));
             index.add(1f).blend(index, lower).intoArray(t.levels, i * L);
         }
-    }
-
-    /**
-     * The stored scales of super-block s (IQ4_NL: the block's f16 scale; IQ4_XS: an f16 d of
-     * the signed extreme of its eight block scales, and each block's 6-bit l of it), and the
-     * inverse scale each block's values are looked up with, to work.blockInverse.
-     */
-    private void superBlockScales(Work work, int s, byte[] y, int yo) {
-        if (superBlock == 32) {
-            float scale = work.blockScales[s];
-            putShort(y, yo, fp16(scale));
-            work.blockInverse[s] = scale != 0 ? 1 / scale : 0;
-            return;
-        }
-        int first = s * (superBlock / 32);
-        float maxScale = 0;
-        float amaxScale = 0;
-        for (int ib = 0; ib < superBlock / 32; ib++) {
-            float scale = work.blockScales[first + ib];
-            float abs = Math.abs(scale);
-            if (abs > amaxScale) {
-                amaxScale = abs;
-                maxScale = scale;
-            }
-        }
-        float d = -maxScale / 32;
-        putShort(y, yo, fp16(d));
-        float id = d != 0 ? 1 / d : 0f;
-        int scalesH = 0;
-        for (int ib = 0; ib < superBlock / 32; ib++) {
-            int l = nearestInt(id * work.blockScales[first + ib]);
-            l = Math.max(-32, Math.min(31, l));
-            float dl = d * l;
-            work.blockInverse[first + ib] = dl != 0 ? 1 / dl : 0f;
-            l += 32;
-            if (ib % 2 == 0) y[yo + 4 + ib / 2] = (byte) (l & 0xF);
-            else y[yo + 4 + ib / 2] |= (byte) ((l & 0xF) << 4);
-            scalesH |= (l >> 4) << (2 * ib);
-        }
-        putShort(y, yo + 2, scalesH);
     }
 }
