@@ -1,6 +1,7 @@
 package io.anamnesis.quant.compressed.tensors;
 
 import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
@@ -27,6 +28,7 @@ final class CtVectorKernels {
     private static final VectorSpecies<Byte> B256 = ByteVector.SPECIES_256;
     private static final VectorSpecies<Short> S256 = ShortVector.SPECIES_256;
     private static final VectorSpecies<Integer> I512 = IntVector.SPECIES_512;
+    private static final VectorSpecies<Float> F512 = FloatVector.SPECIES_512;
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     private static final VectorShuffle<Byte> DUPLICATE = VectorShuffle.fromOp(B256, i -> i / 2);
     private static final VectorMask<Byte> ODD = VectorMask.fromLong(B256, 0xAAAA_AAAAL);
@@ -35,6 +37,25 @@ final class CtVectorKernels {
     static boolean supported(boolean wide) {
         int bits = IntVector.SPECIES_PREFERRED.vectorBitSize();
         return wide ? bits >= 512 : bits >= 256;
+    }
+
+    /**
+     * A row's BF16 tables, 16 entries a group: {@link CtKernels#fill}'s products
+     * ({@code (values[k] - zero) * scale}, or {@code values[k] * scale} without zeros) narrowed
+     * as {@link io.anamnesis.api.numeric.Floats#f32ToBf16(int)} narrows each (round to nearest
+     * even; a NaN kept quiet with its sign and upper payload), one 16-lane vector a group.
+     * Needs 512-bit vectors ({@link #supported supported(true)}).
+     */
+    static void bf16Tables(float[] values, float[] scales, float[] zeros, int scaleRow, int groups, short[] table16) {
+        FloatVector v = FloatVector.fromArray(F512, values, 0);
+        for (int g = 0; g < groups; g++) {
+            FloatVector shifted = zeros == null ? v : v.sub(zeros[scaleRow + g]);
+            IntVector b = shifted.mul(scales[scaleRow + g]).reinterpretAsInts();
+            IntVector high = b.lanewise(VectorOperators.LSHR, 16);
+            IntVector rounded = b.add(0x7FFF).add(high.and(1)).lanewise(VectorOperators.LSHR, 16);
+            IntVector bits = rounded.blend(high.or(0x0040), b.and(0x7FFF_FFFF).compare(VectorOperators.GT, 0x7F80_0000));
+            bits.convertShape(VectorOperators.I2S, S256, 0).reinterpretAsShorts().intoArray(table16, 16 * g);
+        }
     }
 
     /** The 32 codes from byte {@code at}, one per byte lane, in storage order. */
