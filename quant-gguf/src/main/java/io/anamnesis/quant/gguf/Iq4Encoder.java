@@ -48,9 +48,7 @@ final class Iq4Encoder implements RowEncoder {
 
     private void block(float[] x, int xo, float[] importance, int col, byte[] y, int yo,
                        float[] scales, float[] weight, byte[] levels) {
-        float sigma2 = 0;
-        for (int j = 0; j < superBlock; j++) sigma2 += x[xo + j] * x[xo + j];
-        sigma2 *= 2f / superBlock;
+        float sigma2 = sigma2(x, xo, superBlock);
 
         for (int ib = 0; ib < superBlock / 32; ib++) {
             int xb = xo + 32 * ib;
@@ -111,6 +109,13 @@ final class Iq4Encoder implements RowEncoder {
             for (int j = 0; j < 32; j++) levels[32 * ib + j] = (byte) bestIndex(VALUES, inverse[ib] * x[xo + 32 * ib + j]);
         }
         pack(levels, y, yo + (superBlock == 32 ? 2 : 8));
+    }
+
+    /** ggml's sigma2 of a super-block for the importance weights: its sum of squares in order, times 2 / superBlock. */
+    static float sigma2(float[] x, int xo, int superBlock) {
+        float sum = 0;
+        for (int j = 0; j < superBlock; j++) sum += x[xo + j] * x[xo + j];
+        return sum * (2f / superBlock);
     }
 
     /**

@@ -29,7 +29,6 @@ final class Iq4VectorEncoders implements RowEncoder {
     private static final int L = LaneSearch.L;
     private static final float[] VALUES = new float[16];
     private static final int TRIES = 7;
-    private static final float GROUP_MAX_EPS = 1e-15f;
 
     static {
         for (int i = 0; i < 16; i++) VALUES[i] = GgufTables.KVALUES_IQ4NL[i];
@@ -74,7 +73,7 @@ final class Iq4VectorEncoders implements RowEncoder {
             int xo = srcOffset + r * perRow;
             int yo = dstOffset + r * supers * blockBytes;
             if (importance != null) {
-                for (int s = 0; s < supers; s++) work.sigma2[s] = sigma2(src, xo + s * superBlock);
+                for (int s = 0; s < supers; s++) work.sigma2[s] = Iq4Encoder.sigma2(src, xo + s * superBlock, superBlock);
             }
             for (int g = 0; g < blocks; g += L) {
                 int lanes = Math.min(L, blocks - g);
@@ -86,7 +85,7 @@ final class Iq4VectorEncoders implements RowEncoder {
                     }
                     LaneSearch.importanceWeights(32, t, work.laneSigma2);
                 } else {
-                    squares(t);
+                    LaneSearch.squareWeights(32, t);
                 }
                 search(work);
                 System.arraycopy(t.scale, 0, work.blockScales, g, lanes);
@@ -114,21 +113,6 @@ final class Iq4VectorEncoders implements RowEncoder {
         }
     }
 
-    /** ggml's sigma2 of a super-block: its sum of squares in order, times 2 / superBlock. */
-    private float sigma2(float[] x, int xo) {
-        float sum = 0;
-        for (int j = 0; j < superBlock; j++) sum += x[xo + j] * x[xo + j];
-        return sum * (2f / superBlock);
-    }
-
-    /** The weights without an importance row: x^2. */
-    private static void squares(LaneSearch.Lanes t) {
-        for (int i = 0; i < 32; i++) {
-            FloatVector xi = FloatVector.fromArray(F, t.x, i * L);
-            xi.mul(xi).intoArray(t.w, i * L);
-        }
-    }
-
     /**
      * quantize_row_iq4_nl_impl's search per lane: the signed extreme, the least-squares scale
      * of the levels of -max/-127, then 15 trial scales (itry - 127)/max, each kept when its
@@ -137,18 +121,8 @@ final class Iq4VectorEncoders implements RowEncoder {
      */
     private static void search(Work work) {
         LaneSearch.Lanes t = work.lanes;
-        FloatVector max = FloatVector.zero(F);
-        FloatVector amax = FloatVector.zero(F);
-        for (int i = 0; i < 32; i++) {
-            FloatVector xi = FloatVector.fromArray(F, t.x, i * L);
-            FloatVector ax = xi.abs();
-            VectorMask<Float> bigger = ax.compare(VectorOperators.GT, amax);
-            amax = amax.blend(ax, bigger);
-            max = max.blend(xi, bigger);
-        }
-        FloatVector.zero(F).blend(1f, amax.lt(GROUP_MAX_EPS)).intoArray(t.flag, 0);
-        max.intoArray(t.max, 0);
-        FloatVector d = max.neg().div(VALUES[0]);
+        LaneSearch.signedExtreme(32, t);
+        FloatVector d = FloatVector.fromArray(F, t.max, 0).neg().div(VALUES[0]);
         FloatVector.broadcast(F, 1f).div(d).intoArray(work.inverse, 0);
         sums(work);
         FloatVector sumqx = FloatVector.fromArray(F, work.sumqx, 0);

@@ -485,7 +485,7 @@ final class LaneSearch {
      * below GROUP_MAX_EPS; t.finite. With every value finite, |iscale x| <= nmax + 1 in the
      * symmetric searches (|x| <= |max|), so their levels may be rounded in float.
      */
-    private static void signedExtreme(int n, Lanes t) {
+    static void signedExtreme(int n, Lanes t) {
         FloatVector max = FloatVector.zero(F);
         FloatVector amax = FloatVector.zero(F);
         IntVector magnitude = FloatVector.zero(F).reinterpretAsInts();
@@ -503,7 +503,7 @@ final class LaneSearch {
     }
 
     /** t.w = x^2 (the weights ggml uses without any). */
-    private static void squareWeights(int n, Lanes t) {
+    static void squareWeights(int n, Lanes t) {
         for (int i = 0; i < n; i++) {
             FloatVector xi = FloatVector.fromArray(F, t.x, i * L);
             xi.mul(xi).intoArray(t.w, i * L);

@@ -71,38 +71,20 @@ class GgufEncoderParityTest {
     @ParameterizedTest
     @EnumSource(GgufBlockType.class)
     void vectorEncodersGiveTheScalarBytesOnQuantizedRows(GgufBlockType type) {
-        Assumptions.assumeTrue(GgufEncoders.VECTOR, "Vector API not available on this JVM/CPU");
-        RowEncoder scalar = GgufEncoders.forType(type, false).orElse(null);
-        Assumptions.assumeTrue(scalar != null, type + " has no encoder");
-        RowEncoder vector = GgufEncoders.forType(type, true).orElseThrow();
-        Assumptions.assumeTrue(vector != scalar, type + " has no Vector API path");
+        RowEncoder[] pair = encoders(type);
         int rows = 8;
         int cols = 1024;
         float[] x = gridRows(rows, cols, 31L * type.ordinal() + 5);
         SplittableRandom rnd = new SplittableRandom(type.ordinal() + 99);
         float[] importance = new float[cols];
         for (int i = 0; i < cols; i++) importance[i] = (float) Math.exp(rnd.nextGaussian());
-        int bytes = rows * cols / type.blockElements() * type.blockBytes();
-        for (float[] im : new float[][] {null, importance}) {
-            byte[] a = new byte[bytes];
-            byte[] b = new byte[bytes];
-            scalar.encode(x, 0, a, 0, rows, cols, im);
-            vector.encode(x, 0, b, 0, rows, cols, im);
-            int first = java.util.Arrays.mismatch(a, b);
-            assertThat(first).as("%s %s: first differing byte %d (block %d)", type, im == null ? "" : "+imatrix",
-                    first, first / type.blockBytes()).isEqualTo(-1);
-        }
+        assertSameBytes(type, pair, x, rows, cols, importance);
     }
 
     @ParameterizedTest
     @EnumSource(GgufBlockType.class)
     void vectorEncodersGiveTheScalarBytes(GgufBlockType type) {
-        Assumptions.assumeTrue(GgufEncoders.VECTOR, "Vector API not available on this JVM/CPU");
-        RowEncoder scalar = GgufEncoders.forType(type, false).orElse(null);
-        Assumptions.assumeTrue(scalar != null, type + " has no encoder");
-        RowEncoder vector = GgufEncoders.forType(type, true).orElseThrow();
-        // the i-quants (static encoder objects) and a few others have one path for both
-        Assumptions.assumeTrue(vector != scalar, type + " has no Vector API path");
+        RowEncoder[] pair = encoders(type);
         // 24 super-blocks (whole batches of lane groups), then 15 and 1 (a last batch of three, a
         // group of two lanes groups with the second partly filled, and a lone group)
         for (int[] shape : new int[][] {{6, 1024}, {5, 768}, {1, 256}}) {
@@ -113,16 +95,33 @@ class GgufEncoderParityTest {
             SplittableRandom rnd = new SplittableRandom(type.ordinal());
             float[] importance = new float[cols];
             for (int i = 0; i < cols; i++) importance[i] = i % 19 == 0 ? 0f : (float) Math.exp(rnd.nextGaussian());
-            int bytes = rows * cols / type.blockElements() * type.blockBytes();
-            for (float[] im : new float[][] {null, importance}) {
-                byte[] a = new byte[bytes];
-                byte[] b = new byte[bytes];
-                scalar.encode(x, 0, a, 0, rows, cols, im);
-                vector.encode(x, 0, b, 0, rows, cols, im);
-                int first = java.util.Arrays.mismatch(a, b);
-                assertThat(first).as("%s %s, %d x %d: first differing byte %d (block %d)", type,
-                        im == null ? "" : "+imatrix", rows, cols, first, first / type.blockBytes()).isEqualTo(-1);
-            }
+            assertSameBytes(type, pair, x, rows, cols, importance);
+        }
+    }
+
+    /** The scalar and the Vector API encoder of {@code type}; the test is skipped where there are not two. */
+    private static RowEncoder[] encoders(GgufBlockType type) {
+        Assumptions.assumeTrue(GgufEncoders.VECTOR, "Vector API not available on this JVM/CPU");
+        RowEncoder scalar = GgufEncoders.forType(type, false).orElse(null);
+        Assumptions.assumeTrue(scalar != null, type + " has no encoder");
+        RowEncoder vector = GgufEncoders.forType(type, true).orElseThrow();
+        // the grid i-quants (static encoder objects) and a few others have one path for both
+        Assumptions.assumeTrue(vector != scalar, type + " has no Vector API path");
+        return new RowEncoder[] {scalar, vector};
+    }
+
+    /** Both encoders give the same bytes for the rows, without and with the importance row. */
+    private static void assertSameBytes(GgufBlockType type, RowEncoder[] pair, float[] x, int rows, int cols,
+                                        float[] importance) {
+        int bytes = rows * cols / type.blockElements() * type.blockBytes();
+        for (float[] im : new float[][] {null, importance}) {
+            byte[] a = new byte[bytes];
+            byte[] b = new byte[bytes];
+            pair[0].encode(x, 0, a, 0, rows, cols, im);
+            pair[1].encode(x, 0, b, 0, rows, cols, im);
+            int first = java.util.Arrays.mismatch(a, b);
+            assertThat(first).as("%s %s, %d x %d: first differing byte %d (block %d)", type,
+                    im == null ? "" : "+imatrix", rows, cols, first, first / type.blockBytes()).isEqualTo(-1);
         }
     }
 }
