@@ -8,7 +8,8 @@ Glm4ForCausalLM, Lfm2ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, Exaone4
 DeepseekV3ForCausalLM, Glm4MoeLiteForCausalLM (GLM-4.7-Flash, computed as DeepSeek-V3), Glm4MoeForCausalLM, the text
 model of Llama4ForConditionalGeneration (Llama 4 Scout / Maverick; Llama4ForCausalLM too), OlmoeForCausalLM,
 Ernie4_5ForCausalLM (ERNIE 4.5's dense models; the remote-code Ernie4_5_ForCausalLM too), Ernie4_5_MoeForCausalLM
-(ERNIE 4.5's text MoE models)), to check what
+(ERNIE 4.5's text MoE models), the language models of Qwen3VLForConditionalGeneration and
+Qwen3VLMoeForConditionalGeneration on text (qwen3's and qwen3moe's)), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -38,6 +39,11 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make qwen3vl|qwen3vlmoe DIR [--tokenizer MODELS_DIR] [--seed N] [--tied]
+        make qwen3 (qwen3moe) laid out as a Qwen3-VL (Qwen3-VL MoE) checkpoint: text_config with an interleaved
+        M-RoPE rope_scaling, a vision_config with two DeepStack layers, tensors model.language_model.* and a few
+        model.visual.*, the MoE's experts packed (mlp.experts.gate_up_proj, mlp.experts.down_proj). Its forward
+        pass is qwen3's (qwen3moe's, renormalized) on the language model
     python3 decoder_reference.py make mistral3 DIR [--tokenizer MODELS_DIR] [--seed N] [--new-layout]
         a tiny Mistral3ForConditionalGeneration folder (Mistral Small 3.1's layout): make llama's text model
         with head_dim 32 (not hidden / heads) and rope_theta 1e9, nested under text_config (model_type
@@ -303,7 +309,8 @@ scaling), scaled-local (Gemma 3's local layers with the global layers' rope scal
 --mutate swap-gate-up|swap-k-v computes the Phi-3 reference with the fused halves swapped;
 --mutate swap-factors computes a longrope Phi-3 with the other factor list (short for long),
 no-attn-factor without its attention factor (and a YaRN folder without its 0.1 ln(factor) + 1).
---mutate reverse-experts the Qwen3-MoE reference with its experts numbered backwards.
+--mutate reverse-experts the Qwen3-MoE reference with its experts numbered backwards (a Qwen3-VL MoE's too);
+--mutate swap-gate-up takes a Qwen3-VL MoE's gate from the second half of gate_up_proj and up from the first.
 --variant no-multipliers computes a Granite folder as plain llama, --variant rope-everywhere a
 SmolLM3 folder with rope in every layer. For gpt-oss: --variant no-sinks leaves the attention sinks out,
 --variant no-window lets the sliding layers see every earlier position, --mutate swap-gate-up takes gate
@@ -1879,6 +1886,51 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
             dst.write(src.read())
 
 
+def make_qwen3vl(out, tokenizer=None, seed=0, moe=False, tied=False):
+    """make qwen3 (or qwen3moe) laid out as a Qwen3-VL checkpoint (transformers 4.57's Qwen3VLForConditionalGeneration
+    and Qwen3VLMoeForConditionalGeneration): the text config nested under text_config (model_type qwen3_vl_text /
+    qwen3_vl_moe_text) with the rope scaling Qwen3-VL declares ({"mrope_interleaved": true, "mrope_section": [6, 5, 5],
+    "rope_type": "default"}: half of head_dim 32, and every rotated pair inside its section's interleave, so that on
+    text the rope is qwen3's whatever a runtime gives the pairs outside it) beside a vision_config with two DeepStack
+    layers; the tensors model.language_model.* and lm_head.weight, a few model.visual.* tensors; a MoE's experts packed
+    as Qwen3VLMoeTextExperts holds them: mlp.experts.gate_up_proj [E, hidden, 2 I] (the gate the first half, each
+    expert's matrix transposed) and mlp.experts.down_proj [E, I, hidden], no .weight"""
+    make("qwen3moe" if moe else "qwen3", out, tokenizer, tied, seed)
+    rng = np.random.default_rng(seed + 1)
+    cfg = json.load(open(os.path.join(out, "config.json")))
+    t = read_safetensors(os.path.join(out, "model.safetensors"))
+    text = {k: v for k, v in cfg.items() if k not in ("architectures", "torch_dtype", "tie_word_embeddings")}
+    text.update(model_type="qwen3_vl_moe_text" if moe else "qwen3_vl_text", dtype="bfloat16",
+                rope_scaling={"mrope_interleaved": True, "mrope_section": [6, 5, 5], "rope_type": "default"})
+    if moe:
+        text.pop("norm_topk_prob", None)  # Qwen3VLMoeTextConfig has none: its block always renormalizes
+    config = {"architectures": ["Qwen3VLMoeForConditionalGeneration" if moe else "Qwen3VLForConditionalGeneration"],
+              "model_type": "qwen3_vl_moe" if moe else "qwen3_vl", "image_token_id": 151655, "video_token_id": 151656,
+              "vision_start_token_id": 151652, "vision_end_token_id": 151653, "tie_word_embeddings": tied,
+              "text_config": text,
+              "vision_config": {"model_type": "qwen3_vl", "depth": 3, "hidden_size": 32, "intermediate_size": 64,
+                                "num_heads": 2, "out_hidden_size": cfg["hidden_size"], "patch_size": 16,
+                                "spatial_merge_size": 2, "temporal_patch_size": 2, "deepstack_visual_indexes": [0, 1]}}
+    w = {}
+    for k, v in t.items():
+        w[k if k == "lm_head.weight" else "model.language_model." + k[len("model."):]] = v
+    if moe:
+        E, I = cfg["num_experts"], cfg["moe_intermediate_size"]
+        for i in range(cfg["num_hidden_layers"]):
+            p = f"model.language_model.layers.{i}.mlp.experts."
+            gate = np.stack([w.pop(p + f"{x}.gate_proj.weight").T for x in range(E)])
+            up = np.stack([w.pop(p + f"{x}.up_proj.weight").T for x in range(E)])
+            w[p + "gate_up_proj"] = np.concatenate([gate, up], axis=-1)
+            w[p + "down_proj"] = np.stack([w.pop(p + f"{x}.down_proj.weight").T for x in range(E)])
+            assert w[p + "gate_up_proj"].shape == (E, cfg["hidden_size"], 2 * I)
+    w["model.visual.patch_embed.proj.weight"] = rng.standard_normal((32, 3, 2, 16, 16)) * 0.1
+    w["model.visual.blocks.0.norm1.weight"] = 1 + rng.standard_normal(32) * 0.1
+    w["model.visual.deepstack_merger_list.0.norm.weight"] = 1 + rng.standard_normal(128) * 0.1
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(w.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+
+
 def make_mistral3(out, tokenizer=None, seed=0, new_layout=False):
     """A tiny Mistral3ForConditionalGeneration folder (Mistral Small 3.1's layout): make llama's text model
     with head_dim 32 (not hidden / heads, as Mistral Small's 128 is not 5120 / 32), its config nested under
@@ -2392,6 +2444,26 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         # the token's own position, which is qwen2's rotate-half rope; the vision tower (visual.*) is not used
         cfg = {**cfg, "rope_scaling": None}
         W = {k: v for k, v in W.items() if not k.startswith("visual")}
+    if arch in ("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration"):
+        # the language model of Qwen3-VL on text alone: text_config over the top level, model.language_model.* as
+        # model.*, the vision tower (model.visual.*) unused; interleaved M-RoPE gives every section the token's position,
+        # which is qwen3's rotate-half rope; the MoE's packed experts taken apart (gate_up_proj's first half the gate,
+        # each expert's matrix transposed back), and its block always renormalizes the chosen experts' weights
+        vl_moe = arch == "Qwen3VLMoeForConditionalGeneration"
+        cfg = {**cfg, **cfg["text_config"], "rope_scaling": None}
+        if vl_moe:
+            cfg["norm_topk_prob"] = True
+        W = {("model." + k[len("model.language_model."):] if k.startswith("model.language_model.") else k): v
+             for k, v in W.items() if not k.startswith("model.visual.")}
+        for k in [k for k in W if k.endswith("mlp.experts.gate_up_proj")]:
+            p, gu, down = k[:-len("gate_up_proj")], W.pop(k), W.pop(k[:-len("gate_up_proj")] + "down_proj")
+            half = gu.shape[-1] // 2
+            first, second = ("up_proj", "gate_proj") if mutate == "swap-gate-up" else ("gate_proj", "up_proj")
+            for x in range(gu.shape[0]):
+                W[p + f"{x}.{first}.weight"] = gu[x, :, :half].T
+                W[p + f"{x}.{second}.weight"] = gu[x, :, half:].T
+                W[p + f"{x}.down_proj.weight"] = down[x].T
+        arch = "Qwen3MoeForCausalLM" if vl_moe else "Qwen3ForCausalLM"
     if arch == "Mistral3ForConditionalGeneration":
         # its text model, a Mistral decoder (llama's block): text_config over the top level, language_model.
         # taken out of the names (language_model.model.* or model.language_model.*), the vision part unused
@@ -3486,7 +3558,7 @@ def main():
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
-                                    "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe"])
+                                    "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -3573,6 +3645,8 @@ def main():
             make_ernie4_5(a.dir, a.tokenizer, a.sp, a.seed, a.tied)
         elif a.arch == "ernie4_5_moe":
             make_ernie4_5_moe(a.dir, a.tokenizer, a.sp, a.seed, a.mtp)
+        elif a.arch in ("qwen3vl", "qwen3vlmoe"):
+            make_qwen3vl(a.dir, a.tokenizer, a.seed, a.arch == "qwen3vlmoe", a.tied)
         elif a.arch == "olmo3":
             # Olmo 3's own rope_theta 500000 and YaRN factor 8 unless given
             make(a.arch, a.dir, a.tokenizer, a.tied, a.seed, a.llama3, 500000.0 if a.theta is None else a.theta, a.sp,

@@ -286,7 +286,14 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         /** {@code <arch>.expert_gating_func} 2 (sigmoid), whatever config.json says (glm4moe's). */
         EXPERT_GATING_SIGMOID,
         /** {@code <arch>.expert_weights_norm}: config.json's {@code norm_topk_prob} as it is, when it has one. */
-        EXPERT_WEIGHTS_NORM_WHEN_GIVEN
+        EXPERT_WEIGHTS_NORM_WHEN_GIVEN,
+        /**
+         * {@code <arch>.n_deepstack_layers}: how many vision layers feed the language model's first
+         * layers (Qwen3-VL's DeepStack), the length of {@code vision_config.deepstack_visual_indexes},
+         * 0 without one ({@code add_num_deepstack_layers}). llama.cpp widens the text model's input by
+         * that many embeddings for image tokens; text tokens do not use them.
+         */
+        DEEPSTACK_LAYER_COUNT
     }
 
     /**

@@ -66,7 +66,11 @@ import java.util.Optional;
  * rope; verified the same way. exaone4: {@code Exaone4Model} ({@code Exaone4ForCausalLM}): post
  * norms, per-head q/k norms, llama.cpp's 64-layer window; verified the same way. qwen2vl:
  * {@code Qwen2VLModel} (Qwen2-VL and Qwen2.5-VL's language model): qwen2 with M-RoPE sections;
- * verified the same way on text.
+ * verified the same way on text. qwen3vl and qwen3vlmoe: {@code Qwen3VLTextModel} and
+ * {@code Qwen3VLMoeTextModel} (Qwen3-VL's language models): qwen3 and qwen3moe with interleaved
+ * M-RoPE sections and the DeepStack layer count, the MoE's experts stored packed; verified byte
+ * for byte against the converter and by llama.cpp computing the logits of an independent forward
+ * pass on text.
  *
  * <p>deepseek2: {@code DeepseekV2Model} (DeepSeek-V2/V2-Lite/V3/R1, and GLM-4.7-Flash's
  * {@code Glm4MoeLiteModel}): latent attention split for llama.cpp's absorbed form, grouped expert
@@ -840,6 +844,64 @@ final class Architectures {
                             "vision tower")))
             .build();
 
+    /** Qwen3-VL's checkpoints: the language model under {@code model.language_model.}, the vision tower under {@code model.visual.}. */
+    private static final Architecture.MultimodalText QWEN3VL_TEXT =
+            // Qwen3VLTextModel.modify_tensors: model.visual. skipped; Qwen2Model's (or Qwen2MoeModel's) removes language_model.
+            new Architecture.MultimodalText("language_model.", List.of("model.visual."), "vision tower");
+
+    /**
+     * Qwen3-VL's language model ({@code Qwen3VLForConditionalGeneration}, the converter's
+     * {@code Qwen3VLTextModel}, a {@code Qwen3Model}): qwen3's tensors (per-head q/k norms, no
+     * biases, no permutation) from the checkpoints' {@code model.language_model.*} and
+     * {@code lm_head}, the vision tower ({@code model.visual.*}) left out; the text config over the
+     * top level; TextModel's keys with the M-RoPE sections (required: llama.cpp's qwen3vl does not
+     * load without them), the pooling type, then {@code n_deepstack_layers}; Qwen2Model's vocabulary
+     * rule. llama.cpp interleaves the sections (time, height, width, time, ...) as transformers'
+     * {@code apply_interleaved_mrope} does; for text alone every section takes the token's position,
+     * so where the interleave covers every rotated pair it is qwen3's rope.
+     */
+    static final Architecture QWEN3VL = Architecture.of("qwen3vl", "Qwen3VLForConditionalGeneration")
+            .tensors(concat(QWEN2_TENSORS, QK_NORMS))
+            // Qwen3VLTextModel.set_gguf_parameters: Qwen3Model's (Qwen2Model's: TextModel's and the pooling type), then this
+            .keys(List.of(new Architecture.PoolingType(), Architecture.OwnKey.DEEPSTACK_LAYER_COUNT))
+            .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE_ELSE_GPT2)
+            .requires(concat(QWEN2_REQUIRED, List.of("head_dim")))
+            // Qwen3Model._is_qwen3_reranker, which Qwen3VLTextModel inherits
+            .refuses(List.of(new Architecture.Variant("qwen3-vl-reranker", "a Qwen3-VL reranker (cls.output from lm_head's yes/no "
+                    + "rows, pooling type rank, a rerank chat template)"),
+                    new Architecture.Variant("qwen3-reranker", "a Qwen3 reranker")))
+            .extras(Architecture.Extras.builder().multimodal(QWEN3VL_TEXT))
+            .build();
+
+    /**
+     * Qwen3-VL's MoE language model ({@code Qwen3VLMoeForConditionalGeneration}, Qwen3-VL-30B-A3B
+     * and 235B-A22B; the converter's {@code Qwen3VLMoeTextModel}, a {@code Qwen3MoeModel}): qwen3moe's
+     * attention and router, the experts stored packed as transformers' {@code Qwen3VLMoeTextExperts}
+     * holds them ({@code mlp.experts.gate_up_proj} {@code [E, hidden, 2 I]}, gate the first half, and
+     * {@code down_proj} {@code [E, I, hidden]}, no {@code .weight}), split and transposed into
+     * {@code ffn_gate_exps}, {@code ffn_up_exps}, {@code ffn_down_exps}; the keys of qwen3moe, then
+     * {@code n_deepstack_layers}; the vision tower left out. transformers' block renormalizes the
+     * chosen experts' weights whatever {@code norm_topk_prob} says, as llama.cpp's qwen3vlmoe does.
+     */
+    static final Architecture QWEN3VLMOE = Architecture.of("qwen3vlmoe", "Qwen3VLMoeForConditionalGeneration")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, QK_NORMS, QWEN_MOE_FFN))
+            // Qwen3VLMoeTextModel.set_gguf_parameters: Qwen2MoeModel's (TextModel's, the experts' widths), then this
+            .keys(List.of(HyperParameter.u32("{arch}.expert_feed_forward_length", "moe_intermediate_size"),
+                    HyperParameter.u32("{arch}.expert_shared_feed_forward_length", "shared_expert_intermediate_size"),
+                    Architecture.OwnKey.DEEPSTACK_LAYER_COUNT))
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(concat(QWEN2_REQUIRED, List.of("head_dim", "num_experts", "num_experts_per_tok", "moe_intermediate_size")))
+            .extras(Architecture.Extras.builder()
+                    .multimodal(QWEN3VL_TEXT)
+                    .packedExperts(new Architecture.PackedExperts("model.layers.{bid}.mlp.experts.", "mlp.gate.weight", "num_experts",
+                            "moe_intermediate_size", List.of(
+                            new Architecture.ConfigValue("decoder_sparse_step", 1L, false, "llama.cpp's qwen3vlmoe has experts in "
+                                    + "every block"),
+                            new Architecture.ConfigValue("mlp_only_layers", List.of(), false, "llama.cpp's qwen3vlmoe has experts "
+                                    + "in every block, no dense one")),
+                            true)))
+            .build();
+
     /** DeepSeek's and GLM-4.5's MoE blocks: the router and its selection bias, the stacked experts, the shared experts. */
     private static final List<Architecture.TensorName> SHARED_EXPERT_MOE = List.of(
             Architecture.TensorName.of("model.layers.{bid}.mlp.gate", "blk.{bid}.ffn_gate_inp"),
@@ -1028,7 +1090,7 @@ final class Architectures {
     }
 
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
-            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R, COHERE2, EXAONE4, QWEN2VL,
+            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 
     @SafeVarargs

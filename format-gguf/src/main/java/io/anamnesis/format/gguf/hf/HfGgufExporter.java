@@ -800,7 +800,12 @@ public final class HfGgufExporter implements ModelExporter {
             kv.put(a + ".rope.dimension_sections", mropeSections(rope.get("mrope_section"), config));
         } else if (config.containsKey("mrope_section") || rope.containsKey("mrope_section")) {
             throw new UnsupportedFeatureException("config.json mrope_section is not converted yet for " + arch.gguf()
-                    + " (it is for qwen2vl)");
+                    + " (it is for " + String.join(", ", MROPE.stream().map(Architecture::gguf).sorted().distinct().toList()) + ")");
+        } else if (MROPE_REQUIRED.contains(arch)) {
+            // llama.cpp's qwen3vl and qwen3vlmoe read rope.dimension_sections as required: without them the file
+            // would not load (the converter writes it anyway)
+            throw badKey("rope_scaling", "has no mrope_section: llama.cpp's " + a + " needs the M-RoPE sections "
+                    + "(rope.dimension_sections) to load the model");
         }
         ropeTheta(config, rope).flatMap(HfConfig::number).ifPresent(t -> kv.put(a + ".rope.freq_base", MetaValue.Real.f32(t.floatValue())));
         if (arch.extras().slidingWindow().isPresent()) {
@@ -837,7 +842,10 @@ public final class HfGgufExporter implements ModelExporter {
     }
 
     /** The families whose rope parameters may carry M-RoPE sections ({@code mrope_section}), written as TextModel writes them. */
-    private static final java.util.Set<Architecture> MROPE = java.util.Set.of(Architectures.QWEN2VL);
+    private static final java.util.Set<Architecture> MROPE = java.util.Set.of(Architectures.QWEN2VL, Architectures.QWEN3VL,
+            Architectures.QWEN3VLMOE);
+    /** The families llama.cpp loads only with M-RoPE sections. */
+    private static final java.util.Set<Architecture> MROPE_REQUIRED = java.util.Set.of(Architectures.QWEN3VL, Architectures.QWEN3VLMOE);
 
     /**
      * {@code <arch>.rope.dimension_sections}: {@code mrope_section} padded with zeros to four
@@ -1169,6 +1177,14 @@ public final class HfGgufExporter implements ModelExporter {
                             + "not converted");
                 }
                 kv.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(width));
+            }
+            case DEEPSTACK_LAYER_COUNT -> {
+                Object vision = config.get("vision_config");
+                Object indexes = vision instanceof Map<?, ?> v ? v.get("deepstack_visual_indexes") : null;
+                if (indexes != null && indexes != io.anamnesis.api.json.Json.NULL && !(indexes instanceof List<?>)) {
+                    throw badKey("vision_config.deepstack_visual_indexes", "is not a list of layer numbers: " + indexes);
+                }
+                kv.put(a + ".n_deepstack_layers", MetaValue.u32(indexes instanceof List<?> l ? l.size() : 0));
             }
             case EXPERT_WEIGHTS_NORM_WHEN_GIVEN -> {
                 Object n = config.get("norm_topk_prob");
