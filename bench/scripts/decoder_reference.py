@@ -9,7 +9,8 @@ DeepseekV3ForCausalLM, Glm4MoeLiteForCausalLM (GLM-4.7-Flash, computed as DeepSe
 model of Llama4ForConditionalGeneration (Llama 4 Scout / Maverick; Llama4ForCausalLM too), OlmoeForCausalLM,
 Ernie4_5ForCausalLM (ERNIE 4.5's dense models; the remote-code Ernie4_5_ForCausalLM too), Ernie4_5_MoeForCausalLM
 (ERNIE 4.5's text MoE models), the language models of Qwen3VLForConditionalGeneration and
-Qwen3VLMoeForConditionalGeneration on text (qwen3's and qwen3moe's)), to check what
+Qwen3VLMoeForConditionalGeneration on text (qwen3's and qwen3moe's), GraniteMoeForCausalLM and
+GraniteMoeSharedForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -39,6 +40,11 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make granitemoe|granitemoeshared DIR [--sp TOKENIZER_MODEL] [--tokenizer MODELS_DIR] [--seed N]
+        make granite (its multipliers) with Granite MoE's sparse block stored as transformers' GraniteMoe holds it:
+        block_sparse_moe.router.layer, input_linear [E, 2 I, hidden] (gate rows, then up), output_linear
+        [E, hidden, I]; granitemoeshared adds the shared MLP (shared_mlp.input_linear, output_linear). Its forward
+        pass is granite's with the renormalized top-k experts (and the shared MLP) in place of the MLP
     python3 decoder_reference.py make qwen3vl|qwen3vlmoe DIR [--tokenizer MODELS_DIR] [--seed N] [--tied]
         make qwen3 (qwen3moe) laid out as a Qwen3-VL (Qwen3-VL MoE) checkpoint: text_config with an interleaved
         M-RoPE rope_scaling, a vision_config with two DeepStack layers, tensors model.language_model.* and a few
@@ -310,7 +316,9 @@ scaling), scaled-local (Gemma 3's local layers with the global layers' rope scal
 --mutate swap-factors computes a longrope Phi-3 with the other factor list (short for long),
 no-attn-factor without its attention factor (and a YaRN folder without its 0.1 ln(factor) + 1).
 --mutate reverse-experts the Qwen3-MoE reference with its experts numbered backwards (a Qwen3-VL MoE's too);
---mutate swap-gate-up takes a Qwen3-VL MoE's gate from the second half of gate_up_proj and up from the first.
+--mutate swap-gate-up takes a Qwen3-VL MoE's gate from the second half of gate_up_proj and up from the first,
+and a Granite MoE's from the last I rows of input_linear; --mutate no-shared-expert leaves a Granite MoE's shared
+MLP out (as Qwen2-MoE's).
 --variant no-multipliers computes a Granite folder as plain llama, --variant rope-everywhere a
 SmolLM3 folder with rope in every layer. For gpt-oss: --variant no-sinks leaves the attention sinks out,
 --variant no-window lets the sliding layers see every earlier position, --mutate swap-gate-up takes gate
@@ -1931,6 +1939,39 @@ def make_qwen3vl(out, tokenizer=None, seed=0, moe=False, tied=False):
         json.dump(config, f, indent=2)
 
 
+def make_granitemoe(out, tokenizer=None, sp=None, seed=0, shared=False, experts=4, top_k=2, width=48, shared_width=64):
+    """make granite (its four multipliers) with Granite MoE's sparse block in place of the MLP, as transformers'
+    GraniteMoe (JetMoE's parallel experts) stores it: block_sparse_moe.router.layer.weight [E, hidden],
+    block_sparse_moe.input_linear.weight [E, 2 I, hidden] (each expert's gate rows, then its up rows) and
+    block_sparse_moe.output_linear.weight [E, hidden, I]; intermediate_size the experts' width I. With shared
+    (GraniteMoeSharedForCausalLM) also shared_mlp.input_linear.weight [2 S, hidden] (gate rows, then up) and
+    shared_mlp.output_linear.weight [hidden, S], shared_intermediate_size S."""
+    make("granite", out, tokenizer, False, seed, sp=sp)
+    rng = np.random.default_rng(seed + 1)
+    cfg = json.load(open(os.path.join(out, "config.json")))
+    t = read_safetensors(os.path.join(out, "model.safetensors"))
+    hidden = cfg["hidden_size"]
+    cfg.update({"architectures": ["GraniteMoeSharedForCausalLM" if shared else "GraniteMoeForCausalLM"],
+                "model_type": "granitemoeshared" if shared else "granitemoe", "num_local_experts": experts,
+                "num_experts_per_tok": top_k, "intermediate_size": width, "output_router_logits": False,
+                "router_aux_loss_coef": 0.001})
+    if shared:
+        cfg["shared_intermediate_size"] = shared_width
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        for k in ("gate_proj", "up_proj", "down_proj"):
+            del t[p + f"mlp.{k}.weight"]
+        t[p + "block_sparse_moe.router.layer.weight"] = rng.standard_normal((experts, hidden)) * 0.5
+        t[p + "block_sparse_moe.input_linear.weight"] = rng.standard_normal((experts, 2 * width, hidden)) * 0.15
+        t[p + "block_sparse_moe.output_linear.weight"] = rng.standard_normal((experts, hidden, width)) * 0.15
+        if shared:
+            t[p + "shared_mlp.input_linear.weight"] = rng.standard_normal((2 * shared_width, hidden)) * 0.15
+            t[p + "shared_mlp.output_linear.weight"] = rng.standard_normal((hidden, shared_width)) * 0.15
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+
+
 def make_mistral3(out, tokenizer=None, seed=0, new_layout=False):
     """A tiny Mistral3ForConditionalGeneration folder (Mistral Small 3.1's layout): make llama's text model
     with head_dim 32 (not hidden / heads, as Mistral Small's 128 is not 5120 / 32), its config nested under
@@ -2464,6 +2505,27 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
                 W[p + f"{x}.{second}.weight"] = gu[x, :, half:].T
                 W[p + f"{x}.down_proj.weight"] = down[x].T
         arch = "Qwen3MoeForCausalLM" if vl_moe else "Qwen3ForCausalLM"
+    granite_moe = arch in ("GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM")
+    if granite_moe:
+        # Granite MoE's sparse block as the generic one reads it: the router as mlp.gate, each expert's gate and up
+        # the first and last I rows of its input_linear (the other way round with --mutate swap-gate-up), its down
+        # output_linear; the top-k logits softmaxed, which is the renormalized top-k of the softmax; the shared MLP
+        # (input_linear's rows gate then up) added to the experts' output
+        cfg = {**cfg, "num_experts": cfg["num_local_experts"], "norm_topk_prob": True}
+        first, second = ("up_proj", "gate_proj") if mutate == "swap-gate-up" else ("gate_proj", "up_proj")
+        for k in [k for k in W if k.endswith("block_sparse_moe.input_linear.weight")]:
+            p = k[:-len("block_sparse_moe.input_linear.weight")]
+            gu, down, I = W.pop(k), W.pop(p + "block_sparse_moe.output_linear.weight"), cfg["intermediate_size"]
+            W[p + "mlp.gate.weight"] = W.pop(p + "block_sparse_moe.router.layer.weight")
+            for x in range(gu.shape[0]):
+                W[p + f"mlp.experts.{x}.{first}.weight"] = gu[x, :I]
+                W[p + f"mlp.experts.{x}.{second}.weight"] = gu[x, I:]
+                W[p + f"mlp.experts.{x}.down_proj.weight"] = down[x]
+            if p + "shared_mlp.input_linear.weight" in W:
+                fused = W.pop(p + "shared_mlp.input_linear.weight")
+                S = fused.shape[0] // 2
+                W[p + "shared_mlp.gate_proj.weight"], W[p + "shared_mlp.up_proj.weight"] = fused[:S], fused[S:]
+                W[p + "shared_mlp.down_proj.weight"] = W.pop(p + "shared_mlp.output_linear.weight")
     if arch == "Mistral3ForConditionalGeneration":
         # its text model, a Mistral decoder (llama's block): text_config over the top level, language_model.
         # taken out of the names (language_model.model.* or model.language_model.*), the vision part unused
@@ -2515,7 +2577,7 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
     scale = 1 / np.sqrt(d)
     if gemma2 or gemma3:
         scale = cfg["query_pre_attn_scalar"] ** -0.5
-    granite = arch == "GraniteForCausalLM" and variant != "no-multipliers"
+    granite = arch in ("GraniteForCausalLM", "GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM") and variant != "no-multipliers"
     no_rope = None
     if arch == "SmolLM3ForCausalLM" and variant != "rope-everywhere":
         n = cfg.get("no_rope_layer_interval", 4)
@@ -2624,6 +2686,13 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
                 g, u = u, g
         elif arch in ("Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen2MoeForCausalLM"):
             x = x + moe(cfg, W, p, h, mutate)
+            continue
+        elif granite_moe:
+            out = moe(cfg, W, p, h, mutate)
+            if p + "shared_mlp.gate_proj.weight" in W and mutate != "no-shared-expert":
+                g, u = h @ W[p + "shared_mlp.gate_proj.weight"].T, h @ W[p + "shared_mlp.up_proj.weight"].T
+                out = out + (g / (1 + np.exp(-g)) * u) @ W[p + "shared_mlp.down_proj.weight"].T
+            x = x + residual * out
             continue
         elif arch == "ArceeForCausalLM":
             # Arcee's MLP: down(relu(up h)^2), no gate (--variant silu-not-relu2: silu(up h) instead, to tell them apart)
@@ -3558,7 +3627,8 @@ def main():
     m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
-                                    "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe"])
+                                    "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
+                                    "granitemoe", "granitemoeshared"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -3645,6 +3715,8 @@ def main():
             make_ernie4_5(a.dir, a.tokenizer, a.sp, a.seed, a.tied)
         elif a.arch == "ernie4_5_moe":
             make_ernie4_5_moe(a.dir, a.tokenizer, a.sp, a.seed, a.mtp)
+        elif a.arch in ("granitemoe", "granitemoeshared"):
+            make_granitemoe(a.dir, a.tokenizer, a.sp, a.seed, a.arch == "granitemoeshared")
         elif a.arch in ("qwen3vl", "qwen3vlmoe"):
             make_qwen3vl(a.dir, a.tokenizer, a.seed, a.arch == "qwen3vlmoe", a.tied)
         elif a.arch == "olmo3":

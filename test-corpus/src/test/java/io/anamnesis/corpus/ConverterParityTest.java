@@ -351,6 +351,8 @@ class ConverterParityTest {
         // qwen3vl and qwen3vlmoe: Qwen3-VL's language models (model.language_model.*), interleaved M-RoPE sections, the
         // DeepStack layer count, the MoE's packed experts split in halves and transposed
         f.addAll(Qwen3VlToGgufTest.parityFolders(ALL, withAuto));
+        // granitemoe: granite's multipliers with JetMoE's fused experts split into halves of rows, and the shared MLP
+        f.addAll(GraniteMoeToGgufTest.parityFolders(ALL, withAuto));
         // deepseek2: latent attention (kv_b split, one key/value head), a dense lead block, grouped sigmoid routing with
         // its selection bias, shared experts, the multi-token-prediction layer left out; V2-Lite's single query projection
         f.addAll(DeepSeek2ToGgufTest.parityFolders(ALL, withAuto));

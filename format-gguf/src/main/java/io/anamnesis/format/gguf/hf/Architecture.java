@@ -530,12 +530,14 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      *                       them), when it has them
      * @param leftOut        tensors of the checkpoint the family's {@code modify_tensors} skips by name
      *                       prefix (ERNIE 4.5's multi-token-prediction tensors), when it has them
+     * @param rowHalves      fused tensors the family's {@code modify_tensors} splits into their two
+     *                       halves of rows (Granite MoE's gate and up), when it has them
      */
     record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                   Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
                   Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers,
                   Map<String, List<String>> configFrom, Optional<LatentAttention> latentAttention, Optional<String> extraLayers,
-                  Optional<LeftOut> leftOut) {
+                  Optional<LeftOut> leftOut, List<RowHalves> rowHalves) {
 
         /** No extras: a plain decoder. */
         static final Extras NONE = builder().build();
@@ -560,6 +562,7 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
             private Optional<LatentAttention> latentAttention = Optional.empty();
             private Optional<String> extraLayers = Optional.empty();
             private Optional<LeftOut> leftOut = Optional.empty();
+            private List<RowHalves> rowHalves = List.of();
 
             private Builder() {
             }
@@ -630,9 +633,14 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
                 return this;
             }
 
+            Builder rowHalves(RowHalves... fused) {
+                this.rowHalves = List.of(fused);
+                return this;
+            }
+
             Extras build() {
                 return new Extras(configDefaults, multimodal, trimEmbeddings, slidingWindow, configIgnored, noRope, configRefused,
-                        packedExperts, convLayers, configFrom, latentAttention, extraLayers, leftOut);
+                        packedExperts, convLayers, configFrom, latentAttention, extraLayers, leftOut, rowHalves);
             }
         }
     }
@@ -695,6 +703,24 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         /** gpt-oss's interleaving: gate the even columns, up the odd. */
         PackedExperts(String prefix, String router, String count, String width, List<ConfigValue> config) {
             this(prefix, router, count, width, config, false);
+        }
+    }
+
+    /**
+     * A fused tensor the family's {@code modify_tensors} splits along its rows into two halves
+     * ({@code data_torch.split(width, dim=-2)}): a Hugging Face tensor whose name ends with
+     * {@code suffix}, {@code [experts?, 2 x width, hidden]}, becomes the tensors named with
+     * {@code first} and {@code second} in its place, the first and the last {@code width} rows of
+     * each expert, in that order; {@link Architecture#tensors} map those names. Granite MoE's
+     * {@code block_sparse_moe.input_linear} (every expert's gate, then its up) is one.
+     *
+     * @param width   the config.json key of a half's rows
+     * @param experts the config.json key of the leading dimension (the experts), or empty for a 2-D tensor
+     */
+    record RowHalves(String suffix, String first, String second, String width, Optional<String> experts) {
+        /** The name {@code hfName} (which ends with {@link #suffix}) takes for half {@code which} (0 or 1). */
+        String half(String hfName, int which) {
+            return hfName.substring(0, hfName.length() - suffix.length()) + (which == 0 ? first : second);
         }
     }
 

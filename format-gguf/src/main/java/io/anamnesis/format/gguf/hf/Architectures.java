@@ -175,6 +175,43 @@ final class Architectures {
             .build();
 
     /**
+     * IBM Granite MoE ({@code GraniteMoeForCausalLM}, granite-3.x-MoE; {@code GraniteMoeSharedForCausalLM},
+     * with a shared expert; the converter's {@code GraniteMoeModel}, a {@code GraniteModel}): granite's
+     * attention, rows, keys and vocabulary with a mixture of experts stored as JetMoE's parallel experts:
+     * the router {@code block_sparse_moe.router.layer} ({@code ffn_gate_inp}, F32),
+     * {@code block_sparse_moe.input_linear} {@code [E, 2 I, hidden]} split into its halves of rows, every
+     * expert's gate then its up ({@code ffn_gate_exps}, {@code ffn_up_exps}), and
+     * {@code block_sparse_moe.output_linear} {@code [E, hidden, I]} ({@code ffn_down_exps}) as they are;
+     * the shared expert's {@code shared_mlp.input_linear} split the same way ({@code ffn_gate_shexp},
+     * {@code ffn_up_shexp}) and {@code output_linear} ({@code ffn_down_shexp}). {@code intermediate_size}
+     * is the experts' width; {@code shared_intermediate_size}, when set, is written after granite's keys.
+     * transformers' router softmaxes the top-k logits, which is llama.cpp's renormalized top-k of the
+     * softmax.
+     */
+    static final Architecture GRANITEMOE = Architecture.of("granitemoe", "GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, List.of(FFN_NORM,
+                    Architecture.TensorName.of("model.layers.{bid}.block_sparse_moe.router.layer", "blk.{bid}.ffn_gate_inp"),
+                    // the halves of input_linear, under the names RowHalves gives them
+                    Architecture.TensorName.of("model.layers.{bid}.block_sparse_moe.gate_linear", "blk.{bid}.ffn_gate_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.block_sparse_moe.up_linear", "blk.{bid}.ffn_up_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.block_sparse_moe.output_linear", "blk.{bid}.ffn_down_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.shared_mlp.gate_linear", "blk.{bid}.ffn_gate_shexp"),
+                    Architecture.TensorName.of("model.layers.{bid}.shared_mlp.up_linear", "blk.{bid}.ffn_up_shexp"),
+                    Architecture.TensorName.of("model.layers.{bid}.shared_mlp.output_linear", "blk.{bid}.ffn_down_shexp"))))
+            .ropeRows(LLAMA.ropeRows())
+            // GraniteMoeModel.set_gguf_parameters: GraniteModel's, then the shared expert's width
+            .keys(concat(GRANITE.extraKeys(), List.of(
+                    HyperParameter.u32("{arch}.expert_shared_feed_forward_length", "shared_intermediate_size").skippedWhenZero())))
+            .vocabulary(Architecture.VocabularyRule.LLAMA)
+            .requires(concat(GRANITE.requiredConfig(), List.of("num_local_experts", "num_experts_per_tok", "intermediate_size")))
+            .extras(Architecture.Extras.builder().configIgnored("head_dim")
+                    .rowHalves(new Architecture.RowHalves("block_sparse_moe.input_linear.weight", "block_sparse_moe.gate_linear.weight",
+                                    "block_sparse_moe.up_linear.weight", "intermediate_size", Optional.of("num_local_experts")),
+                            new Architecture.RowHalves("shared_mlp.input_linear.weight", "shared_mlp.gate_linear.weight",
+                                    "shared_mlp.up_linear.weight", "shared_intermediate_size", Optional.empty())))
+            .build();
+
+    /**
      * SmolLM3 ({@code SmolLM3ForCausalLM}, the converter's {@code SmolLM3Model}, a
      * {@code LlamaModel} under another name): llama's tensors, rows, keys, vocabulary and llama3
      * rope tensor. Its every fourth layer has no rotary embedding, which llama.cpp's smollm3
@@ -1089,7 +1126,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

@@ -4,6 +4,7 @@ import io.anamnesis.api.DType;
 import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.MetaValue;
 import io.anamnesis.api.ParseLimits;
+import io.anamnesis.api.Shape;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
 import io.anamnesis.api.UnsupportedFeatureException;
@@ -103,6 +104,11 @@ public final class HfGgufExporter implements ModelExporter {
         if (arch == Architectures.EXAONE4) expectExaone4Window(config, blockCount);
         if (arch.extras().latentAttention().isPresent()) expectDeepSeekLayout(arch, stored, config, blockCount);
         if (arch == Architectures.LLAMA4) expectLlama4QkNorm(config);
+        if (arch == Architectures.GRANITEMOE && HfConfig.integer(config, "num_local_experts").filter(e -> e == 0).isPresent()) {
+            // GraniteMoeModel.modify_tensors then writes the shared MLP as a dense one (granite's layout under granitemoe)
+            throw new UnsupportedFeatureException("config.json num_local_experts is 0: a Granite MoE without experts (its shared "
+                    + "MLP written as a dense one) is not converted yet");
+        }
         arch.extras().configRefused().forEach((key, why) -> {
             Object v = config.get(key);
             if (v != null && v != io.anamnesis.api.json.Json.NULL) {
@@ -196,6 +202,17 @@ public final class HfGgufExporter implements ModelExporter {
             if (arch == Architectures.COHERE2 && mapped.name().endsWith(".bias")) {
                 // Cohere2Model.modify_tensors: llama.cpp's cohere2 has no biases; the checkpoints' are zeros
                 requireZeros(mapped);
+                continue;
+            }
+            Optional<Architecture.RowHalves> fused = arch.extras().rowHalves().stream().filter(h -> mapped.name().endsWith(h.suffix()))
+                    .findFirst();
+            if (fused.isPresent()) {
+                // GraniteMoeModel.modify_tensors: the halves of rows, gate then up, each written in the tensor's place
+                requireFloats(mapped);
+                for (DenseTensor part : RowHalfTensors.split(mapped, fused.get(), config)) {
+                    String partName = arch.map(part.name(), (int) blockCount).orElseThrow(() -> unmapped(part.name(), blockCount, arch));
+                    out.add(typed(part, partName, Optional.empty(), Optional.empty(), outtype, request.encoder()));
+                }
                 continue;
             }
             if (stacks.isPresent() && stacks.get().take(mapped, out)) continue;
@@ -948,7 +965,8 @@ public final class HfGgufExporter implements ModelExporter {
 
     /** An expert count in a family without {@link Architecture#experts}: its experts would not be stacked. */
     private static void refuseUnstackedExperts(Architecture arch, Map<?, ?> config) {
-        if (counted(config) && arch.experts().isEmpty() && arch.extras().packedExperts().isEmpty()) {
+        if (counted(config) && arch.experts().isEmpty() && arch.extras().packedExperts().isEmpty()
+                && arch.extras().rowHalves().stream().noneMatch(h -> h.experts().isPresent())) {
             throw new UnsupportedFeatureException("mixture-of-experts " + arch.hfNames().getFirst() + " models are not converted "
                     + "yet (experts: " + String.join(", ", Architectures.ALL.stream().filter(x -> x.experts().isPresent())
                     .flatMap(x -> x.hfNames().stream()).toList()) + ")");
@@ -1489,6 +1507,9 @@ public final class HfGgufExporter implements ModelExporter {
                 expect(d, 1, "hidden_size", "columns");
             } else if (n.endsWith("mlp.down_proj.weight")) {
                 expect(d, 1, "intermediate_size", "columns");
+            } else if (n.endsWith("block_sparse_moe.output_linear.weight") || n.endsWith("block_sparse_moe.router.layer.weight")
+                    || n.endsWith("shared_mlp.output_linear.weight")) {
+                graniteMoe(d);
             } else if (adjustedFeedForward.isPresent() && n.matches(".*feed_forward\\.w[13]\\.weight") && d.shape().rank() == 2
                     && d.shape().dim(0) != adjustedFeedForward.get()) {
                 throw badKey("block_ff_dim", "gives a feed-forward width of " + adjustedFeedForward.get() + " (adjusted as the converter "
@@ -1610,6 +1631,23 @@ public final class HfGgufExporter implements ModelExporter {
             if (d.shape().dim(0) != heads.get() * h.get()) {
                 throw badKey(key, "is " + heads.get() + " with heads of " + h.get() + (config.containsKey("head_dim") ? " (head_dim)" : "")
                         + ", but " + d.name() + " has " + d.shape().dim(0) + " rows");
+            }
+        }
+
+        /** Granite MoE's router {@code [E, hidden]}, experts' down projections {@code [E, hidden, I]} and shared one {@code [hidden, S]}. */
+        private void graniteMoe(DenseTensor d) {
+            String n = d.name();
+            List<String> keys = n.endsWith("router.layer.weight") ? List.of("num_local_experts", "hidden_size")
+                    : n.endsWith("shared_mlp.output_linear.weight") ? List.of("hidden_size", "shared_intermediate_size")
+                    : List.of("num_local_experts", "hidden_size", "intermediate_size");
+            long[] want = new long[keys.size()];
+            for (int i = 0; i < want.length; i++) {
+                String key = keys.get(i);
+                want[i] = HfConfig.integer(config, key).orElseThrow(() -> badKey(key, "is missing (needed for " + n + ")"));
+            }
+            if (!d.shape().equals(Shape.of(want))) {
+                throw MalformedFileException.inTensor(n, "has shape " + d.shape() + ", but config.json " + String.join(", ", keys)
+                        + " make it " + Shape.of(want));
             }
         }
 
