@@ -10,7 +10,7 @@ model of Llama4ForConditionalGeneration (Llama 4 Scout / Maverick; Llama4ForCaus
 Ernie4_5ForCausalLM (ERNIE 4.5's dense models; the remote-code Ernie4_5_ForCausalLM too), Ernie4_5_MoeForCausalLM
 (ERNIE 4.5's text MoE models), the language models of Qwen3VLForConditionalGeneration and
 Qwen3VLMoeForConditionalGeneration on text (qwen3's and qwen3moe's), GraniteMoeForCausalLM and
-GraniteMoeSharedForCausalLM), to check what
+GraniteMoeSharedForCausalLM, MiniMaxM2ForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -40,6 +40,10 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make minimax_m2 DIR [--tokenizer MODELS_DIR] [--seed N]
+        make mixtral (8 experts, 2 used) as a MiniMax-M2 folder: q/k norms over the whole projection, the experts'
+        selection bias, rotary_dim half a head, sigmoid scoring. Its forward pass: llama's block with those norms, the
+        rotation over the first rotary_dim, MiniMax-M2's sparse block (below, minimax_moe)
     python3 decoder_reference.py make granitemoe|granitemoeshared DIR [--sp TOKENIZER_MODEL] [--tokenizer MODELS_DIR] [--seed N]
         make granite (its multipliers) with Granite MoE's sparse block stored as transformers' GraniteMoe holds it:
         block_sparse_moe.router.layer, input_linear [E, 2 I, hidden] (gate rows, then up), output_linear
@@ -1972,6 +1976,56 @@ def make_granitemoe(out, tokenizer=None, sp=None, seed=0, shared=False, experts=
         json.dump(cfg, f, indent=2)
 
 
+def make_minimax_m2(out, tokenizer=None, seed=0, experts=8, top_k=2):
+    """make mixtral (llama's attention, block_sparse_moe.gate and experts w1/w2/w3, intermediate_size the experts'
+    width) as a MiniMax-M2 folder: q_norm and k_norm over the whole projection ([heads x head_dim], [kv heads x
+    head_dim]), block_sparse_moe.e_score_correction_bias, rotary_dim half of head_dim, config.json as MiniMax-M2's
+    (scoring_func sigmoid, use_routing_bias, use_qk_norm with qk_norm_type per_layer, no shared expert)."""
+    make("mixtral", out, tokenizer, False, seed, experts=experts, top_k=top_k)
+    rng = np.random.default_rng(seed + 1)
+    cfg = json.load(open(os.path.join(out, "config.json")))
+    t = read_safetensors(os.path.join(out, "model.safetensors"))
+    H, KV, hidden = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["hidden_size"]
+    d = hidden // H
+    for k in ("sliding_window", "output_router_logits"):
+        cfg.pop(k, None)
+    cfg.update({"architectures": ["MiniMaxM2ForCausalLM"], "model_type": "minimax_m2", "head_dim": d, "rotary_dim": d // 2,
+                "partial_rotary_factor": 0.5, "scoring_func": "sigmoid", "use_routing_bias": True, "use_qk_norm": True,
+                "qk_norm_type": "per_layer", "shared_intermediate_size": 0, "attn_type_list": [1] * cfg["num_hidden_layers"]})
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        t[p + "self_attn.q_norm.weight"] = 1 + rng.standard_normal(H * d) * 0.3
+        t[p + "self_attn.k_norm.weight"] = 1 + rng.standard_normal(KV * d) * 0.3
+        # large enough to change which experts a token chooses
+        t[p + "block_sparse_moe.e_score_correction_bias"] = rng.standard_normal(experts) * 0.3
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+
+
+def minimax_moe(cfg, W, p, h, mutate=None):
+    """MiniMax-M2's sparse block: sigmoid scores of the router's logits, the top num_experts_per_tok experts chosen by
+    score plus e_score_correction_bias, weighted by their scores (without the bias) renormalized to sum 1, the weighted
+    sum of their SwiGLU outputs (w1 the gate, w3 the up, w2 the down). --mutate no-routing-bias chooses by the scores
+    alone, no-renormalize leaves the weights as they are."""
+    n, k = cfg["num_local_experts"], cfg["num_experts_per_tok"]
+    logits = h @ W[p + "block_sparse_moe.gate.weight"].T
+    score = 1 / (1 + np.exp(-logits))
+    choice = score if mutate == "no-routing-bias" else score + W[p + "block_sparse_moe.e_score_correction_bias"]
+    out = np.zeros_like(h)
+    for t in range(h.shape[0]):
+        top = np.argsort(-choice[t], kind="stable")[:k]
+        wt = score[t, top]
+        if mutate != "no-renormalize":
+            wt = wt / wt.sum()
+        for e, we in zip(top, wt):
+            q = f"{p}block_sparse_moe.experts.{e}."
+            g = W[q + "w1.weight"] @ h[t]
+            u = W[q + "w3.weight"] @ h[t]
+            out[t] += we * (W[q + "w2.weight"] @ (g / (1 + np.exp(-g)) * u))
+    return out
+
+
 def make_mistral3(out, tokenizer=None, seed=0, new_layout=False):
     """A tiny Mistral3ForConditionalGeneration folder (Mistral Small 3.1's layout): make llama's text model
     with head_dim 32 (not hidden / heads, as Mistral Small's 128 is not 5120 / 32), its config nested under
@@ -2549,7 +2603,10 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
     eps, theta = cfg["rms_norm_eps"], cfg.get("rope_theta", 10000.0)
     phi3 = arch == "Phi3ForCausalLM"
     glm4 = arch == "Glm4ForCausalLM"
+    minimax = arch == "MiniMaxM2ForCausalLM"
     r = int(d * cfg.get("partial_rotary_factor", 1.0)) if phi3 else d
+    if minimax and variant != "full-rope":
+        r = cfg["rotary_dim"]   # MiniMax-M2: rotate-half over the first rotary_dim of each head
     if glm4:
         # Glm4Config's partial_rotary_factor defaults to 0.5 (also read from a transformers 5 rope_parameters)
         prf = cfg.get("partial_rotary_factor", (cfg.get("rope_parameters") or {}).get("partial_rotary_factor", 0.5))
@@ -2644,11 +2701,11 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
                 y = y + W[p + f"self_attn.{n}_proj.bias"]
             proj[n] = y.reshape(T, -1, d)
         q, k, v = proj["q"], proj["k"], proj["v"]
-        if olmo2 and variant != "per-head-qk-norm":
-            # OLMo 2's q/k norms: over each position's whole projection, then split into heads
+        if (olmo2 or minimax) and variant != "per-head-qk-norm":
+            # OLMo 2's and MiniMax-M2's q/k norms: over each position's whole projection, then split into heads
             q = norm(q.reshape(T, -1), p + "self_attn.q_norm.weight").reshape(T, -1, d)
             k = norm(k.reshape(T, -1), p + "self_attn.k_norm.weight").reshape(T, -1, d)
-        elif olmo2:
+        elif olmo2 or minimax:
             q = np.stack([rmsnorm(q[:, hh, :], W[p + "self_attn.q_norm.weight"][hh * d:(hh + 1) * d], eps) for hh in range(H)], 1)
             k = np.stack([rmsnorm(k[:, g, :], W[p + "self_attn.k_norm.weight"][g * d:(g + 1) * d], eps) for g in range(KV)], 1)
         elif p + "self_attn.q_norm.weight" in W:
@@ -2686,6 +2743,9 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
                 g, u = u, g
         elif arch in ("Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen2MoeForCausalLM"):
             x = x + moe(cfg, W, p, h, mutate)
+            continue
+        elif minimax:
+            x = x + minimax_moe(cfg, W, p, h, mutate)
             continue
         elif granite_moe:
             out = moe(cfg, W, p, h, mutate)
@@ -3628,7 +3688,7 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -3681,7 +3741,8 @@ def main():
                                              "full-rope", "no-qk-norm", "weight-output", "renormalized",
                                              "no-renorm"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
-                                            "reverse-experts", "no-shared-expert", "no-expert-bias"])
+                                            "reverse-experts", "no-shared-expert", "no-expert-bias", "no-routing-bias",
+                                            "no-renormalize"])
     f.add_argument("--kv", choices=["f64", "f16"], default="f64")
     c.add_argument("--no-rope-scaling", action="store_true")
     a = ap.parse_args()
@@ -3715,6 +3776,8 @@ def main():
             make_ernie4_5(a.dir, a.tokenizer, a.sp, a.seed, a.tied)
         elif a.arch == "ernie4_5_moe":
             make_ernie4_5_moe(a.dir, a.tokenizer, a.sp, a.seed, a.mtp)
+        elif a.arch == "minimax_m2":
+            make_minimax_m2(a.dir, a.tokenizer, a.seed)
         elif a.arch in ("granitemoe", "granitemoeshared"):
             make_granitemoe(a.dir, a.tokenizer, a.sp, a.seed, a.arch == "granitemoeshared")
         elif a.arch in ("qwen3vl", "qwen3vlmoe"):

@@ -72,6 +72,12 @@ import java.util.Optional;
  * for byte against the converter and by llama.cpp computing the logits of an independent forward
  * pass on text.
  *
+ * <p>granitemoe: {@code GraniteMoeModel} (granite-3.x MoE, and GraniteMoeShared): granite's keys with
+ * JetMoE's fused experts split into their halves of rows. minimax-m2: {@code MiniMaxM2Model}:
+ * whole-projection q/k norms, partial rope, sigmoid routing with the experts' selection bias. Each
+ * verified byte for byte against the converter and by llama.cpp computing the logits of an
+ * independent forward pass.
+ *
  * <p>deepseek2: {@code DeepseekV2Model} (DeepSeek-V2/V2-Lite/V3/R1, and GLM-4.7-Flash's
  * {@code Glm4MoeLiteModel}): latent attention split for llama.cpp's absorbed form, grouped expert
  * routing, the multi-token-prediction layers left out. glm4moe: {@code Glm4MoeModel} (GLM-4.5/4.6):
@@ -209,6 +215,54 @@ final class Architectures {
                                     "block_sparse_moe.up_linear.weight", "intermediate_size", Optional.of("num_local_experts")),
                             new Architecture.RowHalves("shared_mlp.input_linear.weight", "shared_mlp.gate_linear.weight",
                                     "shared_mlp.up_linear.weight", "shared_intermediate_size", Optional.empty())))
+            .build();
+
+    /**
+     * MiniMax-M2 ({@code MiniMaxM2ForCausalLM}, the converter's {@code MiniMaxM2Model}; MiniMax-M2 and
+     * M2.1, published in FP8 with 128 x 128 block scales, recovered on the way): a pre-norm decoder with
+     * q/k RMS norms over the whole projection ({@code q_norm} {@code [heads x head_dim]}, {@code k_norm}
+     * {@code [kv heads x head_dim]}, F32), no permutation (NEOX rope over the first {@code rotary_dim}
+     * of each head); a sparse block in every layer: the router {@code block_sparse_moe.gate} (F32), its
+     * selection bias {@code e_score_correction_bias} ({@code exp_probs_b.bias}, F32) and each block's
+     * experts {@code w1}, {@code w2}, {@code w3} stacked in that order into {@code ffn_gate_exps},
+     * {@code ffn_down_exps}, {@code ffn_up_exps}. TextModel's keys (the gating function from
+     * {@code scoring_func}), then {@code expert_feed_forward_length} ({@code intermediate_size}, the
+     * experts' width) and {@code rope.dimension_count} ({@code rotary_dim}); {@code TextModel.set_vocab}.
+     * llama.cpp's minimax-m2 loads an output tensor, the selection bias and the gating function as
+     * required, and has no shared expert: what would make a file it cannot load, or runs as another
+     * model, is refused.
+     */
+    static final Architecture MINIMAX_M2 = Architecture.of("minimax-m2", "MiniMaxM2ForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, QK_NORMS, List.of(FFN_NORM,
+                    Architecture.TensorName.of("model.layers.{bid}.block_sparse_moe.gate", "blk.{bid}.ffn_gate_inp"),
+                    // modify_tensors renames e_score_correction_bias to e_score_correction.bias
+                    Architecture.TensorName.of("model.layers.{bid}.block_sparse_moe.e_score_correction", "blk.{bid}.exp_probs_b"),
+                    Architecture.TensorName.of("model.layers.{bid}.block_sparse_moe.experts.w1", "blk.{bid}.ffn_gate_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.block_sparse_moe.experts.w2", "blk.{bid}.ffn_down_exps"),
+                    Architecture.TensorName.of("model.layers.{bid}.block_sparse_moe.experts.w3", "blk.{bid}.ffn_up_exps"))))
+            // MiniMaxM2Model.set_gguf_parameters: TextModel's, then these
+            .keys(List.of(HyperParameter.u32("{arch}.expert_feed_forward_length", "intermediate_size").asRequired(),
+                    HyperParameter.u32("{arch}.rope.dimension_count", "rotary_dim").asRequired()))
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
+                    "num_key_value_heads", "rms_norm_eps", "rope_theta", "head_dim", "rotary_dim", "num_local_experts",
+                    "num_experts_per_tok", "scoring_func"))
+            .experts(new Architecture.Experts("model.layers.{bid}.block_sparse_moe.experts.{xid}.{proj}.weight",
+                    List.of(new Architecture.Experts.Projection("w1", true), new Architecture.Experts.Projection("w2", false),
+                            new Architecture.Experts.Projection("w3", true)),
+                    "model.layers.{bid}.block_sparse_moe.experts.{proj}.weight",
+                    HyperParameter.u32("{arch}.expert_count", "num_local_experts", "num_experts").asRequired(),
+                    "intermediate_size", "block_sparse_moe.gate.weight",
+                    List.of(new Architecture.ConfigValue("tie_word_embeddings", Boolean.FALSE, false, "llama.cpp's minimax-m2 "
+                                    + "loads an output tensor of its own"),
+                            new Architecture.ConfigValue("use_routing_bias", Boolean.TRUE, false, "llama.cpp's minimax-m2 loads "
+                                    + "the experts' selection bias (e_score_correction_bias) as required"),
+                            new Architecture.ConfigValue("use_qk_norm", Boolean.TRUE, false, "llama.cpp's minimax-m2 always "
+                                    + "normalizes q and k"),
+                            new Architecture.ConfigValue("shared_intermediate_size", 0L, false, "llama.cpp's minimax-m2 has no "
+                                    + "shared expert")),
+                    // TextModel writes the gating function; no expert groups in MiniMax's configs
+                    Optional.empty(), true))
             .build();
 
     /**
@@ -1126,7 +1180,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

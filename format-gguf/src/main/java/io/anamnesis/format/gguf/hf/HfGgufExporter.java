@@ -127,7 +127,7 @@ public final class HfGgufExporter implements ModelExporter {
         inputs.sort(Comparator.comparingInt((DenseTensor d) -> rank.getOrDefault(d.name(), Integer.MAX_VALUE))
                 .thenComparing(DenseTensor::name));
 
-        Shapes shapes = new Shapes(config, arch == Architectures.OLMO2 || arch == Architectures.OLMOE,
+        Shapes shapes = new Shapes(config, arch == Architectures.OLMO2 || arch == Architectures.OLMOE || arch == Architectures.MINIMAX_M2,
                 arch.extras().convLayers().isPresent() ? Optional.of(adjustedFeedForward(config)) : Optional.empty(),
                 arch.extras().latentAttention().isPresent());
         List<PlannedTensor> out = new ArrayList<>();
@@ -174,8 +174,8 @@ public final class HfGgufExporter implements ModelExporter {
                 continue;
             }
             DenseTensor unrenamed = squeezed(arch, textName.get().equals(input.name()) ? input : renamed(input, textName.get()));
-            // DeepseekV2Model's and Glm4MoeModel's modify_tensors: e_score_correction_bias is renamed e_score_correction.bias
-            // (the name gguf-py maps); no other family has one
+            // DeepseekV2Model's, Glm4MoeModel's and MiniMaxM2Model's modify_tensors: e_score_correction_bias is renamed
+            // e_score_correction.bias (the name gguf-py maps)
             DenseTensor mapped = unrenamed.name().endsWith(".e_score_correction_bias")
                     ? renamed(unrenamed, unrenamed.name().substring(0, unrenamed.name().length() - "_bias".length()) + ".bias")
                     : unrenamed;
