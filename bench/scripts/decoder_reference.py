@@ -10,7 +10,7 @@ model of Llama4ForConditionalGeneration (Llama 4 Scout / Maverick; Llama4ForCaus
 Ernie4_5ForCausalLM (ERNIE 4.5's dense models; the remote-code Ernie4_5_ForCausalLM too), Ernie4_5_MoeForCausalLM
 (ERNIE 4.5's text MoE models), the language models of Qwen3VLForConditionalGeneration and
 Qwen3VLMoeForConditionalGeneration on text (qwen3's and qwen3moe's), GraniteMoeForCausalLM and
-GraniteMoeSharedForCausalLM, MiniMaxM2ForCausalLM), to check what
+GraniteMoeSharedForCausalLM, MiniMaxM2ForCausalLM, Lfm2MoeForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -40,10 +40,14 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make lfm2moe DIR [--tokenizer MODELS_DIR] [--seed N]
+        make lfm2's four layers as a Lfm2MoeForCausalLM folder (LFM2-8B-A1B's layout): layer 0 dense, the others
+        LFM2 MoE's sparse block (4 experts, 2 used, the selection bias). Its forward pass is lfm2's with the sparse
+        block (below, sigmoid_moe) after the dense layers
     python3 decoder_reference.py make minimax_m2 DIR [--tokenizer MODELS_DIR] [--seed N]
         make mixtral (8 experts, 2 used) as a MiniMax-M2 folder: q/k norms over the whole projection, the experts'
         selection bias, rotary_dim half a head, sigmoid scoring. Its forward pass: llama's block with those norms, the
-        rotation over the first rotary_dim, MiniMax-M2's sparse block (below, minimax_moe)
+        rotation over the first rotary_dim, MiniMax-M2's sparse block (below, sigmoid_moe)
     python3 decoder_reference.py make granitemoe|granitemoeshared DIR [--sp TOKENIZER_MODEL] [--tokenizer MODELS_DIR] [--seed N]
         make granite (its multipliers) with Granite MoE's sparse block stored as transformers' GraniteMoe holds it:
         block_sparse_moe.router.layer, input_linear [E, 2 I, hidden] (gate rows, then up), output_linear
@@ -1502,6 +1506,47 @@ def make_lfm2(out, tokenizer=None, seed=0):
                 dst.write(src.read())
 
 
+def make_lfm2moe(out, tokenizer=None, seed=0, experts=4, top_k=2, width=32, dense_width=96):
+    """make lfm2's layers (conv, full_attention, conv, full_attention) as a Lfm2MoeForCausalLM folder in
+    LiquidAI/LFM2-8B-A1B's layout: config.json with transformers' Lfm2MoeConfig keys (intermediate_size the dense
+    layers' width as it is, moe_intermediate_size, num_dense_layers 1, num_experts, num_experts_per_tok,
+    use_expert_bias, norm_topk_prob, routed_scaling_factor 1.0, tied), layer 0 with the dense feed_forward.w1/w2/w3,
+    the others feed_forward.gate.weight, feed_forward.expert_bias and feed_forward.experts.{x}.w1/w2/w3.weight."""
+    make_lfm2(out, tokenizer, seed)
+    rng = np.random.default_rng(seed + 1)
+    old = json.load(open(os.path.join(out, "config.json")))
+    t = read_safetensors(os.path.join(out, "model.safetensors"))
+    hidden, layers = old["hidden_size"], old["num_hidden_layers"]
+    config = {"architectures": ["Lfm2MoeForCausalLM"], "model_type": "lfm2_moe", "bos_token_id": 1, "eos_token_id": 7,
+              "pad_token_id": 0, "conv_L_cache": old["conv_L_cache"], "conv_bias": False, "hidden_size": hidden,
+              "intermediate_size": dense_width, "moe_intermediate_size": width, "num_dense_layers": 1,
+              "num_experts": experts, "num_experts_per_tok": top_k, "use_expert_bias": True, "norm_topk_prob": True,
+              "routed_scaling_factor": 1.0, "num_hidden_layers": layers, "num_attention_heads": old["num_attention_heads"],
+              "num_key_value_heads": old["num_key_value_heads"], "layer_types": old["layer_types"],
+              "max_position_embeddings": 128000, "norm_eps": 1e-05, "rope_theta": 1000000.0, "tie_word_embeddings": True,
+              "vocab_size": old["vocab_size"], "dtype": "bfloat16"}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    for i in range(layers):
+        p = f"model.layers.{i}.feed_forward."
+        for k in ("w1", "w2", "w3"):
+            del t[p + k + ".weight"]
+        if i < config["num_dense_layers"]:
+            t[p + "w1.weight"], t[p + "w3.weight"] = w(dense_width, hidden), w(dense_width, hidden)
+            t[p + "w2.weight"] = w(hidden, dense_width)
+            continue
+        t[p + "gate.weight"] = w(experts, hidden, s=0.5)
+        t[p + "expert_bias"] = w(experts, s=0.3)   # enough to change which experts a token chooses
+        for x in range(experts):
+            t[p + f"experts.{x}.w1.weight"], t[p + f"experts.{x}.w3.weight"] = w(width, hidden), w(width, hidden)
+            t[p + f"experts.{x}.w2.weight"] = w(hidden, width)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+
+
 def make_cohere(arch, out, tokenizer=None, seed=0, qk_norm=False, theta=None, layer_types=False):
     """A tiny random CohereForCausalLM (Command-R, CohereForAI/c4ai-command-r-v01's layout; with qk_norm Command R+'s
     use_qk_norm) or Cohere2ForCausalLM (Command R7B, c4ai-command-r7b-12-2024's) folder: config.json's keys as those
@@ -2003,23 +2048,24 @@ def make_minimax_m2(out, tokenizer=None, seed=0, experts=8, top_k=2):
         json.dump(cfg, f, indent=2)
 
 
-def minimax_moe(cfg, W, p, h, mutate=None):
-    """MiniMax-M2's sparse block: sigmoid scores of the router's logits, the top num_experts_per_tok experts chosen by
-    score plus e_score_correction_bias, weighted by their scores (without the bias) renormalized to sum 1, the weighted
-    sum of their SwiGLU outputs (w1 the gate, w3 the up, w2 the down). --mutate no-routing-bias chooses by the scores
-    alone, no-renormalize leaves the weights as they are."""
-    n, k = cfg["num_local_experts"], cfg["num_experts_per_tok"]
-    logits = h @ W[p + "block_sparse_moe.gate.weight"].T
+def sigmoid_moe(cfg, W, p, h, router, bias, eps=0.0, mutate=None):
+    """MiniMax-M2's and LFM2 MoE's sparse block (p the block's prefix, router and bias its tensors' names under it):
+    sigmoid scores of the router's logits, the top num_experts_per_tok experts chosen by score plus the bias, weighted
+    by their scores (without the bias) renormalized to sum 1 (over the sum plus eps: transformers' Lfm2Moe adds 1e-6),
+    the weighted sum of their SwiGLU outputs (experts.{x}.w1 the gate, w3 the up, w2 the down). --mutate
+    no-routing-bias chooses by the scores alone, no-renormalize leaves the weights as they are."""
+    k = cfg["num_experts_per_tok"]
+    logits = h @ W[p + router + ".weight"].T
     score = 1 / (1 + np.exp(-logits))
-    choice = score if mutate == "no-routing-bias" else score + W[p + "block_sparse_moe.e_score_correction_bias"]
+    choice = score if mutate == "no-routing-bias" else score + W[p + bias]
     out = np.zeros_like(h)
     for t in range(h.shape[0]):
         top = np.argsort(-choice[t], kind="stable")[:k]
         wt = score[t, top]
         if mutate != "no-renormalize":
-            wt = wt / wt.sum()
+            wt = wt / (wt.sum() + eps)
         for e, we in zip(top, wt):
-            q = f"{p}block_sparse_moe.experts.{e}."
+            q = f"{p}experts.{e}."
             g = W[q + "w1.weight"] @ h[t]
             u = W[q + "w3.weight"] @ h[t]
             out[t] += we * (W[q + "w2.weight"] @ (g / (1 + np.exp(-g)) * u))
@@ -2516,8 +2562,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         W.update(read_safetensors(os.path.join(folder, f)))
     if arch == "GptOssForCausalLM":
         return arch, gpt_oss_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
-    if arch == "Lfm2ForCausalLM":
-        return arch, lfm2_forward(cfg, W, tokens, weights, kv_cache, variant)
+    if arch in ("Lfm2ForCausalLM", "Lfm2MoeForCausalLM"):
+        return arch, lfm2_forward(cfg, W, tokens, weights, kv_cache, variant, mutate)
     if arch in ("CohereForCausalLM", "Cohere2ForCausalLM"):
         return arch, cohere_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "Exaone4ForCausalLM":
@@ -2745,7 +2791,7 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
             x = x + moe(cfg, W, p, h, mutate)
             continue
         elif minimax:
-            x = x + minimax_moe(cfg, W, p, h, mutate)
+            x = x + sigmoid_moe(cfg, W, p + "block_sparse_moe.", h, "gate", "e_score_correction_bias", 0.0, mutate)
             continue
         elif granite_moe:
             out = moe(cfg, W, p, h, mutate)
@@ -2916,7 +2962,7 @@ def gpt_oss_moe(cfg, W, p, h, mutate=None):
     return out
 
 
-def lfm2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
+def lfm2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None, mutate=None):
     """Lfm2ForCausalLM as transformers' modeling_lfm2 computes it (Lfm2ShortConv's torch path, eager attention), in
     float64: see the module's description. --variant conv-bcx-order takes the in_proj thirds as x, B, C instead of
     B, C, x; conv-not-causal lets the short convolution read the current and the next L - 1 positions instead of the
@@ -2937,16 +2983,20 @@ def lfm2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
         idxs = cfg.get("full_attn_idxs")
         idxs = range(n_layers) if idxs is None else idxs
         types = ["full_attention" if i in idxs else "conv" for i in range(n_layers)]
-    inter = lfm2_ff_width(cfg)
+    moe = cfg["architectures"][0] == "Lfm2MoeForCausalLM"
+    # LFM2 MoE: intermediate_size is the dense layers' width as it is (Lfm2MoeMLP), no adjustment
+    inter = cfg["intermediate_size"] if moe else lfm2_ff_width(cfg)
     if W["model.layers.0.feed_forward.w1.weight"].shape[0] != inter:
         raise SystemExit(f"feed_forward.w1 has {W['model.layers.0.feed_forward.w1.weight'].shape[0]} rows, the config "
                          f"gives a width of {inter}")
     if weights == "f16":
         # the matrices and the depthwise conv kernel [hidden, 1, L] to float16; the norms (and any bias) kept
         # the convolution kernel stays F32 in the GGUF (as every short convolution), so it is not rounded
-        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+        # (an MoE's router, feed_forward.gate, stays F32 as every ffn_gate_inp)
+        W = {k: (f16(v) if v.ndim == 2 and not k.endswith("feed_forward.gate.weight") else v) for k, v in W.items()}
     # Lfm2Config: tie_embedding over tie_word_embeddings, default tied
     tied = cfg.get("tie_embedding", cfg.get("tie_word_embeddings", True))
+    dense = cfg.get("num_dense_layers", n_layers) if moe else n_layers
     inv = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
     T = len(toks)
     pos = np.arange(T, dtype=np.float64)
@@ -2985,6 +3035,9 @@ def lfm2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
             y = (cg * conv) @ W[c + "out_proj.weight"].T + W.get(c + "out_proj.bias", 0.0)
         x = x + y
         h = rmsnorm(x, W[p + "ffn_norm.weight"], eps)
+        if i >= dense:
+            x = x + sigmoid_moe(cfg, W, p + "feed_forward.", h, "gate", "expert_bias", 1e-6, mutate)
+            continue
         g = h @ W[p + "feed_forward.w1.weight"].T
         x = x + (g / (1 + np.exp(-g)) * (h @ W[p + "feed_forward.w3.weight"].T)) @ W[p + "feed_forward.w2.weight"].T
     last = rmsnorm(x[-1], W["model.embedding_norm.weight"], eps)
@@ -3688,7 +3741,7 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -3776,6 +3829,8 @@ def main():
             make_ernie4_5(a.dir, a.tokenizer, a.sp, a.seed, a.tied)
         elif a.arch == "ernie4_5_moe":
             make_ernie4_5_moe(a.dir, a.tokenizer, a.sp, a.seed, a.mtp)
+        elif a.arch == "lfm2moe":
+            make_lfm2moe(a.dir, a.tokenizer, a.seed)
         elif a.arch == "minimax_m2":
             make_minimax_m2(a.dir, a.tokenizer, a.seed)
         elif a.arch in ("granitemoe", "granitemoeshared"):

@@ -41,7 +41,7 @@ import java.util.concurrent.Callable;
                         + "(their vision towers left out); "
                         + "mixtures of experts Qwen3MoeForCausalLM, Qwen2MoeForCausalLM, MixtralForCausalLM, OlmoeForCausalLM, "
                         + "Ernie4_5_MoeForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, MiniMaxM2ForCausalLM (an FP8 "
-                        + "checkpoint recovered on the way), the language model of "
+                        + "checkpoint recovered on the way), Lfm2MoeForCausalLM, the language model of "
                         + "Qwen3VLMoeForConditionalGeneration and "
                         + "GptOssForCausalLM, "
                         + "whose MXFP4 experts stay MXFP4, and DeepseekV2ForCausalLM and DeepseekV3ForCausalLM (latent attention; "

@@ -76,7 +76,8 @@ import java.util.Optional;
  * JetMoE's fused experts split into their halves of rows. minimax-m2: {@code MiniMaxM2Model}:
  * whole-projection q/k norms, partial rope, sigmoid routing with the experts' selection bias. Each
  * verified byte for byte against the converter and by llama.cpp computing the logits of an
- * independent forward pass.
+ * independent forward pass. lfm2moe: {@code LFM2MoeModel} (LFM2-8B-A1B): LFM2's layers with dense
+ * leading layers and then sigmoid-routed experts; verified the same way.
  *
  * <p>deepseek2: {@code DeepseekV2Model} (DeepSeek-V2/V2-Lite/V3/R1, and GLM-4.7-Flash's
  * {@code Glm4MoeLiteModel}): latent attention split for llama.cpp's absorbed form, grouped expert
@@ -849,6 +850,68 @@ final class Architectures {
             .build();
 
     /**
+     * Liquid AI's LFM2 MoE ({@code Lfm2MoeForCausalLM}, LFM2-8B-A1B and 24B-A2B; the converter's
+     * {@code LFM2MoeModel}): LFM2's convolution and attention layers, the first
+     * {@code num_dense_layers} with LFM2's dense SwiGLU, the others a sparse block: the router
+     * {@code feed_forward.gate} (F32), the selection bias {@code feed_forward.expert_bias} (renamed
+     * {@code expert_bias.bias}: {@code exp_probs_b.bias}, F32) and the experts {@code w1}, {@code w2},
+     * {@code w3} stacked in that order. Tied embeddings (gguf-py's lfm2moe has no output tensor).
+     * TextModel's keys (the feed-forward width {@code intermediate_size} as it is, {@code head_count_kv}
+     * one int32 per layer), then {@code expert_feed_forward_length}, {@code leading_dense_block_count},
+     * the gating function sigmoid, {@code vocab_size} and {@code shortconv.l_cache};
+     * {@code TextModel.set_vocab}. transformers' block chooses by the sigmoid scores plus the bias and
+     * weighs by the scores renormalized, as llama.cpp's lfm2moe does; a scaling of the weights other
+     * than 1, no bias or no renormalization would run as another model (exit 6).
+     */
+    static final Architecture LFM2MOE = Architecture.of("lfm2moe", "Lfm2MoeForCausalLM")
+            .tensors(List.of(TOKEN_EMBD,
+                    Architecture.TensorName.of("model.embedding_norm", "token_embd_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.operator_norm", "blk.{bid}.attn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.ffn_norm", "blk.{bid}.ffn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.conv.conv", "blk.{bid}.shortconv.conv"),
+                    Architecture.TensorName.of("model.layers.{bid}.conv.in_proj", "blk.{bid}.shortconv.in_proj"),
+                    Architecture.TensorName.of("model.layers.{bid}.conv.out_proj", "blk.{bid}.shortconv.out_proj"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.out_proj", "blk.{bid}.attn_output"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_layernorm", "blk.{bid}.attn_q_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_layernorm", "blk.{bid}.attn_k_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.w1", "blk.{bid}.ffn_gate"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.w3", "blk.{bid}.ffn_up"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.w2", "blk.{bid}.ffn_down"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.gate", "blk.{bid}.ffn_gate_inp"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.expert_bias", "blk.{bid}.exp_probs_b"),
+                    Architecture.TensorName.of("layers.{bid}.feed_forward.experts.w1", "blk.{bid}.ffn_gate_exps"),
+                    Architecture.TensorName.of("layers.{bid}.feed_forward.experts.w2", "blk.{bid}.ffn_down_exps"),
+                    Architecture.TensorName.of("layers.{bid}.feed_forward.experts.w3", "blk.{bid}.ffn_up_exps")))
+            // LFM2MoeModel.set_gguf_parameters: TextModel's (head_count_kv per layer), then these
+            .keys(List.of(HyperParameter.u32("{arch}.expert_feed_forward_length", "moe_intermediate_size").asRequired(),
+                    HyperParameter.u32("{arch}.leading_dense_block_count", "num_dense_layers").asRequired(),
+                    Architecture.OwnKey.EXPERT_GATING_SIGMOID,
+                    HyperParameter.u32("{arch}.vocab_size", "vocab_size").asRequired(),
+                    HyperParameter.u32("{arch}.shortconv.l_cache", "conv_L_cache").asRequired()))
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(List.of("vocab_size", "hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads",
+                    "layer_types", "rope_theta", "norm_eps", "conv_L_cache", "num_experts", "num_experts_per_tok",
+                    "moe_intermediate_size", "num_dense_layers"))
+            .experts(new Architecture.Experts("model.layers.{bid}.feed_forward.experts.{xid}.{proj}.weight",
+                    List.of(new Architecture.Experts.Projection("w1", true), new Architecture.Experts.Projection("w2", false),
+                            new Architecture.Experts.Projection("w3", true)),
+                    "layers.{bid}.feed_forward.experts.{proj}.weight",
+                    HyperParameter.u32("{arch}.expert_count", "num_local_experts", "num_experts").asRequired(),
+                    "moe_intermediate_size", "feed_forward.gate.weight",
+                    List.of(new Architecture.ConfigValue("norm_topk_prob", Boolean.TRUE, false, "llama.cpp's lfm2moe always "
+                                    + "renormalizes the chosen experts' weights"),
+                            new Architecture.ConfigValue("routed_scaling_factor", 1.0, false, "llama.cpp's lfm2moe does not "
+                                    + "scale the experts' weights (the converter writes no scale)"),
+                            new Architecture.ConfigValue("use_expert_bias", Boolean.TRUE, false, "llama.cpp's lfm2moe loads the "
+                                    + "experts' selection bias as required")),
+                    Optional.of("num_dense_layers"), false))
+            .extras(Architecture.Extras.builder().convLayers(new Architecture.ConvLayers("conv", List.of("conv.conv.weight"))))
+            .build();
+
+    /**
      * Cohere's Command-R and Aya ({@code CohereForCausalLM}, the converter's {@code CommandR2Model}):
      * one norm a block ({@code input_layernorm}, a LayerNorm without bias; llama.cpp's command-r
      * runs attention and MLP in parallel on it), Command R+'s per-head q/k norms
@@ -1181,7 +1244,7 @@ final class Architectures {
     }
 
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, SMOLLM3,
-            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
+            OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 
     @SafeVarargs

@@ -128,7 +128,7 @@ public final class HfGgufExporter implements ModelExporter {
                 .thenComparing(DenseTensor::name));
 
         Shapes shapes = new Shapes(config, arch == Architectures.OLMO2 || arch == Architectures.OLMOE || arch == Architectures.MINIMAX_M2,
-                arch.extras().convLayers().isPresent() ? Optional.of(adjustedFeedForward(config)) : Optional.empty(),
+                arch == Architectures.LFM2 ? Optional.of(adjustedFeedForward(config)) : Optional.empty(),
                 arch.extras().latentAttention().isPresent());
         List<PlannedTensor> out = new ArrayList<>();
         Optional<Stacks> stacks = arch.experts().map(e -> new Stacks(arch, e, config, blockCount, outtype, request.encoder()));
@@ -176,8 +176,11 @@ public final class HfGgufExporter implements ModelExporter {
             DenseTensor unrenamed = squeezed(arch, textName.get().equals(input.name()) ? input : renamed(input, textName.get()));
             // DeepseekV2Model's, Glm4MoeModel's and MiniMaxM2Model's modify_tensors: e_score_correction_bias is renamed
             // e_score_correction.bias (the name gguf-py maps)
+            // LFM2MoeModel's: expert_bias is renamed expert_bias.bias
             DenseTensor mapped = unrenamed.name().endsWith(".e_score_correction_bias")
                     ? renamed(unrenamed, unrenamed.name().substring(0, unrenamed.name().length() - "_bias".length()) + ".bias")
+                    : arch == Architectures.LFM2MOE && unrenamed.name().endsWith(".expert_bias")
+                    ? renamed(unrenamed, unrenamed.name() + ".bias")
                     : unrenamed;
             if (arch.skipped().contains(mapped.name())) continue;
             if (latent.isPresent()) {
