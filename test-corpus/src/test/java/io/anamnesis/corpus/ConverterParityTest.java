@@ -244,6 +244,12 @@ class ConverterParityTest {
 
         f.add(new Folder("Qwen3-MoE-tiny", MoeToGgufTest.config(), MoeToGgufTest.tensors(9), ALL));
         f.add(new Folder("Qwen3-MoE-tiny-f16", MoeToGgufTest.config(), as("F16", MoeToGgufTest.tensors(10)), withAuto));
+        // transformers 5's layout: each block's experts fused (gate_up_proj split by rows, down_proj as it is), block 0
+        // without .weight on the fused names, block 1 with it
+        f.add(new Folder("Qwen3-MoE-tiny-fused", MoeToGgufTest.config(), MoeToGgufTest.fused(MoeToGgufTest.tensors(16),
+                MoeToGgufTest.EXPERTS, List.of(0)), ALL));
+        f.add(new Folder("Qwen2-MoE-tiny-fused-bf16", Qwen2MoeToGgufTest.config(""), as("BF16", MoeToGgufTest.fused(
+                Qwen2MoeToGgufTest.tensors(17), Qwen2MoeToGgufTest.EXPERTS, List.of(1))), withAuto));
         f.add(new Folder("Mixtral-tiny", MoeToGgufTest.mixtralConfig(), MoeToGgufTest.mixtralTensors(11), ALL));
         f.add(new Folder("Mixtral-tiny-bf16", MoeToGgufTest.mixtralConfig(), as("BF16", MoeToGgufTest.mixtralTensors(12)), withAuto));
         // experts of one block in three files: the stack comes where the converter meets the block's last expert

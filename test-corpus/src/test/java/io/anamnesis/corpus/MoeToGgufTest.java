@@ -434,4 +434,89 @@ class MoeToGgufTest {
     private String run(List<String> cmd) throws Exception {
         return DecoderReference.run(tmp, cmd);
     }
+
+    /**
+     * Per-expert Qwen MoE tensors ({@code mlp.experts.{x}.{gate,up,down}_proj.weight}, {@code experts} of
+     * width {@code width}) laid out as transformers 5 saves them: per block {@code mlp.experts.gate_up_proj}
+     * {@code [E, 2 I, hidden]}, each expert's gate rows then its up rows, and {@code mlp.experts.down_proj}
+     * {@code [E, hidden, I]}, without {@code .weight} in the blocks {@code bare} lists and with it in the others.
+     */
+    static Map<String, ReferenceSafetensors.Tensor> fused(Map<String, ReferenceSafetensors.Tensor> perExpert, int experts,
+                                                         List<Integer> bare) {
+        Map<String, ReferenceSafetensors.Tensor> out = new TreeMap<>();
+        Map<Integer, long[]> shapes = new TreeMap<>();
+        for (var e : perExpert.entrySet()) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("model\\.layers\\.(\\d+)\\.mlp\\.experts\\.\\d+\\..*")
+                    .matcher(e.getKey());
+            if (!m.matches()) {
+                out.put(e.getKey(), e.getValue());
+                continue;
+            }
+            int layer = Integer.parseInt(m.group(1));
+            long[] gate = perExpert.get("model.layers." + layer + ".mlp.experts.0.gate_proj.weight").shape();
+            shapes.put(layer, gate);
+        }
+        for (var l : shapes.entrySet()) {
+            int layer = l.getKey();
+            long width = l.getValue()[0], hidden = l.getValue()[1];
+            ByteArrayOutputStream gateUp = new ByteArrayOutputStream(), down = new ByteArrayOutputStream();
+            String dtype = perExpert.get("model.layers." + layer + ".mlp.experts.0.gate_proj.weight").dtype();
+            for (int x = 0; x < experts; x++) {
+                String p = "model.layers." + layer + ".mlp.experts." + x + ".";
+                gateUp.writeBytes(perExpert.get(p + "gate_proj.weight").bytes());
+                gateUp.writeBytes(perExpert.get(p + "up_proj.weight").bytes());
+                down.writeBytes(perExpert.get(p + "down_proj.weight").bytes());
+            }
+            String suffix = bare.contains(layer) ? "" : ".weight";
+            String p = "model.layers." + layer + ".mlp.experts.";
+            out.put(p + "gate_up_proj" + suffix, new ReferenceSafetensors.Tensor(dtype, new long[]{experts, 2 * width, hidden},
+                    gateUp.toByteArray()));
+            out.put(p + "down_proj" + suffix, new ReferenceSafetensors.Tensor(dtype, new long[]{experts, hidden, width},
+                    down.toByteArray()));
+        }
+        return out;
+    }
+
+    /**
+     * transformers 5 saves a Qwen MoE's experts fused per block; the converter's Qwen2MoeModel takes them (gate and
+     * up split into their halves of rows, down as it is): the same file as from the experts one by one, for Qwen3-MoE
+     * and Qwen2-MoE, with and without {@code .weight} on the fused names.
+     */
+    @ParameterizedTest
+    @CsvSource({"qwen3moe, f16", "qwen3moe, q8_0", "qwen2moe, bf16", "qwen2moe, f32"})
+    void transformers5sFusedExpertsGiveTheSameFile(String arch, String dtype) throws IOException {
+        boolean q3 = arch.equals("qwen3moe");
+        Map<String, ReferenceSafetensors.Tensor> perExpert = q3 ? tensors(71) : Qwen2MoeToGgufTest.tensors(72);
+        String config = q3 ? config() : Qwen2MoeToGgufTest.config("");
+        Path one = Files.createDirectories(tmp.resolve("per-expert").resolve("Qwen-MoE-fused"));
+        Files.writeString(one.resolve("config.json"), config);
+        HfToGgufTest.writeSafetensors(one.resolve("model.safetensors"), perExpert);
+        Path two = Files.createDirectories(tmp.resolve("fused").resolve("Qwen-MoE-fused"));
+        Files.writeString(two.resolve("config.json"), config);
+        HfToGgufTest.writeSafetensors(two.resolve("model.safetensors"), fused(perExpert, EXPERTS, List.of(0)));
+        Path a = tmp.resolve("a.gguf"), b = tmp.resolve("b.gguf");
+        CorpusCliTest.Run ra = DecoderReference.convert(one, dtype, a, false), rb = DecoderReference.convert(two, dtype, b, false);
+        assertThat(ra.code()).as(ra.err()).isZero();
+        assertThat(rb.code()).as(rb.err()).isZero();
+        assertThat(ReferenceGguf.read(b).tensor("blk.1.ffn_gate_exps.weight").ne()).hasSize(3);
+        assertThat(Files.readAllBytes(b)).as("the fused folder's file, byte for byte").isEqualTo(Files.readAllBytes(a));
+    }
+
+    /** A fused block whose shapes config.json does not give, or a block with both layouts: exit 3 naming the tensor. */
+    @Test
+    void fusedExpertsThatDisagreeAreRefused() throws IOException {
+        Map<String, ReferenceSafetensors.Tensor> fused = fused(tensors(73), EXPERTS, List.of());
+        Path out = tmp.resolve("fused-bad.gguf");
+        Path narrow = folder("Qwen3-MoE-fused-width", fused, config().replace("\"moe_intermediate_size\": " + EXPERT_FF,
+                "\"moe_intermediate_size\": " + (EXPERT_FF / 2)));
+        CorpusCliTest.Run r = DecoderReference.convert(narrow, "f16", out, false);
+        assertThat(r.code()).as(r.err()).isEqualTo(3);
+        assertThat(r.err()).contains("mlp.experts.down_proj").contains("moe_intermediate_size").doesNotContain("Exception");
+        Map<String, ReferenceSafetensors.Tensor> both = new TreeMap<>(fused);
+        both.put(expert(1, 2, "up_proj"), tensors(73).get(expert(1, 2, "up_proj")));
+        r = DecoderReference.convert(folder("Qwen3-MoE-fused-both", both, config()), "f16", out, false);
+        assertThat(r.code()).as(r.err()).isEqualTo(3);
+        assertThat(r.err()).contains("model.layers.1.mlp.experts").contains("fused").doesNotContain("Exception");
+        assertThat(out).doesNotExist();
+    }
 }

@@ -532,12 +532,15 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      *                       prefix (ERNIE 4.5's multi-token-prediction tensors), when it has them
      * @param rowHalves      fused tensors the family's {@code modify_tensors} splits into their two
      *                       halves of rows (Granite MoE's gate and up), when it has them
+     * @param fusedExperts   the experts as transformers 5 saves them, one tensor per projection for
+     *                       all experts of a block, when the family's {@code modify_tensors} takes
+     *                       that layout beside the per-expert one
      */
     record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                   Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
                   Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers,
                   Map<String, List<String>> configFrom, Optional<LatentAttention> latentAttention, Optional<String> extraLayers,
-                  Optional<LeftOut> leftOut, List<RowHalves> rowHalves) {
+                  Optional<LeftOut> leftOut, List<RowHalves> rowHalves, Optional<FusedExperts> fusedExperts) {
 
         /** No extras: a plain decoder. */
         static final Extras NONE = builder().build();
@@ -563,6 +566,7 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
             private Optional<String> extraLayers = Optional.empty();
             private Optional<LeftOut> leftOut = Optional.empty();
             private List<RowHalves> rowHalves = List.of();
+            private Optional<FusedExperts> fusedExperts = Optional.empty();
 
             private Builder() {
             }
@@ -638,9 +642,14 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
                 return this;
             }
 
+            Builder fusedExperts(FusedExperts experts) {
+                this.fusedExperts = Optional.of(experts);
+                return this;
+            }
+
             Extras build() {
                 return new Extras(configDefaults, multimodal, trimEmbeddings, slidingWindow, configIgnored, noRope, configRefused,
-                        packedExperts, convLayers, configFrom, latentAttention, extraLayers, leftOut, rowHalves);
+                        packedExperts, convLayers, configFrom, latentAttention, extraLayers, leftOut, rowHalves, fusedExperts);
             }
         }
     }
@@ -721,6 +730,37 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         /** The name {@code hfName} (which ends with {@link #suffix}) takes for half {@code which} (0 or 1). */
         String half(String hfName, int which) {
             return hfName.substring(0, hfName.length() - suffix.length()) + (which == 0 ? first : second);
+        }
+    }
+
+    /**
+     * A block's experts as transformers 5 saves a Qwen MoE ({@code Qwen3MoeExperts}): {@code <prefix>gate_up_proj}
+     * {@code [experts, 2 x width, hidden]} (every expert's gate rows, then its up rows) and
+     * {@code <prefix>down_proj} {@code [experts, hidden, width]}, each with or without {@code .weight}.
+     * {@code Qwen2MoeModel.modify_tensors} takes them as they are: gate and up split into their halves of
+     * rows ({@link RowHalves}) and named {@code gate_proj.weight} and {@code up_proj.weight}, down named
+     * {@code down_proj.weight}, the names the per-expert layout's stacks have (so {@link #tensors} map
+     * them); a block so stored has no per-expert tensors to stack.
+     *
+     * @param prefix the experts' name suffix up to the projection ({@code mlp.experts.})
+     * @param width  the config.json key of an expert's feed-forward width
+     * @param count  the config.json key of the number of experts
+     */
+    record FusedExperts(String prefix, String width, String count) {
+        /** The split of {@code hfName}'s gate and up when it is the fused gate_up projection. */
+        Optional<RowHalves> gateUp(String hfName) {
+            for (String suffix : List.of(prefix + "gate_up_proj", prefix + "gate_up_proj.weight")) {
+                if (hfName.endsWith("." + suffix)) {
+                    return Optional.of(new RowHalves(suffix, prefix + "gate_proj.weight", prefix + "up_proj.weight", width,
+                            Optional.of(count)));
+                }
+            }
+            return Optional.empty();
+        }
+
+        /** Whether {@code hfName} is the fused down projection (with or without {@code .weight}). */
+        boolean down(String hfName) {
+            return hfName.endsWith("." + prefix + "down_proj") || hfName.endsWith("." + prefix + "down_proj.weight");
         }
     }
 

@@ -360,6 +360,10 @@ final class Architectures {
      * {@code arch}: experts in every block, the chosen experts' weights renormalized or not
      * (config.json's {@code norm_topk_prob} must say the same; transformers' default is false).
      */
+    /** transformers 5's Qwen MoE experts, one tensor per projection and block, which Qwen2MoeModel takes too. */
+    private static final Architecture.FusedExperts QWEN_FUSED_EXPERTS =
+            new Architecture.FusedExperts("mlp.experts.", "moe_intermediate_size", "num_experts");
+
     private static Architecture.Experts qwenExperts(String arch, boolean renormalized) {
         Architecture.ConfigValue norm = renormalized
                 ? new Architecture.ConfigValue("norm_topk_prob", Boolean.TRUE, true, "llama.cpp's " + arch
@@ -395,6 +399,7 @@ final class Architectures {
             .requires(concat(QWEN2_REQUIRED, List.of("head_dim", "num_experts", "num_experts_per_tok", "moe_intermediate_size")))
             // llama.cpp's qwen3moe graph: every block sparse, the top-k weights renormalized (norm_w true)
             .experts(qwenExperts("qwen3moe", true))
+            .extras(Architecture.Extras.builder().fusedExperts(QWEN_FUSED_EXPERTS))
             .build();
 
     /**
@@ -418,6 +423,7 @@ final class Architectures {
             .requires(concat(QWEN2_REQUIRED, List.of("num_experts", "num_experts_per_tok", "moe_intermediate_size",
                     "shared_expert_intermediate_size")))
             .experts(qwenExperts("qwen2moe", false))
+            .extras(Architecture.Extras.builder().fusedExperts(QWEN_FUSED_EXPERTS))
             .build();
 
     /**

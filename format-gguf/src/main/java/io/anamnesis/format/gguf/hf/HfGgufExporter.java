@@ -207,11 +207,23 @@ public final class HfGgufExporter implements ModelExporter {
                 requireZeros(mapped);
                 continue;
             }
-            Optional<Architecture.RowHalves> fused = arch.extras().rowHalves().stream().filter(h -> mapped.name().endsWith(h.suffix()))
-                    .findFirst();
+            Optional<Architecture.FusedExperts> fusedExperts = arch.extras().fusedExperts();
+            if (fusedExperts.isPresent() && fusedExperts.get().down(mapped.name())) {
+                // Qwen2MoeModel.modify_tensors: transformers 5's down_proj [E, hidden, I] as it is, named .weight
+                DenseTensor down = mapped.name().endsWith(".weight") ? mapped : renamed(mapped, mapped.name() + ".weight");
+                requireFloats(down);
+                String name = arch.map(down.name(), (int) blockCount).orElseThrow(() -> unmapped(down.name(), blockCount, arch));
+                shapes.fusedDown(down, fusedExperts.get());
+                stacks.ifPresent(st -> st.fused(down.name()));
+                out.add(typed(down, name, Optional.empty(), Optional.empty(), outtype, request.encoder()));
+                continue;
+            }
+            Optional<Architecture.RowHalves> fused = fusedExperts.flatMap(f -> f.gateUp(mapped.name()))
+                    .or(() -> arch.extras().rowHalves().stream().filter(h -> mapped.name().endsWith(h.suffix())).findFirst());
             if (fused.isPresent()) {
                 // GraniteMoeModel.modify_tensors: the halves of rows, gate then up, each written in the tensor's place
                 requireFloats(mapped);
+                stacks.ifPresent(st -> st.fused(mapped.name()));
                 for (DenseTensor part : RowHalfTensors.split(mapped, fused.get(), config)) {
                     String partName = arch.map(part.name(), (int) blockCount).orElseThrow(() -> unmapped(part.name(), blockCount, arch));
                     out.add(typed(part, partName, Optional.empty(), Optional.empty(), outtype, request.encoder()));
@@ -1423,6 +1435,10 @@ public final class HfGgufExporter implements ModelExporter {
             }
             requireFloats(d);
             check(d, x.projection());
+            if (stacked.contains(x.block())) {
+                throw MalformedFileException.inTensor(d.name(), "is one expert of block " + x.block() + ", whose experts are "
+                        + "stored fused as well (or stacked already)");
+            }
             Map<String, DenseTensor> block = held.computeIfAbsent(x.block(), b -> new HashMap<>());
             block.put(d.name(), d);
             if (block.size() < count * experts.projections().size()) return true;
@@ -1452,6 +1468,21 @@ public final class HfGgufExporter implements ModelExporter {
             if (h != hidden) {
                 throw badKey("hidden_size", "is " + hidden + ", but " + d.name() + " has " + h + (p.widthRows() ? " columns" : " rows"));
             }
+        }
+
+        /**
+         * Notes that the block of {@code hfName} stores its experts fused (transformers 5's layout): there is
+         * nothing of it to stack, and per-expert tensors beside them would be written twice.
+         */
+        void fused(String hfName) {
+            Matcher layer = MODEL_LAYER.matcher(hfName);
+            if (!layer.lookingAt() || layer.group(1).length() > 9) return;
+            int bid = Integer.parseInt(layer.group(1));
+            if (held.containsKey(bid)) {
+                throw MalformedFileException.inTensor(hfName, "holds block " + bid + "'s experts fused, and the block has "
+                        + "experts stored one by one as well");
+            }
+            stacked.add(bid);
         }
 
         /** Every block's experts were stacked; else the first missing expert tensor, by name. */
@@ -1634,6 +1665,20 @@ public final class HfGgufExporter implements ModelExporter {
             if (d.shape().dim(0) != heads.get() * h.get()) {
                 throw badKey(key, "is " + heads.get() + " with heads of " + h.get() + (config.containsKey("head_dim") ? " (head_dim)" : "")
                         + ", but " + d.name() + " has " + d.shape().dim(0) + " rows");
+            }
+        }
+
+        /** transformers 5's fused down projection of a block's experts: {@code [experts, hidden, width]}. */
+        void fusedDown(DenseTensor d, Architecture.FusedExperts f) {
+            long[] want = new long[3];
+            List<String> keys = List.of(f.count(), "hidden_size", f.width());
+            for (int i = 0; i < 3; i++) {
+                String key = keys.get(i);
+                want[i] = HfConfig.integer(config, key).orElseThrow(() -> badKey(key, "is missing (needed for " + d.name() + ")"));
+            }
+            if (!d.shape().equals(Shape.of(want))) {
+                throw MalformedFileException.inTensor(d.name(), "has shape " + d.shape() + ", but config.json " + String.join(", ", keys)
+                        + " make it " + Shape.of(want) + " (the block's experts' down projections)");
             }
         }
 
