@@ -44,6 +44,11 @@ code or the converter's.
         make lfm2's four layers as a Lfm2MoeForCausalLM folder (LFM2-8B-A1B's layout): layer 0 dense, the others
         LFM2 MoE's sparse block (4 experts, 2 used, the selection bias). Its forward pass is lfm2's with the sparse
         block (below, sigmoid_moe) after the dense layers
+    python3 decoder_reference.py make mistral3 DIR --ministral3 [--new-layout] [--tokenizer MODELS_DIR] [--seed N]
+        make mistral3 with Ministral 3's text config: model_type ministral3, rope_parameters yarn (factor 16 over an
+        original context of 4, mscale and mscale_all_dim 1) holding the base, llama_4_scaling_beta 0.1. Its forward
+        pass: the yarn rotation, then the queries scaled by 1 + 0.1 ln(1 + floor(pos / 4)) (--variant no-query-scale
+        leaves that out)
     python3 decoder_reference.py make minimax_m2 DIR [--tokenizer MODELS_DIR] [--seed N]
         make mixtral (8 experts, 2 used) as a MiniMax-M2 folder: q/k norms over the whole projection, the experts'
         selection bias, rotary_dim half a head, sigmoid scoring. Its forward pass: llama's block with those norms, the
@@ -2072,7 +2077,7 @@ def sigmoid_moe(cfg, W, p, h, router, bias, eps=0.0, mutate=None):
     return out
 
 
-def make_mistral3(out, tokenizer=None, seed=0, new_layout=False):
+def make_mistral3(out, tokenizer=None, seed=0, new_layout=False, ministral3=False, yarn_old=4, yarn_factor=16.0):
     """A tiny Mistral3ForConditionalGeneration folder (Mistral Small 3.1's layout): make llama's text model
     with head_dim 32 (not hidden / heads, as Mistral Small's 128 is not 5120 / 32), its config nested under
     text_config (model_type mistral, sliding_window null) beside a vision_config, its tensors under
@@ -2092,6 +2097,16 @@ def make_mistral3(out, tokenizer=None, seed=0, new_layout=False):
             W[k] = rng.standard_normal((hidden, heads * head_dim)) * 0.15
     text.pop("architectures")
     text.update({"model_type": "mistral", "head_dim": head_dim, "sliding_window": None})
+    if ministral3:
+        # Ministral 3's text config (transformers 5's rope_parameters, no top-level rope_theta): yarn with mscale and
+        # mscale_all_dim 1 and llama 4's query scaling, over an original context of yarn_old positions (Ministral 3's
+        # 16384, shrunk so that the scaling and the yarn ramp both show within a dozen tokens)
+        theta = text.pop("rope_theta")
+        text.pop("rope_scaling", None)
+        text.update({"model_type": "ministral3", "max_position_embeddings": int(yarn_factor * yarn_old),
+                     "rope_parameters": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": yarn_factor, "llama_4_scaling_beta": 0.1,
+                                         "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": yarn_old,
+                                         "rope_theta": theta, "rope_type": "yarn"}})
     config = {"architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3", "image_token_index": 10,
               "multimodal_projector_bias": False, "projector_hidden_act": "gelu", "spatial_merge_size": 2,
               "text_config": text, "torch_dtype": "bfloat16", "vision_feature_layer": -1,
@@ -2632,6 +2647,12 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         cfg = {**cfg, **cfg["text_config"]}
         W = {k.replace("language_model.", ""): v for k, v in W.items()
              if "vision_tower" not in k and "multi_modal_projector" not in k}
+        if cfg.get("model_type") == "ministral3":
+            # Ministral 3: its rope parameters are the yarn scaling (and hold the base), the queries scaled after the
+            # rotation by 1 + beta ln(1 + floor(pos / original context))
+            rp = cfg["rope_parameters"]
+            cfg = {**cfg, "rope_scaling": rp, "rope_theta": rp["rope_theta"],
+                   "llama4_query_scale": (rp["llama_4_scaling_beta"], rp["original_max_position_embeddings"])}
     gemma3 = arch in ("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
     if gemma3:
         # the text model: text_config over the top level, Gemma3TextConfig's defaults under both
@@ -2762,6 +2783,9 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
             q, k = rotary_interleaved(q, pos, inv, r, mscale), rotary_interleaved(k, pos, inv, r, mscale)
         elif not (no_rope and not no_rope[i]):
             q, k = rotary(q, pos, inv, r, mscale), rotary(k, pos, inv, r, mscale)
+        if cfg.get("llama4_query_scale") and variant != "no-query-scale":
+            beta, old_ctx = cfg["llama4_query_scale"]
+            q = q * (1 + beta * np.log(1 + np.floor(pos / old_ctx)))[:, None, None]
         if kv_cache == "f16":
             k, v = f16(k), f16(v)
         if gemma:
@@ -3745,6 +3769,7 @@ def main():
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
+    m.add_argument("--ministral3", action="store_true", help="mistral3: Ministral 3's text config (yarn, llama 4 query scaling)")
     m.add_argument("--sp")
     m.add_argument("--tied", action="store_true")
     m.add_argument("--seed", type=int, default=0)
@@ -3792,7 +3817,7 @@ def main():
                                              "conv-not-causal", "conv-flip", "not-parallel", "no-logit-scale",
                                              "global-nope", "softmax-router", "no-groups", "interleaved-rope",
                                              "full-rope", "no-qk-norm", "weight-output", "renormalized",
-                                             "no-renorm"])
+                                             "no-renorm", "no-query-scale"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias", "no-routing-bias",
                                             "no-renormalize"])
@@ -3807,7 +3832,7 @@ def main():
         elif a.arch == "phi3":
             make_phi3(a.dir, a.sp_tokenizer, a.seed, 10000.0 if a.theta is None else a.theta, a.partial_rotary, a.longrope)
         elif a.arch == "mistral3":
-            make_mistral3(a.dir, a.tokenizer, a.seed, a.new_layout)
+            make_mistral3(a.dir, a.tokenizer, a.seed, a.new_layout, a.ministral3)
         elif a.arch == "glm4":
             make_glm4(a.dir, a.tokenizer, a.seed)
         elif a.arch == "lfm2":

@@ -25,7 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * converter's {@code Mistral3Model} writes it: the text model (its {@code text_config}, its
  * tensors under {@code language_model.}, in the layouts transformers saved before and after
  * 4.52) as llama writes it under the arch {@code mistral3}, the vision tower and projector left
- * out and said so; Ministral 3, a sliding window and a missing key refused.
+ * out and said so; Ministral 3 (yarn with llama 4's query scaling, two keys of its own), and its
+ * text-only {@code Ministral3ForCausalLM}; a sliding window, Mistral 4 and a missing key refused.
  * {@link ConverterParityTest} compares such folders with the converter's own files; with the
  * oracles ({@code ORACLE_CACHE}) and Qwen3's tokenizer ({@code AMN_TOKENIZER_QWEN3}) llama.cpp's
  * logits are checked against {@code bench/scripts/decoder_reference.py}'s forward pass.
@@ -46,6 +47,17 @@ class Mistral3ToGgufTest {
                 + "\"rms_norm_eps\": 1e-05, \"rope_theta\": 1000000000.0, " + text + "\"sliding_window\": null}, "
                 + "\"vision_config\": {\"hidden_size\": 16, \"model_type\": \"pixtral\", \"num_hidden_layers\": 1}, "
                 + "\"torch_dtype\": \"float32\", \"vision_feature_layer\": -1}";
+    }
+
+    /** Ministral 3's rope parameters (transformers 5's, holding the base; Ministral 3's values but an original context of 16). */
+    static final String MINISTRAL3_ROPE = "\"rope_parameters\": {\"beta_fast\": 32.0, \"beta_slow\": 1.0, \"factor\": 16.0, "
+            + "\"llama_4_scaling_beta\": 0.1, \"mscale\": 1.0, \"mscale_all_dim\": 1.0, \"original_max_position_embeddings\": 16, "
+            + "\"rope_theta\": 1000000.0, \"rope_type\": \"yarn\"}, ";
+
+    /** Ministral 3's config.json: text_config model_type ministral3 with {@code rope} as its rope parameters, no rope_theta beside them. */
+    static String ministral3(String rope) {
+        return config(rope).replace("\"model_type\": \"mistral\"", "\"model_type\": \"ministral3\"")
+                .replace("\"rope_theta\": 1000000000.0, ", "").replace("\"max_position_embeddings\": 131072", "\"max_position_embeddings\": 256");
     }
 
     /**
@@ -119,10 +131,65 @@ class Mistral3ToGgufTest {
         assertThat(g.tensor("blk.0.attn_v.weight").bytes()).isEqualTo(in.get(prefix + "layers.0.self_attn.v_proj.weight").bytes());
     }
 
+    /** Ministral 3: llama's keys with yarn's, then the yarn log multiplier (mscale_all_dim as it is) and the query scaling's beta. */
+    @ParameterizedTest
+    @CsvSource({"Mistral3ForConditionalGeneration", "Ministral3ForCausalLM"})
+    void ministral3sYarnAndQueryScaling(String arch) throws IOException {
+        Path out = tmp.resolve("ministral3.gguf");
+        String config = ministral3(MINISTRAL3_ROPE);
+        Map<String, ReferenceSafetensors.Tensor> in = tensors(95, true);
+        if (arch.equals("Ministral3ForCausalLM")) {
+            // the text-only checkpoint: the text config at the top level, model.* and lm_head
+            config = config.replace("\"Mistral3ForConditionalGeneration\"", "\"Ministral3ForCausalLM\"");
+            Map<String, ReferenceSafetensors.Tensor> text = new TreeMap<>();
+            in.forEach((k, v) -> {
+                if (k.startsWith("model.language_model.")) text.put("model." + k.substring("model.language_model.".length()), v);
+                else if (k.equals("lm_head.weight")) text.put(k, v);
+            });
+            in = text;
+        }
+        CorpusCliTest.Run r = DecoderReference.convert(folder("Ministral-3-3B-tiny", config, in), "f32", out, false);
+        assertThat(r.code()).as(r.err()).isZero();
+        ReferenceGguf g = ReferenceGguf.read(out);
+        String a = "mistral3";
+        assertThat(g.kv.get("general.architecture").asString()).isEqualTo(a);
+        assertThat(g.kv.get(a + ".rope.scaling.type").asString()).isEqualTo("yarn");
+        assertThat(Float.intBitsToFloat((int) g.kv.get(a + ".rope.scaling.factor").asLong())).isEqualTo(16f);
+        assertThat(g.kv.get(a + ".rope.scaling.original_context_length").asLong()).isEqualTo(16);
+        assertThat(Float.intBitsToFloat((int) g.kv.get(a + ".rope.freq_base").asLong())).as("from the rope parameters").isEqualTo(1e6f);
+        assertThat(Float.intBitsToFloat((int) g.kv.get(a + ".rope.scaling.yarn_log_multiplier").asLong())).as("mscale_all_dim as it is")
+                .isEqualTo(1f);
+        assertThat(Float.intBitsToFloat((int) g.kv.get(a + ".attention.temperature_scale").asLong())).isEqualTo(0.1f);
+        List<String> keys = List.copyOf(g.kv.keySet());
+        assertThat(keys.indexOf(a + ".attention.temperature_scale")).as("after llama's keys, as Ministral3Model adds it")
+                .isEqualTo(keys.indexOf(a + ".rope.scaling.yarn_log_multiplier") + 1)
+                .isGreaterThan(keys.indexOf(a + ".rope.dimension_count"));
+        assertThat(g.tensors.stream().map(ReferenceGguf.Tensor::name)).contains("output.weight", "blk.1.attn_q.weight")
+                .noneMatch(n -> n.contains("vision"));
+    }
+
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-            // Ministral 3: the converter adds llama 4's attention temperature and the yarn log multiplier
-            "\"model_type\": \"mistral\"|\"model_type\": \"ministral3\"|6|ministral3",
+            // llama.cpp's mistral3 takes mscale as 1: another gives transformers another attention factor
+            "\"mscale\": 1.0|\"mscale\": 2.0|6|mscale",
+            // Ministral3Model asserts a yarn rope
+            "\"rope_type\": \"yarn\"|\"rope_type\": \"default\"|3|rope_type",
+            // Ministral3Model reads it (a KeyError without)
+            "\"llama_4_scaling_beta\": 0.1, |''|3|llama_4_scaling_beta",
+            "\"mscale_all_dim\": 1.0, |''|3|mscale_all_dim"})
+    void ministral3sRopeLlamaCppWouldRunOtherwiseIsRefused(String from, String to, int exit, String named) throws IOException {
+        Path out = tmp.resolve("bad.gguf");
+        CorpusCliTest.Run r = DecoderReference.convert(folder("Ministral-bad", ministral3(MINISTRAL3_ROPE.replace(from,
+                to.equals("''") ? "" : to)), tensors(96, true)), "f16", out, false);
+        assertThat(r.code()).as(r.err()).isEqualTo(exit);
+        assertThat(r.err()).contains(named).doesNotContain("Exception");
+        assertThat(out).doesNotExist();
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            // Mistral 4: DeepSeek-V2's layout under arch mistral4
+            "\"model_type\": \"mistral\"|\"model_type\": \"mistral4\"|6|mistral4",
             // transformers' Mistral attends within its window, llama.cpp's mistral3 over the whole context
             "\"sliding_window\": null|\"sliding_window\": 4096|6|sliding_window",
             // read raw, MistralConfig's default not guessed
@@ -147,10 +214,27 @@ class Mistral3ToGgufTest {
         DecoderReference.llamaCppComputesTheReference(tmp, "mistral3", make, dtype, (List<String>) null, 0);
     }
 
+    /**
+     * Ministral 3 (yarn over an original context of 4, then the queries scaled by 1 + 0.1 ln(1 + floor(pos / 4))):
+     * F32 within 1e-4 relative (measured 1.4e-7), F16 3e-3 (1.1e-3); the query scaling left out 0.078 off, the yarn
+     * scaling 0.40.
+     */
+    @ParameterizedTest
+    @CsvSource({"f32,", "f16,", "f32, --variant;no-query-scale", "f32, --no-rope-scaling"})
+    void llamaCppComputesMinistral3sForwardPass(String dtype, String wrong) throws Exception {
+        Optional<Path> tok = DecoderReference.tokenizerFolder("AMN_TOKENIZER_QWEN3");
+        Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_QWEN3 not set: llama.cpp needs the vocabulary; not checked");
+        DecoderReference.llamaCppComputesTheReference(tmp, "mistral3", List.of("--ministral3", "--new-layout", "--tokenizer",
+                tok.get().toString(), "--seed", "3"), dtype, DecoderReference.options(wrong), 0.05);
+    }
+
     /** The folders {@link ConverterParityTest} compares with the converter's own files. */
     static List<ConverterParityTest.Folder> parityFolders(List<String> all, List<String> withAuto) {
         return List.of(new ConverterParityTest.Folder("Mistral-Small-3.1-tiny", config(""), tensors(93, false), all),
                 new ConverterParityTest.Folder("Mistral-Small-3.2-tiny-bf16", config(""), ConverterParityTest.as("BF16", tensors(94, true)),
-                        withAuto));
+                        withAuto),
+                new ConverterParityTest.Folder("Ministral-3-3B-tiny", ministral3(MINISTRAL3_ROPE), tensors(97, true), all),
+                new ConverterParityTest.Folder("Ministral-3-8B-tiny-bf16", ministral3(MINISTRAL3_ROPE), ConverterParityTest.as("BF16",
+                        tensors(98, false)), withAuto));
     }
 }

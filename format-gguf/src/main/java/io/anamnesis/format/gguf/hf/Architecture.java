@@ -293,7 +293,15 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          * 0 without one ({@code add_num_deepstack_layers}). llama.cpp widens the text model's input by
          * that many embeddings for image tokens; text tokens do not use them.
          */
-        DEEPSTACK_LAYER_COUNT
+        DEEPSTACK_LAYER_COUNT,
+        /**
+         * Ministral 3's ({@code model_type} ministral3: {@code Ministral3Model.set_gguf_parameters}), after
+         * llama's keys: {@code <arch>.rope.scaling.yarn_log_multiplier}, the rope parameters'
+         * {@code mscale_all_dim} as it is, and {@code <arch>.attention.temperature_scale}, their
+         * {@code llama_4_scaling_beta} (the queries scaled by {@code 1 + beta ln(1 + floor(pos / original
+         * context))}); the rope must be yarn. Nothing for another {@code model_type}.
+         */
+        MINISTRAL3_SCALING
     }
 
     /**

@@ -738,21 +738,22 @@ final class Architectures {
      * multimodal checkpoint ({@code text_config} over the top level, {@code language_model.}
      * removed from the names, the vision tower and projector left out) written as llama writes
      * it: q/k rows permuted, llama's keys, its vocabulary rule, a llama3 rope as
-     * {@code rope_freqs}. Ministral 3 ({@code model_type} ministral3: yarn with llama 4's
-     * attention temperature) and Mistral 4 (a DeepSeek-V2 layout) are refused, and so is a
-     * {@code sliding_window}, which llama.cpp's mistral3 does not apply.
+     * {@code rope_freqs}. Ministral 3 ({@code model_type} ministral3 in the text config, and its text-only
+     * {@code Ministral3ForCausalLM}: Ministral 3 3B-14B, Devstral Small 2): yarn (its {@code mscale_all_dim}
+     * as the log multiplier, {@code mscale} 1) with llama 4's attention temperature
+     * ({@code llama_4_scaling_beta}), two keys after llama's. Mistral 4 (a DeepSeek-V2 layout) is
+     * refused, and so is a {@code sliding_window}, which llama.cpp's mistral3 does not apply.
      */
-    static final Architecture MISTRAL3 = Architecture.of("mistral3", "Mistral3ForConditionalGeneration")
+    static final Architecture MISTRAL3 = Architecture.of("mistral3", "Mistral3ForConditionalGeneration", "Ministral3ForCausalLM")
             .tensors(DECODER)
             .ropeRows(LLAMA.ropeRows())
-            .keys(LLAMA.extraKeys())
+            // Ministral3Model.set_gguf_parameters: LlamaModel's, then (ministral3 only) the yarn log multiplier and temperature
+            .keys(concat(LLAMA.extraKeys(), List.of(Architecture.OwnKey.MINISTRAL3_SCALING)))
             .vocabulary(Architecture.VocabularyRule.LLAMA)
             .llama3Rope()
             // read raw by the converter without transformers; MistralConfig's defaults are not guessed
             .requires(QWEN2_REQUIRED)
-            .refuses(List.of(new Architecture.Variant("ministral3", "Ministral 3 (yarn with llama 4's attention temperature "
-                            + "scaling: yarn_log_multiplier and attention.temperature_scale keys)"),
-                    new Architecture.Variant("mistral4", "Mistral 4 (DeepSeek-V2's layout, arch mistral4)")))
+            .refuses(List.of(new Architecture.Variant("mistral4", "Mistral 4 (DeepSeek-V2's layout, arch mistral4)")))
             .extras(Architecture.Extras.builder()
                     // Ministral3Model.modify_tensors: language_model. removed; the vision tower and projector skipped
                     .multimodal(new Architecture.MultimodalText("language_model.", List.of("vision_tower.", "multi_modal_projector.",

@@ -820,7 +820,7 @@ public final class HfGgufExporter implements ModelExporter {
                             + "stops on it here");
                 }
             } else if (Yarn.isYarn(type)) {
-                Yarn.keys(a, rope, config.containsKey("rope_parameters") ? "rope_parameters" : "rope_scaling", kv);
+                Yarn.keys(a, rope, config.containsKey("rope_parameters") ? "rope_parameters" : "rope_scaling", ministral3(arch, config), kv);
             } else if (type.equals("mrope") && MROPE.contains(arch)) {
                 // no key: TextModel warns of an unknown type; the sections below are what llama.cpp reads
             } else if (!type.equals("default") && !type.equals("linear")) {
@@ -871,6 +871,11 @@ public final class HfGgufExporter implements ModelExporter {
         List<MetaValue> perLayer = new ArrayList<>();
         for (Object t : types) perLayer.add(MetaValue.i32(c.convType().equals(t) ? 0 : kvHeads));
         return new MetaValue.Array(MetaValue.Type.I32, perLayer);
+    }
+
+    /** Whether the folder is a Ministral 3 ({@code Ministral3Model} checks the text config's {@code model_type}). */
+    private static boolean ministral3(Architecture arch, Map<?, ?> config) {
+        return arch == Architectures.MISTRAL3 && "ministral3".equals(config.get("model_type"));
     }
 
     /** The families whose rope parameters may carry M-RoPE sections ({@code mrope_section}), written as TextModel writes them. */
@@ -1210,6 +1215,17 @@ public final class HfGgufExporter implements ModelExporter {
                             + "not converted");
                 }
                 kv.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(width));
+            }
+            case MINISTRAL3_SCALING -> {
+                if (!ministral3(arch, config)) return;
+                Map<?, ?> rope = ropeParameters(arch, config);
+                Object type = rope.get("rope_type") != null ? rope.get("rope_type") : rope.get("type");
+                if (!Yarn.isYarn(type)) throw badKey("rope_parameters", "rope_type is " + type + ": Ministral 3's must be yarn");
+                Object all = rope.get("mscale_all_dim"), beta = rope.get("llama_4_scaling_beta");
+                kv.put(a + ".rope.scaling.yarn_log_multiplier", MetaValue.Real.f32(HfConfig.number(all).orElseThrow(() ->
+                        badKey("rope_parameters", "mscale_all_dim is missing or not a number: " + all)).floatValue()));
+                kv.put(a + ".attention.temperature_scale", MetaValue.Real.f32(HfConfig.number(beta).orElseThrow(() ->
+                        badKey("rope_parameters", "llama_4_scaling_beta is missing or not a number: " + beta)).floatValue()));
             }
             case DEEPSTACK_LAYER_COUNT -> {
                 Object vision = config.get("vision_config");

@@ -10,7 +10,8 @@ import java.util.Set;
 /**
  * YaRN rope scaling ({@code rope_type}/{@code type} {@code yarn}, as Qwen2.5/Qwen3 long
  * context and some llama-family models declare it) as the converter's
- * {@code TextModel.set_gguf_parameters} writes it for llama, qwen2, qwen3, olmo2 (OLMo 3), gpt-oss, arcee and deepseek2
+ * {@code TextModel.set_gguf_parameters} writes it for llama, qwen2, qwen3, olmo2 (OLMo 3), gpt-oss, arcee, mistral3
+ * (Ministral 3, whose {@code mscale_all_dim} its family writes as the log multiplier) and deepseek2
  * (DeepSeek-V2/V3, whose attention factor is {@link #LOG_MULTIPLIER}'s): after the head
  * counts (and {@code attention.causal}), {@code rope.scaling.type} "yarn",
  * {@code rope.scaling.factor} (float32), {@code rope.scaling.original_context_length} (uint32,
@@ -30,7 +31,7 @@ import java.util.Set;
  */
 final class Yarn {
     /** The families whose {@code set_gguf_parameters} is TextModel's, checked against llama.cpp. */
-    static final Set<String> FAMILIES = Set.of("llama", "qwen2", "qwen3", "gpt-oss", "olmo2", "arcee", "deepseek2");
+    static final Set<String> FAMILIES = Set.of("llama", "qwen2", "qwen3", "gpt-oss", "olmo2", "arcee", "deepseek2", "mistral3");
     /**
      * Families whose llama.cpp graph takes YaRN's attention factor from
      * {@code rope.scaling.yarn_log_multiplier} (0.1 {@code mscale_all_dim}, written by the family's
@@ -68,6 +69,17 @@ final class Yarn {
      * @param where {@code rope_parameters} or {@code rope_scaling}, for the messages
      */
     static void keys(String a, Map<?, ?> rope, String where, Map<String, MetaValue> kv) {
+        keys(a, rope, where, false, kv);
+    }
+
+    /**
+     * {@link #keys(String, Map, String, Map)} for a family that also writes {@code mscale_all_dim} as it is as
+     * {@code rope.scaling.yarn_log_multiplier} ({@code rawLogMultiplier}: Ministral 3's): llama.cpp then runs the
+     * attention factor {@code mscale(factor, 1) / mscale(factor, mscale_all_dim)}, which must be transformers'
+     * ({@code mscale(factor, mscale) / mscale(factor, mscale_all_dim)}: so {@code mscale} 1), and reads no
+     * attention factor key.
+     */
+    static void keys(String a, Map<?, ?> rope, String where, boolean rawLogMultiplier, Map<String, MetaValue> kv) {
         if (!FAMILIES.contains(a)) {
             throw new UnsupportedFeatureException("config.json rope scaling type yarn on " + a + " is not converted yet "
                     + "(" + String.join(", ", new java.util.TreeSet<>(FAMILIES)) + " are)");
@@ -112,6 +124,21 @@ final class Yarn {
                 throw new UnsupportedFeatureException("config.json " + where + " mscale " + m + " and mscale_all_dim " + all
                         + " scale the rotation's cos and sin by " + (float) cosine + ", which llama.cpp's " + a + " leaves at 1 "
                         + "(it has no key for it); the file would not run as the model does");
+            }
+        } else if (rawLogMultiplier) {
+            if (attn != null) {
+                throw new UnsupportedFeatureException("config.json " + where + " " + attnKey + " " + attn + ": llama.cpp's " + a
+                        + " takes the attention factor from mscale_all_dim; the file would not run as the model does");
+            }
+            if (!present(rope, "mscale_all_dim")) throw malformed(where, "mscale_all_dim", "is missing (the converter requires it)");
+            double all = number(rope.get("mscale_all_dim"), where, "mscale_all_dim");
+            double hf = present(rope, "mscale") ? mscale(factor, number(rope.get("mscale"), where, "mscale")) / mscale(factor, all)
+                    : want;
+            double llamaCpp = all != 0 ? mscale(factor, 1) / mscale(factor, all) : want;
+            if (Math.abs(hf - llamaCpp) > 1e-6 * llamaCpp) {
+                throw new UnsupportedFeatureException("config.json " + where + " mscale " + rope.get("mscale") + " and mscale_all_dim "
+                        + all + " give transformers' attention factor " + (float) hf + ", llama.cpp's " + a + " "
+                        + (float) llamaCpp + " (it takes mscale as 1); the file would not run as the model does");
             }
         } else if (attn != null) {
             double given = number(attn, where, (String) attnKey);
