@@ -168,6 +168,67 @@ class Mistral3ToGgufTest {
                 .noneMatch(n -> n.contains("vision"));
     }
 
+    /**
+     * Ministral 3 Instruct ships static FP8: E4M3 weights with a per-tensor {@code weight_scale_inv} and an
+     * {@code activation_scale} beside each, which the converter's fp8 dequantization drops. Converted straight, it
+     * is the file of its recovered BF16 folder (power-of-two scales: the recovery is exact), the activation scales
+     * left out and said so.
+     */
+    @ParameterizedTest
+    @CsvSource({"f16", "q8_0"})
+    void ministral3sStaticFp8ConvertsAsItsRecoveredFolder(String outtype) throws IOException {
+        Map<String, ReferenceSafetensors.Tensor> bf16 = tensors(99, true), fp8 = new TreeMap<>();
+        Random random = new Random(23);
+        for (var e : bf16.entrySet()) {
+            String name = e.getKey();
+            long[] shape = e.getValue().shape();
+            if (!name.startsWith("model.language_model.layers.") || shape.length != 2) {
+                fp8.put(name, e.getValue());
+                continue;
+            }
+            byte[] codes = new byte[(int) (shape[0] * shape[1])];
+            for (int i = 0; i < codes.length; i++) {
+                int b;
+                do b = random.nextInt(256); while ((b & 0x7F) == 0x7F);
+                codes[i] = (byte) b;
+            }
+            fp8.put(name, new ReferenceSafetensors.Tensor("F8_E4M3", shape, codes));
+            String base = name.substring(0, name.length() - "weight".length());
+            fp8.put(base + "weight_scale_inv", scalar((float) Math.scalb(1.0, -3 - random.nextInt(4))));
+            fp8.put(base + "activation_scale", scalar(0.75f));
+        }
+        String config = ministral3(MINISTRAL3_ROPE).replaceFirst("\\{", "{\"quantization_config\": {\"quant_method\": \"fp8\", "
+                + "\"activation_scheme\": \"static\", \"weight_block_size\": null, \"modules_to_not_convert\": "
+                + "[\"model.vision_tower\", \"model.multi_modal_projector\", \"lm_head\"]}, ");
+        Path straightDir = folder("fp8/Ministral-3-8B-Instruct-tiny", config, fp8);
+        Path recoveredDir = Files.createDirectories(tmp.resolve("bf16/Ministral-3-8B-Instruct-tiny"));
+        Files.writeString(recoveredDir.resolve("config.json"), config.replaceFirst("\"quantization_config\": \\{[^}]*\\}, ", ""));
+        CorpusCliTest.Run rec = CorpusCliTest.amn("remember", straightDir.resolve("model.safetensors").toString(), "--to", "bf16",
+                "-o", recoveredDir.resolve("model.safetensors").toString(), "-q");
+        assertThat(rec.code()).as(rec.err()).isZero();
+        Map<String, ReferenceSafetensors.Tensor> recovered = new TreeMap<>(ReferenceSafetensors.read(recoveredDir.resolve("model.safetensors")));
+        assertThat(recovered).doesNotContainKey("model.language_model.layers.0.self_attn.q_proj.weight_scale_inv")
+                .containsKey("model.language_model.layers.0.self_attn.q_proj.activation_scale");
+        // a BF16 checkpoint has no activation scales (the converter would stop on them without the fp8 config)
+        recovered.keySet().removeIf(k -> k.endsWith(".activation_scale"));
+        HfToGgufTest.writeSafetensors(recoveredDir.resolve("model.safetensors"), recovered);
+        Path straight = tmp.resolve("straight.gguf"), via = tmp.resolve("via.gguf");
+        CorpusCliTest.Run r = CorpusCliTest.amn("convert", straightDir.toString(), "--to", "gguf", "--dtype", outtype, "-o",
+                straight.toString(), "--no-vocab");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out() + r.err()).contains("left out " + (7 * LAYERS) + " FP8 activation scales");
+        CorpusCliTest.Run v = DecoderReference.convert(recoveredDir, outtype, via, false);
+        assertThat(v.code()).as(v.err()).isZero();
+        ReferenceGguf g = ReferenceGguf.read(straight);
+        assertThat(g.tensors.stream().map(ReferenceGguf.Tensor::name)).noneMatch(n -> n.contains("scale"));
+        assertThat(Files.readAllBytes(straight)).as(outtype + ": the FP8 folder straight = its recovered BF16 folder")
+                .isEqualTo(Files.readAllBytes(via));
+    }
+
+    private static ReferenceSafetensors.Tensor scalar(float v) {
+        return new ReferenceSafetensors.Tensor("F32", new long[0], ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putFloat(v).array());
+    }
+
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
             // llama.cpp's mistral3 takes mscale as 1: another gives transformers another attention factor

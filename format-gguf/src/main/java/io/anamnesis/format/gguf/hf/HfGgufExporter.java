@@ -159,8 +159,16 @@ public final class HfGgufExporter implements ModelExporter {
         for (DenseTensor input : inputs) {
             if (input.recoveredFrom().isPresent()) leftOutRecovered.add(input.name());
         }
+        // ModelBase's fp8 dequantization drops the activation scales (static FP8's, as Ministral 3 and Devstral ship
+        // them): llama.cpp computes in the weights' type and has no use for them
+        boolean fp8 = stored.get("quantization_config") instanceof Map<?, ?> q && "fp8".equals(q.get("quant_method"));
+        int activationScales = 0;
         for (DenseTensor input : inputs) {
             if (DROPPED.stream().anyMatch(input.name()::endsWith)) continue;
+            if (fp8 && (input.name().endsWith(".activation_scale") || input.name().endsWith("_activation_scale"))) {
+                activationScales++;
+                continue;
+            }
             Optional<String> textName = arch.extras().multimodal().map(m -> m.textName(input.name())).orElse(Optional.of(input.name()));
             if (textName.isEmpty()) {
                 String part = arch.extras().multimodal().get().leftOut().stream().filter(input.name()::startsWith).findFirst()
@@ -252,6 +260,10 @@ public final class HfGgufExporter implements ModelExporter {
             out.add(typed(d, name, heads, arch.shift(d.name()), outtype, request.encoder()));
         }
         stacks.ifPresent(Stacks::requireAll);
+        if (activationScales > 0) {
+            notes.add("left out " + activationScales + " FP8 activation scale" + (activationScales == 1 ? "" : "s")
+                    + " (static activation quantization, which the converter drops and llama.cpp does not use)");
+        }
         if (!skippedByPrefix.isEmpty()) {
             int n = skippedByPrefix.values().stream().mapToInt(Integer::intValue).sum();
             notes.add("left out " + n + " tensor" + (n == 1 ? "" : "s") + " of the " + arch.extras().leftOut().orElseThrow().what()
