@@ -10,7 +10,7 @@ model of Llama4ForConditionalGeneration (Llama 4 Scout / Maverick; Llama4ForCaus
 Ernie4_5ForCausalLM (ERNIE 4.5's dense models; the remote-code Ernie4_5_ForCausalLM too), Ernie4_5_MoeForCausalLM
 (ERNIE 4.5's text MoE models), the language models of Qwen3VLForConditionalGeneration and
 Qwen3VLMoeForConditionalGeneration on text (qwen3's and qwen3moe's), GraniteMoeForCausalLM and
-GraniteMoeSharedForCausalLM, MiniMaxM2ForCausalLM, Lfm2MoeForCausalLM), to check what
+GraniteMoeSharedForCausalLM, MiniMaxM2ForCausalLM, Lfm2MoeForCausalLM, Starcoder2ForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -40,6 +40,9 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make starcoder2 DIR [--tokenizer MODELS_DIR] [--seed N] [--untied]
+        a tiny Starcoder2ForCausalLM folder (starcoder2-3b's keys and layout: biases everywhere, LayerNorms, c_fc/c_proj,
+        gelu_pytorch_tanh, tied). Its forward pass is transformers' modeling_starcoder2 (below, starcoder2_forward)
     python3 decoder_reference.py make lfm2moe DIR [--tokenizer MODELS_DIR] [--seed N]
         make lfm2's four layers as a Lfm2MoeForCausalLM folder (LFM2-8B-A1B's layout): layer 0 dense, the others
         LFM2 MoE's sparse block (4 experts, 2 used, the selection bias). Its forward pass is lfm2's with the sparse
@@ -1552,6 +1555,98 @@ def make_lfm2moe(out, tokenizer=None, seed=0, experts=4, top_k=2, width=32, dens
         json.dump(config, f, indent=2, sort_keys=True)
 
 
+def make_starcoder2(out, tokenizer=None, seed=0, tied=True):
+    """A tiny random Starcoder2ForCausalLM folder in bigcode/starcoder2-3b's layout (config.json's keys: norm_epsilon,
+    use_bias, gelu_pytorch_tanh, a sliding window of 4096; tied embeddings unless tied is false): every linear layer
+    with a bias, LayerNorms with weight and bias, the MLP mlp.c_fc (up) and mlp.c_proj (down); hidden 64, 2 layers,
+    4 heads of 16, 2 key/value heads, intermediate 128."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, layers, heads, kv, inter = 64, 2, 4, 2, 128
+    d = hidden // heads
+    config = {"architectures": ["Starcoder2ForCausalLM"], "model_type": "starcoder2", "vocab_size": vocab,
+              "hidden_size": hidden, "intermediate_size": inter, "num_hidden_layers": layers, "num_attention_heads": heads,
+              "num_key_value_heads": kv, "max_position_embeddings": 16384, "norm_epsilon": 1e-05, "norm_type": "layer_norm",
+              "rope_theta": 999999.4420358813, "sliding_window": 4096, "use_bias": True, "hidden_act": "gelu_pytorch_tanh",
+              "mlp_type": "default", "embedding_dropout": 0.0, "residual_dropout": 0.0, "attention_dropout": 0.0,
+              "bos_token_id": 0, "eos_token_id": 0, "tie_word_embeddings": tied, "torch_dtype": "bfloat16"}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=0.3)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        for n in ("input_layernorm", "post_attention_layernorm"):
+            t[p + n + ".weight"], t[p + n + ".bias"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+        for n, rows in (("q", heads * d), ("k", kv * d), ("v", kv * d)):
+            t[p + f"self_attn.{n}_proj.weight"], t[p + f"self_attn.{n}_proj.bias"] = w(rows, hidden), w(rows, s=0.3)
+        t[p + "self_attn.o_proj.weight"], t[p + "self_attn.o_proj.bias"] = w(hidden, heads * d), w(hidden, s=0.1)
+        t[p + "mlp.c_fc.weight"], t[p + "mlp.c_fc.bias"] = w(inter, hidden), w(inter, s=0.3)
+        t[p + "mlp.c_proj.weight"], t[p + "mlp.c_proj.bias"] = w(hidden, inter), w(hidden, s=0.1)
+    t["model.norm.weight"], t["model.norm.bias"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+    if not tied:
+        t["lm_head.weight"] = w(vocab, hidden, s=0.3)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
+def starcoder2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
+    """Starcoder2ForCausalLM as transformers' modeling_starcoder2 computes it (eager attention), in float64: LayerNorm
+    (weight and bias, norm_epsilon) before attention and before the MLP, q/k/v/o with biases, rotate-half rope over the
+    whole head, the MLP c_proj(gelu_tanh(c_fc(h))) with biases, a final LayerNorm, tied embeddings unless lm_head is
+    given. The sliding window (4096) is beyond the tokens here. --variant gelu-erf takes the exact (erf) GELU;
+    no-bias leaves the attention and MLP biases out. With --kv f16, ggml's CPU GELU is modelled (a table of F16
+    inputs and outputs below |x| 10), as for gemma."""
+    H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    KV = cfg.get("num_key_value_heads") or H
+    d = hidden // H
+    eps = cfg.get("norm_epsilon", 1e-5)
+    theta = cfg.get("rope_theta", 10000.0)
+    if weights == "f16":
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    inv = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+    bias = (lambda name: 0.0) if variant == "no-bias" else (lambda name: W.get(name, 0.0))
+
+    def layernorm(x, p):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + eps) * W[p + ".weight"] + W[p + ".bias"]
+
+    def gelu(x):
+        if variant == "gelu-erf":
+            from math import erf
+            return 0.5 * x * (1 + np.vectorize(erf)(x / np.sqrt(2)))
+        if kv_cache == "f16":
+            return np.where(x <= -10, 0.0, np.where(x >= 10, x, f16(gelu_tanh(f16(x)))))
+        return gelu_tanh(x)
+
+    x = W["model.embed_tokens.weight"][np.array(toks)]
+    for i in range(n_layers):
+        p = f"model.layers.{i}."
+        h = layernorm(x, p + "input_layernorm")
+        q, k, v = ((h @ W[p + f"self_attn.{n}_proj.weight"].T + bias(p + f"self_attn.{n}_proj.bias")).reshape(T, -1, d)
+                   for n in "qkv")
+        q, k = rotary(q, pos, inv), rotary(k, pos, inv)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        x = x + attend(q, k, v, mask, kv_cache, div=np.sqrt(d)) @ W[p + "self_attn.o_proj.weight"].T + bias(p + "self_attn.o_proj.bias")
+        h = layernorm(x, p + "post_attention_layernorm")
+        u = h @ W[p + "mlp.c_fc.weight"].T + bias(p + "mlp.c_fc.bias")
+        x = x + gelu(u) @ W[p + "mlp.c_proj.weight"].T + bias(p + "mlp.c_proj.bias")
+    last = layernorm(x[-1:], "model.norm")[0]
+    return (W["lm_head.weight"] if "lm_head.weight" in W else W["model.embed_tokens.weight"]) @ last
+
+
 def make_cohere(arch, out, tokenizer=None, seed=0, qk_norm=False, theta=None, layer_types=False):
     """A tiny random CohereForCausalLM (Command-R, CohereForAI/c4ai-command-r-v01's layout; with qk_norm Command R+'s
     use_qk_norm) or Cohere2ForCausalLM (Command R7B, c4ai-command-r7b-12-2024's) folder: config.json's keys as those
@@ -2579,6 +2674,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, gpt_oss_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
     if arch in ("Lfm2ForCausalLM", "Lfm2MoeForCausalLM"):
         return arch, lfm2_forward(cfg, W, tokens, weights, kv_cache, variant, mutate)
+    if arch == "Starcoder2ForCausalLM":
+        return arch, starcoder2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch in ("CohereForCausalLM", "Cohere2ForCausalLM"):
         return arch, cohere_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "Exaone4ForCausalLM":
@@ -3765,13 +3862,14 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
     m.add_argument("--ministral3", action="store_true", help="mistral3: Ministral 3's text config (yarn, llama 4 query scaling)")
     m.add_argument("--sp")
     m.add_argument("--tied", action="store_true")
+    m.add_argument("--untied", action="store_true", help="starcoder2: an lm_head of its own")
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--llama3", type=int, metavar="OLD_CONTEXT")
     m.add_argument("--theta", type=float)
@@ -3817,7 +3915,7 @@ def main():
                                              "conv-not-causal", "conv-flip", "not-parallel", "no-logit-scale",
                                              "global-nope", "softmax-router", "no-groups", "interleaved-rope",
                                              "full-rope", "no-qk-norm", "weight-output", "renormalized",
-                                             "no-renorm", "no-query-scale"])
+                                             "no-renorm", "no-query-scale", "gelu-erf", "no-bias"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias", "no-routing-bias",
                                             "no-renormalize"])
@@ -3854,6 +3952,8 @@ def main():
             make_ernie4_5(a.dir, a.tokenizer, a.sp, a.seed, a.tied)
         elif a.arch == "ernie4_5_moe":
             make_ernie4_5_moe(a.dir, a.tokenizer, a.sp, a.seed, a.mtp)
+        elif a.arch == "starcoder2":
+            make_starcoder2(a.dir, a.tokenizer, a.seed, not a.untied)
         elif a.arch == "lfm2moe":
             make_lfm2moe(a.dir, a.tokenizer, a.seed)
         elif a.arch == "minimax_m2":

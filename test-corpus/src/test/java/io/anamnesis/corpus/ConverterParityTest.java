@@ -363,6 +363,8 @@ class ConverterParityTest {
         f.addAll(MiniMaxM2ToGgufTest.parityFolders(ALL, withAuto));
         // lfm2moe: LFM2's layers, a dense leading layer, sigmoid routing with the selection bias, stacked experts
         f.addAll(Lfm2MoeToGgufTest.parityFolders(ALL, withAuto));
+        // starcoder2: LayerNorms and biases everywhere, c_fc/c_proj, tied and untied
+        f.addAll(Starcoder2ToGgufTest.parityFolders(ALL, withAuto));
         // deepseek2: latent attention (kv_b split, one key/value head), a dense lead block, grouped sigmoid routing with
         // its selection bias, shared experts, the multi-token-prediction layer left out; V2-Lite's single query projection
         f.addAll(DeepSeek2ToGgufTest.parityFolders(ALL, withAuto));

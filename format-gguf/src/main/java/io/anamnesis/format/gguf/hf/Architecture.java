@@ -496,7 +496,7 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
 
     /**
      * A config.json value the family's llama.cpp graph assumes: {@code key} must be
-     * {@code value} (a boolean, an integer, a number, or an empty list); when absent, the model class's
+     * {@code value} (a boolean, an integer, a number, a string, or an empty list); when absent, the model class's
      * default is taken when {@code required} is false (the default is {@code value}), refused
      * otherwise (its default differs from what llama.cpp computes).
      */
@@ -543,12 +543,18 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      * @param fusedExperts   the experts as transformers 5 saves them, one tensor per projection for
      *                       all experts of a block, when the family's {@code modify_tensors} takes
      *                       that layout beside the per-expert one
+     * @param configValues   config.json values llama.cpp's graph for the family assumes (its
+     *                       activation, its biases), each refused naming it when it says otherwise
+     * @param unappliedWindow the family's checkpoints declare a {@code sliding_window} that neither the
+     *                       converter nor llama.cpp applies; converted all the same (every published
+     *                       checkpoint has one), with a note saying up to which length it is the same model
      */
     record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                   Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
                   Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers,
                   Map<String, List<String>> configFrom, Optional<LatentAttention> latentAttention, Optional<String> extraLayers,
-                  Optional<LeftOut> leftOut, List<RowHalves> rowHalves, Optional<FusedExperts> fusedExperts) {
+                  Optional<LeftOut> leftOut, List<RowHalves> rowHalves, Optional<FusedExperts> fusedExperts,
+                  List<ConfigValue> configValues, boolean unappliedWindow) {
 
         /** No extras: a plain decoder. */
         static final Extras NONE = builder().build();
@@ -575,6 +581,8 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
             private Optional<LeftOut> leftOut = Optional.empty();
             private List<RowHalves> rowHalves = List.of();
             private Optional<FusedExperts> fusedExperts = Optional.empty();
+            private List<ConfigValue> configValues = List.of();
+            private boolean unappliedWindow;
 
             private Builder() {
             }
@@ -655,9 +663,20 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
                 return this;
             }
 
+            Builder configValues(ConfigValue... values) {
+                this.configValues = List.of(values);
+                return this;
+            }
+
+            Builder unappliedWindow() {
+                this.unappliedWindow = true;
+                return this;
+            }
+
             Extras build() {
                 return new Extras(configDefaults, multimodal, trimEmbeddings, slidingWindow, configIgnored, noRope, configRefused,
-                        packedExperts, convLayers, configFrom, latentAttention, extraLayers, leftOut, rowHalves, fusedExperts);
+                        packedExperts, convLayers, configFrom, latentAttention, extraLayers, leftOut, rowHalves, fusedExperts,
+                        configValues, unappliedWindow);
             }
         }
     }

@@ -77,7 +77,8 @@ import java.util.Optional;
  * whole-projection q/k norms, partial rope, sigmoid routing with the experts' selection bias. Each
  * verified byte for byte against the converter and by llama.cpp computing the logits of an
  * independent forward pass. lfm2moe: {@code LFM2MoeModel} (LFM2-8B-A1B): LFM2's layers with dense
- * leading layers and then sigmoid-routed experts; verified the same way.
+ * leading layers and then sigmoid-routed experts; verified the same way. starcoder2:
+ * {@code StarCoder2Model}: LayerNorms and biases, an up/down MLP; verified the same way.
  *
  * <p>deepseek2: {@code DeepseekV2Model} (DeepSeek-V2/V2-Lite/V3/R1, and GLM-4.7-Flash's
  * {@code Glm4MoeLiteModel}): latent attention split for llama.cpp's absorbed form, grouped expert
@@ -264,6 +265,34 @@ final class Architectures {
                                     + "shared expert")),
                     // TextModel writes the gating function; no expert groups in MiniMax's configs
                     Optional.empty(), true))
+            .build();
+
+    /**
+     * BigCode's StarCoder2 ({@code Starcoder2ForCausalLM}, the converter's {@code StarCoder2Model}, a plain
+     * {@code TextModel}): LayerNorms with weight and bias ({@code input_layernorm}, {@code post_attention_layernorm},
+     * {@code model.norm}), q/k/v/o with biases, no permutation (NEOX rope), the MLP {@code mlp.c_fc}
+     * ({@code ffn_up}) and {@code mlp.c_proj} ({@code ffn_down}) with biases and no gate; TextModel's keys only
+     * (the norm epsilon from {@code norm_epsilon}); {@code TextModel.set_vocab}. llama.cpp's starcoder2 computes
+     * GELU (tanh) and loads the biases as required: another activation or {@code use_bias} false is refused.
+     * The checkpoints' {@code sliding_window} (4096) is applied by neither: converted with a note.
+     */
+    static final Architecture STARCODER2 = Architecture.of("starcoder2", "Starcoder2ForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, List.of(FFN_NORM,
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.c_fc", "blk.{bid}.ffn_up"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.c_proj", "blk.{bid}.ffn_down"))))
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
+                    "num_key_value_heads", "norm_epsilon", "rope_theta"))
+            .extras(Architecture.Extras.builder()
+                    .configValues(new Architecture.ConfigValue("hidden_act", "gelu_pytorch_tanh", false, "llama.cpp's starcoder2 "
+                                    + "computes GELU's tanh approximation"),
+                            new Architecture.ConfigValue("use_bias", Boolean.TRUE, false, "llama.cpp's starcoder2 loads the "
+                                    + "biases as required"),
+                            new Architecture.ConfigValue("norm_type", "layer_norm", false, "llama.cpp's starcoder2 normalizes "
+                                    + "with LayerNorm"),
+                            new Architecture.ConfigValue("mlp_type", "default", false, "llama.cpp's starcoder2 has one up "
+                                    + "projection, no gate"))
+                    .unappliedWindow())
             .build();
 
     /**
@@ -1250,7 +1279,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

@@ -94,6 +94,7 @@ public final class HfGgufExporter implements ModelExporter {
         requireConfig(arch, config);
         arch.experts().ifPresent(e -> expectConfig(arch, e.config(), config));
         arch.extras().packedExperts().ifPresent(e -> expectConfig(arch, e.config(), config));
+        expectConfig(arch, arch.extras().configValues(), config);
         refuseUnstackedExperts(arch, config);
         refuseVariants(arch, files, config, folder);
         long blockCount = required(config, Architectures.BLOCK_COUNT) + extraLayers(arch, config);
@@ -147,6 +148,10 @@ public final class HfGgufExporter implements ModelExporter {
         longRope.ifPresent(l -> out.addAll(l.tensors()));
         List<String> notes = new ArrayList<>();
         Yarn.untruncatedNote(arch.gguf(), rope).ifPresent(notes::add);
+        if (arch.extras().unappliedWindow()) HfConfig.integer(config, "sliding_window").filter(n -> n > 0).ifPresent(n ->
+                notes.add("sliding_window " + n + ": transformers' " + arch.hfNames().getFirst() + " attends within the last " + n
+                        + " positions, llama.cpp's " + arch.gguf() + " over the whole context (the converter writes no window): "
+                        + "the same up to " + n + " tokens"));
         java.util.SortedMap<String, Integer> leftOut = new java.util.TreeMap<>();
         Optional<Architecture.LatentAttention> latent = arch.extras().latentAttention();
         java.util.SortedMap<Long, Integer> beyond = new java.util.TreeMap<>();
@@ -1023,6 +1028,7 @@ public final class HfGgufExporter implements ModelExporter {
                 case Long n -> HfConfig.asInteger(v).filter(n::equals).isPresent();
                 case Double x -> HfConfig.number(v).filter(y -> y.doubleValue() == x).isPresent();
                 case List<?> l -> v instanceof List<?> got && got.equals(l);
+                case String text -> text.equals(v);
                 default -> throw new IllegalStateException(c.toString());
             };
             if (!same) {
