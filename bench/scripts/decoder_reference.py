@@ -10,7 +10,7 @@ model of Llama4ForConditionalGeneration (Llama 4 Scout / Maverick; Llama4ForCaus
 Ernie4_5ForCausalLM (ERNIE 4.5's dense models; the remote-code Ernie4_5_ForCausalLM too), Ernie4_5_MoeForCausalLM
 (ERNIE 4.5's text MoE models), the language models of Qwen3VLForConditionalGeneration and
 Qwen3VLMoeForConditionalGeneration on text (qwen3's and qwen3moe's), GraniteMoeForCausalLM and
-GraniteMoeSharedForCausalLM, MiniMaxM2ForCausalLM, Lfm2MoeForCausalLM, Starcoder2ForCausalLM), to check what
+GraniteMoeSharedForCausalLM, MiniMaxM2ForCausalLM, Lfm2MoeForCausalLM, Starcoder2ForCausalLM, ApertusForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -40,6 +40,9 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make apertus DIR [--tokenizer MODELS_DIR] [--seed N]
+        a tiny ApertusForCausalLM folder (Apertus-8B's keys and layout: xIELU parameters per layer, q/k norms, a llama3
+        scaling over an original context of 16). Its forward pass: below, apertus_forward
     python3 decoder_reference.py make starcoder2 DIR [--tokenizer MODELS_DIR] [--seed N] [--untied]
         a tiny Starcoder2ForCausalLM folder (starcoder2-3b's keys and layout: biases everywhere, LayerNorms, c_fc/c_proj,
         gelu_pytorch_tanh, tied). Its forward pass is transformers' modeling_starcoder2 (below, starcoder2_forward)
@@ -1647,6 +1650,108 @@ def starcoder2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None
     return (W["lm_head.weight"] if "lm_head.weight" in W else W["model.embed_tokens.weight"]) @ last
 
 
+def make_apertus(out, tokenizer=None, seed=0, llama3=16):
+    """A tiny random ApertusForCausalLM folder in swiss-ai/Apertus-8B's layout (config.json's keys: xielu, qk_norm,
+    a llama3 rope scaling, here over an original context of llama3 positions so that it shows; untied): per layer
+    attention_layernorm, feedforward_layernorm, q/k/v/o, q_norm/k_norm over head_dim, mlp.up_proj and
+    mlp.down_proj, and the xIELU parameters mlp.act_fn.alpha_p, alpha_n ([1]), beta and eps ([]), the alphas
+    varied around Apertus's init (softplus^-1 of 0.8, and of 0.8 - beta)."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, layers, heads, kv, inter = 64, 2, 4, 2, 160
+    d = hidden // heads
+    config = {"architectures": ["ApertusForCausalLM"], "model_type": "apertus", "vocab_size": vocab, "hidden_size": hidden,
+              "intermediate_size": inter, "num_hidden_layers": layers, "num_attention_heads": heads,
+              "num_key_value_heads": kv, "max_position_embeddings": 65536, "rms_norm_eps": 1e-05, "hidden_act": "xielu",
+              "qk_norm": True, "rope_theta": 12000000,
+              "rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                               "original_max_position_embeddings": llama3, "rope_type": "llama3"},
+              # at the top level too: LlamaModel.generate_extra_tensors reads it there (8192 when absent, Apertus's own)
+              "original_max_position_embeddings": llama3,
+              "attention_bias": False, "mlp_bias": False, "tie_word_embeddings": False, "bos_token_id": 1,
+              "eos_token_id": 68, "pad_token_id": 3, "torch_dtype": "bfloat16"}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    def softplus_inv(y):
+        return np.log(np.expm1(y))
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0), "lm_head.weight": w(vocab, hidden, s=0.3),
+         "model.norm.weight": 1 + w(hidden, s=0.2)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        t[p + "attention_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "feedforward_layernorm.weight"] = 1 + w(hidden, s=0.2)
+        t[p + "self_attn.q_proj.weight"] = w(heads * d, hidden)
+        t[p + "self_attn.k_proj.weight"] = w(kv * d, hidden)
+        t[p + "self_attn.v_proj.weight"] = w(kv * d, hidden)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * d)
+        t[p + "self_attn.q_norm.weight"] = 1 + w(d, s=0.3)
+        t[p + "self_attn.k_norm.weight"] = 1 + w(d, s=0.3)
+        t[p + "mlp.up_proj.weight"] = w(inter, hidden, s=0.3)
+        t[p + "mlp.down_proj.weight"] = w(hidden, inter)
+        beta = 0.5
+        t[p + "mlp.act_fn.alpha_p"] = np.array([softplus_inv(0.8 + 0.3 * i)])
+        t[p + "mlp.act_fn.alpha_n"] = np.array([softplus_inv(0.8 - beta + 0.2 * i)])
+        t[p + "mlp.act_fn.beta"] = np.array(beta)
+        t[p + "mlp.act_fn.eps"] = np.array(-1e-6)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
+def apertus_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
+    """ApertusForCausalLM as transformers' modeling_apertus computes it (eager attention), in float64: RMSNorm
+    (attention_layernorm, feedforward_layernorm, model.norm), q and k RMS-normalized per head before the rotation,
+    rotate-half rope with the llama3 frequencies, the MLP down(xielu(up(h))) with xIELU's alpha_p = softplus(a_p),
+    alpha_n = beta + softplus(a_n): alpha_p x^2 + beta x above 0, (expm1(min(x, eps)) - x) alpha_n + beta x else.
+    --variant no-softplus takes the stored alphas as they are; silu-not-xielu takes silu."""
+    H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    KV = cfg.get("num_key_value_heads") or H
+    d = cfg.get("head_dim") or hidden // H
+    eps = cfg["rms_norm_eps"]
+    if weights == "f16":
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    inv = inv_freq(cfg["rope_theta"], d, cfg.get("rope_scaling"))
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+
+    def softplus(a):
+        return np.log1p(np.exp(a)) if variant != "no-softplus" else a
+
+    x = W["model.embed_tokens.weight"][np.array(toks)]
+    for i in range(n_layers):
+        p = f"model.layers.{i}."
+        h = rmsnorm(x, W[p + "attention_layernorm.weight"], eps)
+        q, k, v = ((h @ W[p + f"self_attn.{n}_proj.weight"].T).reshape(T, -1, d) for n in "qkv")
+        q = rmsnorm(q, W[p + "self_attn.q_norm.weight"], eps)
+        k = rmsnorm(k, W[p + "self_attn.k_norm.weight"], eps)
+        q, k = rotary(q, pos, inv), rotary(k, pos, inv)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        x = x + attend(q, k, v, mask, kv_cache, div=np.sqrt(d)) @ W[p + "self_attn.o_proj.weight"].T
+        h = rmsnorm(x, W[p + "feedforward_layernorm.weight"], eps)
+        u = h @ W[p + "mlp.up_proj.weight"].T
+        if variant == "silu-not-xielu":
+            act = u / (1 + np.exp(-u))
+        else:
+            beta = float(W[p + "mlp.act_fn.beta"].reshape(-1)[0])
+            e = float(W[p + "mlp.act_fn.eps"].reshape(-1)[0])
+            ap = softplus(float(W[p + "mlp.act_fn.alpha_p"].reshape(-1)[0]))
+            an = beta + softplus(float(W[p + "mlp.act_fn.alpha_n"].reshape(-1)[0]))
+            act = np.where(u > 0, ap * u * u + beta * u, (np.expm1(np.minimum(u, e)) - u) * an + beta * u)
+        x = x + act @ W[p + "mlp.down_proj.weight"].T
+    last = rmsnorm(x[-1], W["model.norm.weight"], eps)
+    return W["lm_head.weight"] @ last
+
+
 def make_cohere(arch, out, tokenizer=None, seed=0, qk_norm=False, theta=None, layer_types=False):
     """A tiny random CohereForCausalLM (Command-R, CohereForAI/c4ai-command-r-v01's layout; with qk_norm Command R+'s
     use_qk_norm) or Cohere2ForCausalLM (Command R7B, c4ai-command-r7b-12-2024's) folder: config.json's keys as those
@@ -2674,6 +2779,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, gpt_oss_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
     if arch in ("Lfm2ForCausalLM", "Lfm2MoeForCausalLM"):
         return arch, lfm2_forward(cfg, W, tokens, weights, kv_cache, variant, mutate)
+    if arch == "ApertusForCausalLM":
+        return arch, apertus_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "Starcoder2ForCausalLM":
         return arch, starcoder2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch in ("CohereForCausalLM", "Cohere2ForCausalLM"):
@@ -3862,7 +3969,7 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -3915,7 +4022,8 @@ def main():
                                              "conv-not-causal", "conv-flip", "not-parallel", "no-logit-scale",
                                              "global-nope", "softmax-router", "no-groups", "interleaved-rope",
                                              "full-rope", "no-qk-norm", "weight-output", "renormalized",
-                                             "no-renorm", "no-query-scale", "gelu-erf", "no-bias"])
+                                             "no-renorm", "no-query-scale", "gelu-erf", "no-bias", "no-softplus",
+                                             "silu-not-xielu"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias", "no-routing-bias",
                                             "no-renormalize"])
@@ -3952,6 +4060,8 @@ def main():
             make_ernie4_5(a.dir, a.tokenizer, a.sp, a.seed, a.tied)
         elif a.arch == "ernie4_5_moe":
             make_ernie4_5_moe(a.dir, a.tokenizer, a.sp, a.seed, a.mtp)
+        elif a.arch == "apertus":
+            make_apertus(a.dir, a.tokenizer, a.seed)
         elif a.arch == "starcoder2":
             make_starcoder2(a.dir, a.tokenizer, a.seed, not a.untied)
         elif a.arch == "lfm2moe":

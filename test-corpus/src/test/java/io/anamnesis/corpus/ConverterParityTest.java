@@ -365,6 +365,8 @@ class ConverterParityTest {
         f.addAll(Lfm2MoeToGgufTest.parityFolders(ALL, withAuto));
         // starcoder2: LayerNorms and biases everywhere, c_fc/c_proj, tied and untied
         f.addAll(Starcoder2ToGgufTest.parityFolders(ALL, withAuto));
+        // apertus: unpermuted llama with q/k norms, an up/down MLP, the xIELU parameters as arrays before the metadata
+        f.addAll(ApertusToGgufTest.parityFolders(ALL, withAuto));
         // deepseek2: latent attention (kv_b split, one key/value head), a dense lead block, grouped sigmoid routing with
         // its selection bias, shared experts, the multi-token-prediction layer left out; V2-Lite's single query projection
         f.addAll(DeepSeek2ToGgufTest.parityFolders(ALL, withAuto));

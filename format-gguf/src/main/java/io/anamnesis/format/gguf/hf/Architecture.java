@@ -548,13 +548,15 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      * @param unappliedWindow the family's checkpoints declare a {@code sliding_window} that neither the
      *                       converter nor llama.cpp applies; converted all the same (every published
      *                       checkpoint has one), with a note saying up to which length it is the same model
+     * @param layerScalars   one-value tensors of every layer the family's {@code modify_tensors} gathers
+     *                       into a float32 array key instead of writing them (Apertus's xIELU parameters)
      */
     record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                   Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
                   Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers,
                   Map<String, List<String>> configFrom, Optional<LatentAttention> latentAttention, Optional<String> extraLayers,
                   Optional<LeftOut> leftOut, List<RowHalves> rowHalves, Optional<FusedExperts> fusedExperts,
-                  List<ConfigValue> configValues, boolean unappliedWindow) {
+                  List<ConfigValue> configValues, boolean unappliedWindow, List<LayerScalar> layerScalars) {
 
         /** No extras: a plain decoder. */
         static final Extras NONE = builder().build();
@@ -583,6 +585,7 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
             private Optional<FusedExperts> fusedExperts = Optional.empty();
             private List<ConfigValue> configValues = List.of();
             private boolean unappliedWindow;
+            private List<LayerScalar> layerScalars = List.of();
 
             private Builder() {
             }
@@ -673,10 +676,15 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
                 return this;
             }
 
+            Builder layerScalars(LayerScalar... scalars) {
+                this.layerScalars = List.of(scalars);
+                return this;
+            }
+
             Extras build() {
                 return new Extras(configDefaults, multimodal, trimEmbeddings, slidingWindow, configIgnored, noRope, configRefused,
                         packedExperts, convLayers, configFrom, latentAttention, extraLayers, leftOut, rowHalves, fusedExperts,
-                        configValues, unappliedWindow);
+                        configValues, unappliedWindow, layerScalars);
             }
         }
     }
@@ -789,6 +797,16 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         boolean down(String hfName) {
             return hfName.endsWith("." + prefix + "down_proj") || hfName.endsWith("." + prefix + "down_proj.weight");
         }
+    }
+
+    /**
+     * A one-value tensor of every layer ({@code model.layers.{bid}.<suffix>}, shape {@code []} or {@code [1]})
+     * that the family's {@code modify_tensors} reads as a Python float and, once every layer's has come,
+     * writes as the float32 array key {@code key} (one value per layer, in layer order) instead of a tensor.
+     * The converter adds such keys while it goes through the tensors, before the metadata: they follow
+     * {@code general.architecture}, in the order their last layer's value comes.
+     */
+    record LayerScalar(String suffix, String key) {
     }
 
     /**

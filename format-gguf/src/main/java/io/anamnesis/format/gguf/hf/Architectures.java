@@ -78,7 +78,9 @@ import java.util.Optional;
  * verified byte for byte against the converter and by llama.cpp computing the logits of an
  * independent forward pass. lfm2moe: {@code LFM2MoeModel} (LFM2-8B-A1B): LFM2's layers with dense
  * leading layers and then sigmoid-routed experts; verified the same way. starcoder2:
- * {@code StarCoder2Model}: LayerNorms and biases, an up/down MLP; verified the same way.
+ * {@code StarCoder2Model}: LayerNorms and biases, an up/down MLP; verified the same way. apertus:
+ * {@code ApertusModel}: q/k norms, an up/down xIELU MLP whose parameters become key arrays; verified the
+ * same way.
  *
  * <p>deepseek2: {@code DeepseekV2Model} (DeepSeek-V2/V2-Lite/V3/R1, and GLM-4.7-Flash's
  * {@code Glm4MoeLiteModel}): latent attention split for llama.cpp's absorbed form, grouped expert
@@ -293,6 +295,38 @@ final class Architectures {
                             new Architecture.ConfigValue("mlp_type", "default", false, "llama.cpp's starcoder2 has one up "
                                     + "projection, no gate"))
                     .unappliedWindow())
+            .build();
+
+    /**
+     * Swiss AI's Apertus ({@code ApertusForCausalLM}, the converter's {@code ApertusModel}, a
+     * {@code LlamaModel} that does not permute): {@code attention_layernorm} ({@code attn_norm}) and
+     * {@code feedforward_layernorm} ({@code ffn_norm}), per-head q/k norms, NEOX rope, an MLP of
+     * {@code up_proj} and {@code down_proj} with the xIELU activation whose four parameters per layer
+     * ({@code mlp.act_fn.alpha_n}, {@code alpha_p}, {@code beta}, {@code eps}) become the arrays
+     * {@code xielu.alpha_n}, ... (llama.cpp takes softplus of the alphas as transformers does); llama's
+     * keys, vocabulary and llama3 {@code rope_freqs}.
+     */
+    static final Architecture APERTUS = Architecture.of("apertus", "ApertusForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM,
+                    Architecture.TensorName.of("model.layers.{bid}.attention_layernorm", "blk.{bid}.attn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+                    ATTN_OUTPUT,
+                    Architecture.TensorName.of("model.layers.{bid}.feedforward_layernorm", "blk.{bid}.ffn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"), FFN_DOWN), QK_NORMS))
+            // ApertusModel: LlamaModel's keys; the xIELU arrays come with the tensors
+            .keys(LLAMA.extraKeys())
+            .vocabulary(Architecture.VocabularyRule.LLAMA)
+            .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
+                    "num_key_value_heads", "rms_norm_eps", "rope_theta"))
+            .llama3Rope()
+            .extras(Architecture.Extras.builder()
+                    .configValues(new Architecture.ConfigValue("hidden_act", "xielu", false, "llama.cpp's apertus computes xIELU"))
+                    .layerScalars(new Architecture.LayerScalar("mlp.act_fn.alpha_n", "xielu.alpha_n"),
+                            new Architecture.LayerScalar("mlp.act_fn.alpha_p", "xielu.alpha_p"),
+                            new Architecture.LayerScalar("mlp.act_fn.beta", "xielu.beta"),
+                            new Architecture.LayerScalar("mlp.act_fn.eps", "xielu.eps")))
             .build();
 
     /**
@@ -1279,7 +1313,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

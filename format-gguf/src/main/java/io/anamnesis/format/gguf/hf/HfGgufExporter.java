@@ -168,6 +168,7 @@ public final class HfGgufExporter implements ModelExporter {
         // them): llama.cpp computes in the weights' type and has no use for them
         boolean fp8 = stored.get("quantization_config") instanceof Map<?, ?> q && "fp8".equals(q.get("quant_method"));
         int activationScales = 0;
+        LayerScalars scalars = new LayerScalars(arch.extras().layerScalars(), blockCount);
         for (DenseTensor input : inputs) {
             if (DROPPED.stream().anyMatch(input.name()::endsWith)) continue;
             if (fp8 && (input.name().endsWith(".activation_scale") || input.name().endsWith("_activation_scale"))) {
@@ -205,6 +206,7 @@ public final class HfGgufExporter implements ModelExporter {
                 }
             }
             leftOutRecovered.remove(input.name());
+            if (scalars.take(mapped)) continue;
             if (latent.isPresent()) {
                 if (mapped.name().endsWith("." + latent.get().kvB())) {
                     requireFloats(mapped);
@@ -265,6 +267,7 @@ public final class HfGgufExporter implements ModelExporter {
             out.add(typed(d, name, heads, arch.shift(d.name()), outtype, request.encoder()));
         }
         stacks.ifPresent(Stacks::requireAll);
+        scalars.requireAll();
         if (activationScales > 0) {
             notes.add("left out " + activationScales + " FP8 activation scale" + (activationScales == 1 ? "" : "s")
                     + " (static activation quantization, which the converter drops and llama.cpp does not use)");
@@ -296,6 +299,8 @@ public final class HfGgufExporter implements ModelExporter {
         kv.put("general.architecture", MetaValue.str(arch.gguf()));
         // written by generate_extra_tensors, which runs before the metadata is set
         longRope.ifPresent(l -> kv.put(arch.gguf() + ".rope.scaling.attn_factor", MetaValue.Real.f32(l.attnFactor())));
+        // ApertusModel.modify_tensors writes its xIELU arrays as the tensors go by, before the metadata
+        scalars.keys(kv);
         kv.put("general.type", MetaValue.str("model"));
         sampling(files, kv);
         ModelNaming naming = ModelNaming.of(Optional.ofNullable(config.get("_name_or_path")).filter(String.class::isInstance)
@@ -1537,6 +1542,73 @@ public final class HfGgufExporter implements ModelExporter {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /**
+     * A family's {@link Architecture.LayerScalar}s: each one-value tensor read as it comes (a float, as the
+     * converter's {@code .float().item()} reads it) and left out of the tensors; the arrays written as keys in
+     * the order they were completed; a layer without its value is refused (the converter would write no key,
+     * and llama.cpp would not load the file).
+     */
+    private static final class LayerScalars {
+        private final List<Architecture.LayerScalar> specs;
+        private final long blockCount;
+        private final Map<Architecture.LayerScalar, float[]> values = new HashMap<>();
+        private final Map<Architecture.LayerScalar, java.util.BitSet> seen = new HashMap<>();
+        private final List<Architecture.LayerScalar> completed = new ArrayList<>();
+
+        LayerScalars(List<Architecture.LayerScalar> specs, long blockCount) {
+            this.specs = specs;
+            this.blockCount = blockCount;
+        }
+
+        /** Takes {@code d} when it is one of the scalars of a layer below block_count. */
+        boolean take(DenseTensor d) {
+            for (Architecture.LayerScalar spec : specs) {
+                if (!d.name().endsWith("." + spec.suffix())) continue;
+                Matcher layer = MODEL_LAYER.matcher(d.name());
+                if (!layer.lookingAt() || layer.group(1).length() > 9 || !d.name().equals("model.layers." + layer.group(1) + "." + spec.suffix())) {
+                    return false;
+                }
+                int bid = Integer.parseInt(layer.group(1));
+                if (bid >= blockCount) return false;
+                if (d.shape().elementCount() != 1) {
+                    throw MalformedFileException.inTensor(d.name(), "has shape " + d.shape() + ", not one value (" + spec.key() + ")");
+                }
+                requireFloats(d);
+                float v;
+                try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+                    java.lang.foreign.MemorySegment one = arena.allocate(4, 4);
+                    ConvertedTensor.values(d, d.name(), Optional.empty()).producer().open(arena).fill(0, 1, one);
+                    v = one.get(io.anamnesis.api.numeric.LittleEndian.F32, 0);
+                }
+                values.computeIfAbsent(spec, s -> new float[(int) blockCount])[bid] = v;
+                java.util.BitSet got = seen.computeIfAbsent(spec, s -> new java.util.BitSet());
+                got.set(bid);
+                if (got.cardinality() == blockCount && !completed.contains(spec)) completed.add(spec);
+                return true;
+            }
+            return false;
+        }
+
+        void requireAll() {
+            for (Architecture.LayerScalar spec : specs) {
+                java.util.BitSet got = seen.getOrDefault(spec, new java.util.BitSet());
+                int missing = got.nextClearBit(0);
+                if (missing < blockCount) {
+                    throw new MalformedFileException("the model has no tensor model.layers." + missing + "." + spec.suffix()
+                            + ": the converter writes " + spec.key() + " from every layer's, and llama.cpp needs it");
+                }
+            }
+        }
+
+        void keys(Map<String, MetaValue> kv) {
+            for (Architecture.LayerScalar spec : completed) {
+                List<MetaValue> list = new ArrayList<>();
+                for (float v : values.get(spec)) list.add(MetaValue.Real.f32(v));
+                kv.put(spec.key(), new MetaValue.Array(MetaValue.Type.F32, list));
             }
         }
     }
