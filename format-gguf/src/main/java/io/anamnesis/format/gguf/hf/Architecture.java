@@ -550,13 +550,16 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      *                       checkpoint has one), with a note saying up to which length it is the same model
      * @param layerScalars   one-value tensors of every layer the family's {@code modify_tensors} gathers
      *                       into a float32 array key instead of writing them (Apertus's xIELU parameters)
+     * @param suffixRenames  name endings the family's {@code modify_tensors} rewrites before mapping a name
+     *                       (LFM2 MoE's {@code .expert_bias} to {@code .expert_bias.bias}), in order
      */
     record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                   Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
                   Map<String, String> configRefused, Optional<PackedExperts> packedExperts, Optional<ConvLayers> convLayers,
                   Map<String, List<String>> configFrom, Optional<LatentAttention> latentAttention, Optional<String> extraLayers,
                   Optional<LeftOut> leftOut, List<RowHalves> rowHalves, Optional<FusedExperts> fusedExperts,
-                  List<ConfigValue> configValues, boolean unappliedWindow, List<LayerScalar> layerScalars) {
+                  List<ConfigValue> configValues, boolean unappliedWindow, List<LayerScalar> layerScalars,
+                  Map<String, String> suffixRenames) {
 
         /** No extras: a plain decoder. */
         static final Extras NONE = builder().build();
@@ -586,6 +589,7 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
             private List<ConfigValue> configValues = List.of();
             private boolean unappliedWindow;
             private List<LayerScalar> layerScalars = List.of();
+            private Map<String, String> suffixRenames = Map.of();
 
             private Builder() {
             }
@@ -681,10 +685,16 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
                 return this;
             }
 
+            /** A name ending the family rewrites ({@code from} replaced by {@code to}) before the name is mapped. */
+            Builder suffixRename(String from, String to) {
+                this.suffixRenames = Map.of(from, to);
+                return this;
+            }
+
             Extras build() {
                 return new Extras(configDefaults, multimodal, trimEmbeddings, slidingWindow, configIgnored, noRope, configRefused,
                         packedExperts, convLayers, configFrom, latentAttention, extraLayers, leftOut, rowHalves, fusedExperts,
-                        configValues, unappliedWindow, layerScalars);
+                        configValues, unappliedWindow, layerScalars, suffixRenames);
             }
         }
     }

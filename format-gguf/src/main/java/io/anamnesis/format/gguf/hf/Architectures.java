@@ -978,7 +978,9 @@ final class Architectures {
                             new Architecture.ConfigValue("use_expert_bias", Boolean.TRUE, false, "llama.cpp's lfm2moe loads the "
                                     + "experts' selection bias as required")),
                     Optional.of("num_dense_layers"), false))
-            .extras(Architecture.Extras.builder().convLayers(new Architecture.ConvLayers("conv", List.of("conv.conv.weight"))))
+            .extras(Architecture.Extras.builder().convLayers(new Architecture.ConvLayers("conv", List.of("conv.conv.weight")))
+                    // LFM2MoeModel.modify_tensors: the bias gguf-py maps is expert_bias.bias
+                    .suffixRename(".expert_bias", ".expert_bias.bias"))
             .build();
 
     /**

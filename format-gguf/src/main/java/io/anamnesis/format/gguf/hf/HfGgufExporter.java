@@ -189,13 +189,10 @@ public final class HfGgufExporter implements ModelExporter {
             }
             DenseTensor unrenamed = squeezed(arch, textName.get().equals(input.name()) ? input : renamed(input, textName.get()));
             // DeepseekV2Model's, Glm4MoeModel's and MiniMaxM2Model's modify_tensors: e_score_correction_bias is renamed
-            // e_score_correction.bias (the name gguf-py maps)
-            // LFM2MoeModel's: expert_bias is renamed expert_bias.bias
-            DenseTensor mapped = unrenamed.name().endsWith(".e_score_correction_bias")
+            // e_score_correction.bias (the name gguf-py maps); and the family's own renames
+            DenseTensor mapped = suffixRenamed(arch, unrenamed.name().endsWith(".e_score_correction_bias")
                     ? renamed(unrenamed, unrenamed.name().substring(0, unrenamed.name().length() - "_bias".length()) + ".bias")
-                    : arch == Architectures.LFM2MOE && unrenamed.name().endsWith(".expert_bias")
-                    ? renamed(unrenamed, unrenamed.name() + ".bias")
-                    : unrenamed;
+                    : unrenamed);
             if (arch.skipped().contains(mapped.name())) continue;
             if (latent.isPresent()) {
                 // DeepseekV2Model.modify_tensors: the multi-token-prediction layers (from num_hidden_layers on) are skipped
@@ -893,6 +890,16 @@ public final class HfGgufExporter implements ModelExporter {
         List<MetaValue> perLayer = new ArrayList<>();
         for (Object t : types) perLayer.add(MetaValue.i32(c.convType().equals(t) ? 0 : kvHeads));
         return new MetaValue.Array(MetaValue.Type.I32, perLayer);
+    }
+
+    /** {@code d} under the name the family's {@link Architecture.Extras#suffixRenames} give it, or as it is. */
+    private static DenseTensor suffixRenamed(Architecture arch, DenseTensor d) {
+        for (var r : arch.extras().suffixRenames().entrySet()) {
+            if (d.name().endsWith(r.getKey())) {
+                return renamed(d, d.name().substring(0, d.name().length() - r.getKey().length()) + r.getValue());
+            }
+        }
+        return d;
     }
 
     /** Whether the folder is a Ministral 3 ({@code Ministral3Model} checks the text config's {@code model_type}). */
