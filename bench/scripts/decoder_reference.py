@@ -10,7 +10,7 @@ model of Llama4ForConditionalGeneration (Llama 4 Scout / Maverick; Llama4ForCaus
 Ernie4_5ForCausalLM (ERNIE 4.5's dense models; the remote-code Ernie4_5_ForCausalLM too), Ernie4_5_MoeForCausalLM
 (ERNIE 4.5's text MoE models), the language models of Qwen3VLForConditionalGeneration and
 Qwen3VLMoeForConditionalGeneration on text (qwen3's and qwen3moe's), GraniteMoeForCausalLM and
-GraniteMoeSharedForCausalLM, MiniMaxM2ForCausalLM, Lfm2MoeForCausalLM, Starcoder2ForCausalLM, ApertusForCausalLM), to check what
+GraniteMoeSharedForCausalLM, MiniMaxM2ForCausalLM, Lfm2MoeForCausalLM, Starcoder2ForCausalLM, ApertusForCausalLM, PhiForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -40,6 +40,8 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make phi2 DIR [--tokenizer MODELS_DIR] [--seed N]
+        a tiny PhiForCausalLM folder (phi-2's keys and layout). Its forward pass: below, phi2_forward
     python3 decoder_reference.py make apertus DIR [--tokenizer MODELS_DIR] [--seed N]
         a tiny ApertusForCausalLM folder (Apertus-8B's keys and layout: xIELU parameters per layer, q/k norms, a llama3
         scaling over an original context of 16). Its forward pass: below, apertus_forward
@@ -1752,6 +1754,96 @@ def apertus_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     return W["lm_head.weight"] @ last
 
 
+def make_phi2(out, tokenizer=None, seed=0):
+    """A tiny random PhiForCausalLM folder in microsoft/phi-2's layout (config.json's keys: partial_rotary_factor 0.4,
+    gelu_new, layer_norm_eps, no q/k layernorm; intermediate_size 4 x hidden): per layer one input_layernorm (weight,
+    bias) for both attention and MLP, q/k/v and self_attn.dense with biases, mlp.fc1/fc2 with biases; model.final_layernorm;
+    lm_head with a bias. hidden 64, 2 layers, 4 heads of 16 (6 rotated dims: int(16 x 0.4))."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, layers, heads = 64, 2, 4
+    d, inter = hidden // heads, 4 * hidden
+    config = {"architectures": ["PhiForCausalLM"], "model_type": "phi", "vocab_size": vocab, "hidden_size": hidden,
+              "intermediate_size": inter, "num_hidden_layers": layers, "num_attention_heads": heads, "num_key_value_heads": heads,
+              "max_position_embeddings": 2048, "partial_rotary_factor": 0.4, "rope_theta": 10000.0, "rope_scaling": None,
+              "layer_norm_eps": 1e-05, "hidden_act": "gelu_new", "qk_layernorm": False, "resid_pdrop": 0.1,
+              "embd_pdrop": 0.0, "attention_dropout": 0.0, "bos_token_id": 50256, "eos_token_id": 50256,
+              "tie_word_embeddings": False, "torch_dtype": "float16"}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0), "lm_head.weight": w(vocab, hidden, s=0.3),
+         "lm_head.bias": w(vocab, s=0.3), "model.final_layernorm.weight": 1 + w(hidden, s=0.2),
+         "model.final_layernorm.bias": w(hidden, s=0.1)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        t[p + "input_layernorm.weight"], t[p + "input_layernorm.bias"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+        for n in ("q", "k", "v"):
+            t[p + f"self_attn.{n}_proj.weight"], t[p + f"self_attn.{n}_proj.bias"] = w(hidden, hidden), w(hidden, s=0.3)
+        t[p + "self_attn.dense.weight"], t[p + "self_attn.dense.bias"] = w(hidden, hidden), w(hidden, s=0.1)
+        t[p + "mlp.fc1.weight"], t[p + "mlp.fc1.bias"] = w(inter, hidden), w(inter, s=0.3)
+        t[p + "mlp.fc2.weight"], t[p + "mlp.fc2.bias"] = w(hidden, inter), w(hidden, s=0.1)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
+def phi2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
+    """PhiForCausalLM (phi-1.5, phi-2) as transformers' modeling_phi computes it (eager attention), in float64: one
+    LayerNorm per block feeding attention and the MLP in parallel (x + attn(ln x) + mlp(ln x)), q/k/v and dense with
+    biases, rotate-half rope over the first int(head_dim x partial_rotary_factor) dims, the MLP fc2(gelu_new(fc1 h)),
+    model.final_layernorm, lm_head with its bias. --variant not-parallel runs attention then the MLP on a fresh norm
+    of the sum; no-lm-head-bias leaves lm_head's bias out. With --kv f16, ggml's CPU GELU table is modelled."""
+    H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    d = hidden // H
+    r = int(d * cfg.get("partial_rotary_factor", 0.5))
+    eps = cfg.get("layer_norm_eps", 1e-5)
+    if weights == "f16":
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    inv = cfg.get("rope_theta", 10000.0) ** (-np.arange(0, r, 2, dtype=np.float64) / r)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+
+    def layernorm(x, p):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + eps) * W[p + ".weight"] + W[p + ".bias"]
+
+    def gelu(x):
+        if kv_cache == "f16":
+            return np.where(x <= -10, 0.0, np.where(x >= 10, x, f16(gelu_tanh(f16(x)))))
+        return gelu_tanh(x)
+
+    def attention(h, p):
+        q, k, v = ((h @ W[p + f"self_attn.{n}_proj.weight"].T + W[p + f"self_attn.{n}_proj.bias"]).reshape(T, -1, d) for n in "qkv")
+        q, k = rotary(q, pos, inv, r), rotary(k, pos, inv, r)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        return attend(q, k, v, mask, kv_cache, div=np.sqrt(d)) @ W[p + "self_attn.dense.weight"].T + W[p + "self_attn.dense.bias"]
+
+    def mlp(h, p):
+        return gelu(h @ W[p + "mlp.fc1.weight"].T + W[p + "mlp.fc1.bias"]) @ W[p + "mlp.fc2.weight"].T + W[p + "mlp.fc2.bias"]
+
+    x = W["model.embed_tokens.weight"][np.array(toks)]
+    for i in range(n_layers):
+        p = f"model.layers.{i}."
+        h = layernorm(x, p + "input_layernorm")
+        if variant == "not-parallel":
+            x = x + attention(h, p)
+            x = x + mlp(layernorm(x, p + "input_layernorm"), p)
+        else:
+            x = x + attention(h, p) + mlp(h, p)
+    last = layernorm(x[-1:], "model.final_layernorm")[0]
+    return W["lm_head.weight"] @ last + (0.0 if variant == "no-lm-head-bias" else W["lm_head.bias"])
+
+
 def make_cohere(arch, out, tokenizer=None, seed=0, qk_norm=False, theta=None, layer_types=False):
     """A tiny random CohereForCausalLM (Command-R, CohereForAI/c4ai-command-r-v01's layout; with qk_norm Command R+'s
     use_qk_norm) or Cohere2ForCausalLM (Command R7B, c4ai-command-r7b-12-2024's) folder: config.json's keys as those
@@ -2779,6 +2871,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, gpt_oss_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
     if arch in ("Lfm2ForCausalLM", "Lfm2MoeForCausalLM"):
         return arch, lfm2_forward(cfg, W, tokens, weights, kv_cache, variant, mutate)
+    if arch == "PhiForCausalLM":
+        return arch, phi2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "ApertusForCausalLM":
         return arch, apertus_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "Starcoder2ForCausalLM":
@@ -3969,7 +4063,7 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -4023,7 +4117,7 @@ def main():
                                              "global-nope", "softmax-router", "no-groups", "interleaved-rope",
                                              "full-rope", "no-qk-norm", "weight-output", "renormalized",
                                              "no-renorm", "no-query-scale", "gelu-erf", "no-bias", "no-softplus",
-                                             "silu-not-xielu"])
+                                             "silu-not-xielu", "no-lm-head-bias"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias", "no-routing-bias",
                                             "no-renormalize"])
@@ -4060,6 +4154,8 @@ def main():
             make_ernie4_5(a.dir, a.tokenizer, a.sp, a.seed, a.tied)
         elif a.arch == "ernie4_5_moe":
             make_ernie4_5_moe(a.dir, a.tokenizer, a.sp, a.seed, a.mtp)
+        elif a.arch == "phi2":
+            make_phi2(a.dir, a.tokenizer, a.seed)
         elif a.arch == "apertus":
             make_apertus(a.dir, a.tokenizer, a.seed)
         elif a.arch == "starcoder2":

@@ -367,6 +367,8 @@ class ConverterParityTest {
         f.addAll(Starcoder2ToGgufTest.parityFolders(ALL, withAuto));
         // apertus: unpermuted llama with q/k norms, an up/down MLP, the xIELU parameters as arrays before the metadata
         f.addAll(ApertusToGgufTest.parityFolders(ALL, withAuto));
+        // phi2: its own keys (4 x hidden, partial rope, no BOS), one LayerNorm a block, biases, lm_head's bias
+        f.addAll(Phi2ToGgufTest.parityFolders(ALL, withAuto));
         // deepseek2: latent attention (kv_b split, one key/value head), a dense lead block, grouped sigmoid routing with
         // its selection bias, shared experts, the multi-token-prediction layer left out; V2-Lite's single query projection
         f.addAll(DeepSeek2ToGgufTest.parityFolders(ALL, withAuto));

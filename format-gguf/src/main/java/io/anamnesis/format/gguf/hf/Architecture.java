@@ -301,7 +301,14 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          * {@code llama_4_scaling_beta} (the queries scaled by {@code 1 + beta ln(1 + floor(pos / original
          * context))}); the rope must be yarn. Nothing for another {@code model_type}.
          */
-        MINISTRAL3_SCALING
+        MINISTRAL3_SCALING,
+        /**
+         * {@code <arch>.feed_forward_length} as phi2 writes it: 4 x {@code hidden_size}, whatever
+         * {@code intermediate_size} says (one that differs is refused: llama.cpp would not load the MLP).
+         */
+        FOUR_HIDDEN_FEED_FORWARD_LENGTH,
+        /** {@code tokenizer.ggml.add_bos_token} false, which phi2's {@code set_gguf_parameters} writes. */
+        NO_BOS_TOKEN
     }
 
     /**

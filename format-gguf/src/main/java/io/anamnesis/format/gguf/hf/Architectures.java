@@ -80,7 +80,7 @@ import java.util.Optional;
  * leading layers and then sigmoid-routed experts; verified the same way. starcoder2:
  * {@code StarCoder2Model}: LayerNorms and biases, an up/down MLP; verified the same way. apertus:
  * {@code ApertusModel}: q/k norms, an up/down xIELU MLP whose parameters become key arrays; verified the
- * same way.
+ * same way. phi2: {@code Phi2Model}: its own keys, a parallel block on one LayerNorm; verified the same way.
  *
  * <p>deepseek2: {@code DeepseekV2Model} (DeepSeek-V2/V2-Lite/V3/R1, and GLM-4.7-Flash's
  * {@code Glm4MoeLiteModel}): latent attention split for llama.cpp's absorbed form, grouped expert
@@ -327,6 +327,45 @@ final class Architectures {
                             new Architecture.LayerScalar("mlp.act_fn.alpha_p", "xielu.alpha_p"),
                             new Architecture.LayerScalar("mlp.act_fn.beta", "xielu.beta"),
                             new Architecture.LayerScalar("mlp.act_fn.eps", "xielu.eps")))
+            .build();
+
+    /**
+     * Microsoft's Phi-2 and Phi-1.5 ({@code PhiForCausalLM}, the converter's {@code Phi2Model}): one LayerNorm
+     * per block (weight and bias) feeding attention and the MLP in parallel, q/k/v and {@code self_attn.dense}
+     * with biases, no permutation (NEOX rope over the first {@code partial_rotary_factor} of each head), the MLP
+     * {@code mlp.fc1} ({@code ffn_up}) and {@code mlp.fc2} ({@code ffn_down}) with biases, {@code
+     * model.final_layernorm} ({@code output_norm}), {@code lm_head} with a bias; its own keys, none of
+     * TextModel's: context length, embedding length, feed-forward length 4 x hidden, block count, heads (and
+     * as many key/value heads), the LayerNorm epsilon, the rope dimension count, the file type and
+     * {@code tokenizer.ggml.add_bos_token} false; {@code TextModel.set_vocab}. What llama.cpp's phi2 assumes
+     * (gelu_new, no q/k layernorm, rope base 10000, which no key carries) is refused otherwise.
+     */
+    static final Architecture PHI2 = Architecture.of("phi2", "PhiForCausalLM")
+            .tensors(List.of(TOKEN_EMBD, OUTPUT, Architecture.TensorName.of("model.final_layernorm", "output_norm"), ATTN_NORM,
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+                    Architecture.TensorName.of("model.layers.{bid}.self_attn.dense", "blk.{bid}.attn_output"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.fc1", "blk.{bid}.ffn_up"),
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.fc2", "blk.{bid}.ffn_down")))
+            // Phi2Model.set_gguf_parameters, in its order
+            .keys(List.of(HyperParameter.u32("{arch}.context_length", "n_positions", "max_position_embeddings").asRequired(),
+                    HyperParameter.u32("{arch}.embedding_length", "hidden_size", "n_embd").asRequired(),
+                    Architecture.OwnKey.FOUR_HIDDEN_FEED_FORWARD_LENGTH, Architecture.OwnKey.BLOCK_COUNT,
+                    HyperParameter.u32("{arch}.attention.head_count", "num_attention_heads", "n_head").asRequired(),
+                    HyperParameter.u32("{arch}.attention.head_count_kv", "num_attention_heads", "n_head").asRequired(),
+                    HyperParameter.f32("{arch}.attention.layer_norm_epsilon", "layer_norm_epsilon", "layer_norm_eps").asRequired(),
+                    Architecture.OwnKey.PARTIAL_ROPE_DIMENSION_COUNT, Architecture.OwnKey.FILE_TYPE, Architecture.OwnKey.NO_BOS_TOKEN))
+            .ownKeysOnly()
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(List.of("vocab_size", "hidden_size", "num_attention_heads", "partial_rotary_factor"))
+            .extras(Architecture.Extras.builder()
+                    .configValues(new Architecture.ConfigValue("hidden_act", "gelu_new", false, "llama.cpp's phi2 computes GELU's "
+                                    + "tanh approximation"),
+                            new Architecture.ConfigValue("qk_layernorm", Boolean.FALSE, false, "llama.cpp's phi2 has no q/k "
+                                    + "layernorm"),
+                            new Architecture.ConfigValue("rope_theta", 10000.0, false, "the converter writes no rope base for phi2, "
+                                    + "and llama.cpp runs 10000")))
             .build();
 
     /**
@@ -1315,7 +1354,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

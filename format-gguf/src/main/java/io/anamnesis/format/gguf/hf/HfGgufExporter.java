@@ -1246,6 +1246,16 @@ public final class HfGgufExporter implements ModelExporter {
                 }
                 kv.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(width));
             }
+            case FOUR_HIDDEN_FEED_FORWARD_LENGTH -> {
+                long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
+                Optional<Long> ff = HfConfig.integer(config, "intermediate_size");
+                if (ff.isPresent() && ff.get() != 4 * hidden) {
+                    throw badKey("intermediate_size", "is " + ff.get() + ", but the converter writes phi2's feed-forward width as "
+                            + "4 x hidden_size (" + 4 * hidden + "): llama.cpp would not load the MLP");
+                }
+                kv.put(a + ".feed_forward_length", MetaValue.u32(4 * hidden));
+            }
+            case NO_BOS_TOKEN -> kv.put("tokenizer.ggml.add_bos_token", new MetaValue.Bool(false));
             case MINISTRAL3_SCALING -> {
                 if (!ministral3(arch, config)) return;
                 Map<?, ?> rope = ropeParameters(arch, config);
