@@ -10,7 +10,7 @@ model of Llama4ForConditionalGeneration (Llama 4 Scout / Maverick; Llama4ForCaus
 Ernie4_5ForCausalLM (ERNIE 4.5's dense models; the remote-code Ernie4_5_ForCausalLM too), Ernie4_5_MoeForCausalLM
 (ERNIE 4.5's text MoE models), the language models of Qwen3VLForConditionalGeneration and
 Qwen3VLMoeForConditionalGeneration on text (qwen3's and qwen3moe's), GraniteMoeForCausalLM and
-GraniteMoeSharedForCausalLM, MiniMaxM2ForCausalLM, Lfm2MoeForCausalLM, Starcoder2ForCausalLM, ApertusForCausalLM, PhiForCausalLM), to check what
+GraniteMoeSharedForCausalLM, MiniMaxM2ForCausalLM, Lfm2MoeForCausalLM, Starcoder2ForCausalLM, ApertusForCausalLM, PhiForCausalLM, GPTNeoXForCausalLM), to check what
 `amn convert --to gguf` writes against what llama.cpp computes from it. NumPy only; written
 from the architectures' description (Hugging Face modeling code conventions), not from amn's
 code or the converter's.
@@ -40,6 +40,8 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make gptneox DIR [--tokenizer MODELS_DIR] [--seed N] [--sequential]
+        a tiny GPTNeoXForCausalLM folder (Pythia's keys and layout, its qkv per head). Forward pass: gptneox_forward
     python3 decoder_reference.py make phi2 DIR [--tokenizer MODELS_DIR] [--seed N]
         a tiny PhiForCausalLM folder (phi-2's keys and layout). Its forward pass: below, phi2_forward
     python3 decoder_reference.py make apertus DIR [--tokenizer MODELS_DIR] [--seed N]
@@ -1844,6 +1846,108 @@ def phi2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     return W["lm_head.weight"] @ last + (0.0 if variant == "no-lm-head-bias" else W["lm_head.bias"])
 
 
+def make_gptneox(out, tokenizer=None, seed=0, parallel=True):
+    """A tiny random GPTNeoXForCausalLM folder in EleutherAI/pythia's layout (config.json's keys: rotary_pct 0.25,
+    rotary_emb_base 10000, use_parallel_residual, hidden_act gelu, untied embed_out): gpt_neox.embed_in, per layer
+    input_layernorm and post_attention_layernorm (weight, bias), attention.query_key_value [3 hidden, hidden] with its
+    bias laid out per head ([heads, 3, head_dim]: q, k, v of head 0, then of head 1, ...), attention.dense,
+    mlp.dense_h_to_4h and mlp.dense_4h_to_h with biases, gpt_neox.final_layer_norm and embed_out. hidden 64, 2
+    layers, 4 heads of 16 (4 rotated dims)."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, layers, heads, inter = 64, 2, 4, 256
+    config = {"architectures": ["GPTNeoXForCausalLM"], "model_type": "gpt_neox", "vocab_size": vocab, "hidden_size": hidden,
+              "intermediate_size": inter, "num_hidden_layers": layers, "num_attention_heads": heads,
+              "max_position_embeddings": 2048, "rotary_pct": 0.25, "rotary_emb_base": 10000, "layer_norm_eps": 1e-05,
+              "use_parallel_residual": parallel, "hidden_act": "gelu", "attention_bias": True, "tie_word_embeddings": False,
+              "bos_token_id": 0, "eos_token_id": 0, "torch_dtype": "float16"}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"gpt_neox.embed_in.weight": w(vocab, hidden, s=1.0), "embed_out.weight": w(vocab, hidden, s=0.3),
+         "gpt_neox.final_layer_norm.weight": 1 + w(hidden, s=0.2), "gpt_neox.final_layer_norm.bias": w(hidden, s=0.1)}
+    for i in range(layers):
+        p = f"gpt_neox.layers.{i}."
+        for n in ("input_layernorm", "post_attention_layernorm"):
+            t[p + n + ".weight"], t[p + n + ".bias"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+        t[p + "attention.query_key_value.weight"] = w(3 * hidden, hidden)
+        t[p + "attention.query_key_value.bias"] = w(3 * hidden, s=0.3)
+        t[p + "attention.dense.weight"], t[p + "attention.dense.bias"] = w(hidden, hidden), w(hidden, s=0.1)
+        t[p + "mlp.dense_h_to_4h.weight"], t[p + "mlp.dense_h_to_4h.bias"] = w(inter, hidden), w(inter, s=0.3)
+        t[p + "mlp.dense_4h_to_h.weight"], t[p + "mlp.dense_4h_to_h.bias"] = w(hidden, inter), w(hidden, s=0.1)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
+def gptneox_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
+    """GPTNeoXForCausalLM (Pythia) as transformers' modeling_gpt_neox computes it (eager attention), in float64:
+    LayerNorms with bias, query_key_value viewed per head as [heads, 3 x head_dim] (q, k, v of each head in turn),
+    rotate-half rope over the first int(head_dim x rotary_pct) dims, attention dense with bias, the MLP
+    dense_4h_to_h(gelu(dense_h_to_4h h)); with use_parallel_residual x + attn(ln1 x) + mlp(ln2 x), else in sequence;
+    gpt_neox.final_layer_norm, embed_out. transformers' gelu is the exact (erf) one, llama.cpp's gptneox the tanh
+    approximation: --variant gelu-tanh computes the latter. --variant qkv-blocks takes q, k, v as three blocks of
+    rows (the layout the converter writes) instead of per head."""
+    from math import erf
+    H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    d = hidden // H
+    r = int(d * cfg.get("rotary_pct", 1.0))
+    eps = cfg.get("layer_norm_eps", 1e-5)
+    if weights == "f16":
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    inv = cfg.get("rotary_emb_base", cfg.get("rope_theta", 10000)) ** (-np.arange(0, r, 2, dtype=np.float64) / r)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+
+    def layernorm(x, p):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + eps) * W[p + ".weight"] + W[p + ".bias"]
+
+    def gelu(x):
+        if variant == "gelu-tanh":
+            # llama.cpp's: the tanh approximation, from ggml's F16 table below |x| 10 (modelled with the F16 cache)
+            if kv_cache == "f16":
+                return np.where(x <= -10, 0.0, np.where(x >= 10, x, f16(gelu_tanh(f16(x)))))
+            return gelu_tanh(x)
+        return 0.5 * x * (1 + np.vectorize(erf)(x / np.sqrt(2)))
+
+    def attention(h, p):
+        qkv = h @ W[p + "attention.query_key_value.weight"].T + W[p + "attention.query_key_value.bias"]
+        if variant == "qkv-blocks":
+            q, k, v = (y.reshape(T, H, d) for y in np.split(qkv, 3, axis=-1))
+        else:
+            per_head = qkv.reshape(T, H, 3 * d)
+            q, k, v = per_head[..., :d], per_head[..., d:2 * d], per_head[..., 2 * d:]
+        q, k = rotary(q, pos, inv, r), rotary(k, pos, inv, r)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        return attend(q, k, v, mask, kv_cache, div=np.sqrt(d)) @ W[p + "attention.dense.weight"].T + W[p + "attention.dense.bias"]
+
+    def mlp(h, p):
+        u = h @ W[p + "mlp.dense_h_to_4h.weight"].T + W[p + "mlp.dense_h_to_4h.bias"]
+        return gelu(u) @ W[p + "mlp.dense_4h_to_h.weight"].T + W[p + "mlp.dense_4h_to_h.bias"]
+
+    x = W["gpt_neox.embed_in.weight"][np.array(toks)]
+    for i in range(n_layers):
+        p = f"gpt_neox.layers.{i}."
+        a = attention(layernorm(x, p + "input_layernorm"), p)
+        if cfg.get("use_parallel_residual", True):
+            x = x + a + mlp(layernorm(x, p + "post_attention_layernorm"), p)
+        else:
+            x = x + a
+            x = x + mlp(layernorm(x, p + "post_attention_layernorm"), p)
+    last = layernorm(x[-1:], "gpt_neox.final_layer_norm")[0]
+    return W["embed_out.weight"] @ last
+
+
 def make_cohere(arch, out, tokenizer=None, seed=0, qk_norm=False, theta=None, layer_types=False):
     """A tiny random CohereForCausalLM (Command-R, CohereForAI/c4ai-command-r-v01's layout; with qk_norm Command R+'s
     use_qk_norm) or Cohere2ForCausalLM (Command R7B, c4ai-command-r7b-12-2024's) folder: config.json's keys as those
@@ -2871,6 +2975,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, gpt_oss_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant, mutate)
     if arch in ("Lfm2ForCausalLM", "Lfm2MoeForCausalLM"):
         return arch, lfm2_forward(cfg, W, tokens, weights, kv_cache, variant, mutate)
+    if arch == "GPTNeoXForCausalLM":
+        return arch, gptneox_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "PhiForCausalLM":
         return arch, phi2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "ApertusForCausalLM":
@@ -4063,7 +4169,7 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -4071,6 +4177,7 @@ def main():
     m.add_argument("--sp")
     m.add_argument("--tied", action="store_true")
     m.add_argument("--untied", action="store_true", help="starcoder2: an lm_head of its own")
+    m.add_argument("--sequential", action="store_true", help="gptneox: use_parallel_residual false")
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--llama3", type=int, metavar="OLD_CONTEXT")
     m.add_argument("--theta", type=float)
@@ -4117,7 +4224,7 @@ def main():
                                              "global-nope", "softmax-router", "no-groups", "interleaved-rope",
                                              "full-rope", "no-qk-norm", "weight-output", "renormalized",
                                              "no-renorm", "no-query-scale", "gelu-erf", "no-bias", "no-softplus",
-                                             "silu-not-xielu", "no-lm-head-bias"])
+                                             "silu-not-xielu", "no-lm-head-bias", "gelu-tanh", "qkv-blocks"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias", "no-routing-bias",
                                             "no-renormalize"])
@@ -4154,6 +4261,8 @@ def main():
             make_ernie4_5(a.dir, a.tokenizer, a.sp, a.seed, a.tied)
         elif a.arch == "ernie4_5_moe":
             make_ernie4_5_moe(a.dir, a.tokenizer, a.sp, a.seed, a.mtp)
+        elif a.arch == "gptneox":
+            make_gptneox(a.dir, a.tokenizer, a.seed, not a.sequential)
         elif a.arch == "phi2":
             make_phi2(a.dir, a.tokenizer, a.seed)
         elif a.arch == "apertus":

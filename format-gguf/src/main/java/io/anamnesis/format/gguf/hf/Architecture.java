@@ -308,7 +308,9 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          */
         FOUR_HIDDEN_FEED_FORWARD_LENGTH,
         /** {@code tokenizer.ggml.add_bos_token} false, which phi2's {@code set_gguf_parameters} writes. */
-        NO_BOS_TOKEN
+        NO_BOS_TOKEN,
+        /** {@code <arch>.use_parallel_residual}: config.json's {@code use_parallel_residual}, true when absent (gptneox's). */
+        PARALLEL_RESIDUAL
     }
 
     /**
@@ -559,6 +561,8 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      *                       into a float32 array key instead of writing them (Apertus's xIELU parameters)
      * @param suffixRenames  name endings the family's {@code modify_tensors} rewrites before mapping a name
      *                       (LFM2 MoE's {@code .expert_bias} to {@code .expert_bias.bias}), in order
+     * @param perHeadQkv     name endings of fused q/k/v projections (weight and bias) stored per head, which
+     *                       the family's {@code modify_tensors} re-lays as three blocks ({@link QkvRows})
      */
     record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                   Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
@@ -566,7 +570,7 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
                   Map<String, List<String>> configFrom, Optional<LatentAttention> latentAttention, Optional<String> extraLayers,
                   Optional<LeftOut> leftOut, List<RowHalves> rowHalves, Optional<FusedExperts> fusedExperts,
                   List<ConfigValue> configValues, boolean unappliedWindow, List<LayerScalar> layerScalars,
-                  Map<String, String> suffixRenames) {
+                  Map<String, String> suffixRenames, List<String> perHeadQkv) {
 
         /** No extras: a plain decoder. */
         static final Extras NONE = builder().build();
@@ -597,6 +601,7 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
             private boolean unappliedWindow;
             private List<LayerScalar> layerScalars = List.of();
             private Map<String, String> suffixRenames = Map.of();
+            private List<String> perHeadQkv = List.of();
 
             private Builder() {
             }
@@ -692,6 +697,11 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
                 return this;
             }
 
+            Builder perHeadQkv(String... suffixes) {
+                this.perHeadQkv = List.of(suffixes);
+                return this;
+            }
+
             /** A name ending the family rewrites ({@code from} replaced by {@code to}) before the name is mapped. */
             Builder suffixRename(String from, String to) {
                 this.suffixRenames = Map.of(from, to);
@@ -701,7 +711,7 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
             Extras build() {
                 return new Extras(configDefaults, multimodal, trimEmbeddings, slidingWindow, configIgnored, noRope, configRefused,
                         packedExperts, convLayers, configFrom, latentAttention, extraLayers, leftOut, rowHalves, fusedExperts,
-                        configValues, unappliedWindow, layerScalars, suffixRenames);
+                        configValues, unappliedWindow, layerScalars, suffixRenames, perHeadQkv);
             }
         }
     }

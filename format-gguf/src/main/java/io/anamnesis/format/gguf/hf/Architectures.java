@@ -81,6 +81,7 @@ import java.util.Optional;
  * {@code StarCoder2Model}: LayerNorms and biases, an up/down MLP; verified the same way. apertus:
  * {@code ApertusModel}: q/k norms, an up/down xIELU MLP whose parameters become key arrays; verified the
  * same way. phi2: {@code Phi2Model}: its own keys, a parallel block on one LayerNorm; verified the same way.
+ * gptneox: {@code GPTNeoXModel}: the per-head fused q/k/v re-laid in blocks, its own keys; verified the same way.
  *
  * <p>deepseek2: {@code DeepseekV2Model} (DeepSeek-V2/V2-Lite/V3/R1, and GLM-4.7-Flash's
  * {@code Glm4MoeLiteModel}): latent attention split for llama.cpp's absorbed form, grouped expert
@@ -366,6 +367,47 @@ final class Architectures {
                                     + "layernorm"),
                             new Architecture.ConfigValue("rope_theta", 10000.0, false, "the converter writes no rope base for phi2, "
                                     + "and llama.cpp runs 10000")))
+            .build();
+
+    /**
+     * EleutherAI's GPT-NeoX ({@code GPTNeoXForCausalLM}: Pythia, GPT-NeoX-20B, and models built on them; the
+     * converter's {@code GPTNeoXModel}): LayerNorms with bias before attention and before the MLP (in parallel
+     * unless {@code use_parallel_residual} is false), {@code attention.query_key_value} with its bias kept fused
+     * ({@code attn_qkv}) but re-laid from per-head rows to q, k, v blocks ({@link QkvRows}), {@code attention.dense},
+     * the MLP {@code dense_h_to_4h}/{@code dense_4h_to_h} with biases, {@code final_layer_norm}, {@code embed_out};
+     * its own keys: context and embedding lengths, block count, feed-forward length, the rope dimension count
+     * ({@code int(rotary_pct x head_dim)}), heads, {@code use_parallel_residual}, the LayerNorm epsilon, and no file
+     * type (the converter writes none). No rope base is written (llama.cpp runs 10000): another is refused.
+     * transformers' GPT-NeoX computes the exact GELU, llama.cpp's gptneox the tanh approximation (a difference of
+     * about 1e-3 of the logits: llama.cpp's, which every converter's file has).
+     */
+    static final Architecture GPTNEOX = Architecture.of("gptneox", "GPTNeoXForCausalLM")
+            .tensors(List.of(Architecture.TensorName.of("gpt_neox.embed_in", "token_embd"),
+                    Architecture.TensorName.of("embed_out", "output"),
+                    Architecture.TensorName.of("gpt_neox.final_layer_norm", "output_norm"),
+                    Architecture.TensorName.of("gpt_neox.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+                    Architecture.TensorName.of("gpt_neox.layers.{bid}.attention.query_key_value", "blk.{bid}.attn_qkv"),
+                    Architecture.TensorName.of("gpt_neox.layers.{bid}.attention.dense", "blk.{bid}.attn_output"),
+                    Architecture.TensorName.of("gpt_neox.layers.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"),
+                    Architecture.TensorName.of("gpt_neox.layers.{bid}.mlp.dense_h_to_4h", "blk.{bid}.ffn_up"),
+                    Architecture.TensorName.of("gpt_neox.layers.{bid}.mlp.dense_4h_to_h", "blk.{bid}.ffn_down")))
+            // GPTNeoXModel.set_gguf_parameters, in its order
+            .keys(List.of(HyperParameter.u32("{arch}.context_length", "max_position_embeddings").asRequired(),
+                    HyperParameter.u32("{arch}.embedding_length", "hidden_size").asRequired(), Architecture.OwnKey.BLOCK_COUNT,
+                    HyperParameter.u32("{arch}.feed_forward_length", "intermediate_size").asRequired(),
+                    Architecture.OwnKey.ROTARY_PCT_DIMENSION_COUNT,
+                    HyperParameter.u32("{arch}.attention.head_count", "num_attention_heads").asRequired(),
+                    Architecture.OwnKey.PARALLEL_RESIDUAL,
+                    HyperParameter.f32("{arch}.attention.layer_norm_epsilon", "layer_norm_eps").asRequired()))
+            .ownKeysOnly()
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(List.of("vocab_size", "hidden_size", "num_attention_heads", "rotary_pct"))
+            .extras(Architecture.Extras.builder()
+                    .perHeadQkv("attention.query_key_value.weight", "attention.query_key_value.bias")
+                    .configValues(new Architecture.ConfigValue("rotary_emb_base", 10000L, false, "the converter writes no rope "
+                                    + "base for gptneox, and llama.cpp runs 10000"),
+                            new Architecture.ConfigValue("rope_theta", 10000L, false, "the converter writes no rope base for "
+                                    + "gptneox, and llama.cpp runs 10000")))
             .build();
 
     /**
@@ -1354,7 +1396,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

@@ -190,9 +190,9 @@ public final class HfGgufExporter implements ModelExporter {
             DenseTensor unrenamed = squeezed(arch, textName.get().equals(input.name()) ? input : renamed(input, textName.get()));
             // DeepseekV2Model's, Glm4MoeModel's and MiniMaxM2Model's modify_tensors: e_score_correction_bias is renamed
             // e_score_correction.bias (the name gguf-py maps); and the family's own renames
-            DenseTensor mapped = suffixRenamed(arch, unrenamed.name().endsWith(".e_score_correction_bias")
+            DenseTensor mapped = perHeadQkv(arch, config, suffixRenamed(arch, unrenamed.name().endsWith(".e_score_correction_bias")
                     ? renamed(unrenamed, unrenamed.name().substring(0, unrenamed.name().length() - "_bias".length()) + ".bias")
-                    : unrenamed);
+                    : unrenamed));
             if (arch.skipped().contains(mapped.name())) continue;
             if (latent.isPresent()) {
                 // DeepseekV2Model.modify_tensors: the multi-token-prediction layers (from num_hidden_layers on) are skipped
@@ -892,6 +892,15 @@ public final class HfGgufExporter implements ModelExporter {
         return new MetaValue.Array(MetaValue.Type.I32, perLayer);
     }
 
+    /** {@code d} with its rows in three blocks when it is one of the family's per-head fused q/k/v ({@code GPTNeoXModel}'s), or as it is. */
+    private static DenseTensor perHeadQkv(Architecture arch, Map<?, ?> config, DenseTensor d) {
+        if (arch.extras().perHeadQkv().stream().noneMatch(d.name()::endsWith)) return d;
+        requireFloats(d);
+        long heads = HfConfig.integer(config, "num_attention_heads").orElseThrow(() -> badKey("num_attention_heads", "is missing"));
+        long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
+        return QkvRows.blocks(d, heads, hidden);
+    }
+
     /** {@code d} under the name the family's {@link Architecture.Extras#suffixRenames} give it, or as it is. */
     private static DenseTensor suffixRenamed(Architecture arch, DenseTensor d) {
         for (var r : arch.extras().suffixRenames().entrySet()) {
@@ -1256,6 +1265,13 @@ public final class HfGgufExporter implements ModelExporter {
                 kv.put(a + ".feed_forward_length", MetaValue.u32(4 * hidden));
             }
             case NO_BOS_TOKEN -> kv.put("tokenizer.ggml.add_bos_token", new MetaValue.Bool(false));
+            case PARALLEL_RESIDUAL -> {
+                Object v = config.get("use_parallel_residual");
+                if (v != null && v != io.anamnesis.api.json.Json.NULL && !(v instanceof Boolean)) {
+                    throw badKey("use_parallel_residual", "is not true or false: " + v);
+                }
+                kv.put(a + ".use_parallel_residual", new MetaValue.Bool(!Boolean.FALSE.equals(v)));
+            }
             case MINISTRAL3_SCALING -> {
                 if (!ministral3(arch, config)) return;
                 Map<?, ?> rope = ropeParameters(arch, config);
