@@ -177,8 +177,8 @@ public final class CtKernels {
     }
 
     private static short[] shorts(int[] table) {
-        short[] s = new short[table.length];
-        for (int i = 0; i < s.length; i++) s[i] = (short) table[i];
+        short[] s = new short[table.length + 16];
+        for (int i = 0; i < table.length; i++) s[i] = (short) table[i];
         return s;
     }
 
@@ -222,7 +222,7 @@ public final class CtKernels {
         // whole-row tables: the vector lookups, act-order and odd group widths index them by group
         boolean rowTables = !byCode && (vectorRows || p.halfGroup == null);
         int[] table = byCode ? p.codeTable : rowTables ? new int[scaleCols * 16] : null;
-        short[] table16 = !vectorRows || wide ? null : byCode ? p.codeTable16 : new short[table.length];
+        short[] table16 = !vectorRows || wide ? null : byCode ? p.codeTable16 : new short[table.length + 16];
         int[] base = new int[scaleCols];
         int[] local = new int[16];
         // BF16 tables for the vector lookups: a group's 16 entries in one vector each, not

@@ -91,4 +91,39 @@ class CtKernelsTest {
             }
         }
     }
+    /**
+     * The 512-bit and 256-bit forms of the 16-bit lookup row (a JVM runs one of them) give the
+     * same values from the same codes and tables, including a different table for each half of
+     * a step and tables at the end of the padded array.
+     */
+    @Test
+    void bothLookupRowFormsGiveTheSameValues() {
+        SplittableRandom r = new SplittableRandom(23);
+        int groups = 9;
+        short[] table = new short[groups * 16 + 16];
+        for (int i = 0; i < groups * 16; i++) table[i] = (short) r.nextInt(65536);
+        int[] base = new int[groups];
+        for (int g = 0; g < groups; g++) base[g] = 16 * (groups - 1 - g);   // not in order
+        for (int cols : new int[] {32, 96, 1376, 1390}) {
+            int[] halfGroup = new int[(cols + 15) / 16 + 1];
+            for (int h = 0; h < halfGroup.length; h++) halfGroup[h] = h < 4 ? groups - 1 : r.nextInt(groups);
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment codes = arena.allocate(cols / 2 + 16);
+                for (long i = 0; i < codes.byteSize(); i++) codes.set(ValueLayout.JAVA_BYTE, i, (byte) r.nextInt(256));
+                MemorySegment wide = arena.allocate(2L * cols);
+                MemorySegment narrow = arena.allocate(2L * cols);
+                int doneWide = CtVectorKernels.row16Wide(codes, 8, cols, table, base, halfGroup, wide, 0);
+                int doneNarrow = CtVectorKernels.row16Narrow(codes, 8, cols, table, base, halfGroup, narrow, 0);
+                assertThat(doneWide).isEqualTo(doneNarrow).isEqualTo(cols / 32 * 32);
+                // and both are the lookup spelled out: column c's code selects from its half's table
+                for (int c = 0; c < doneWide; c++) {
+                    int b = codes.get(ValueLayout.JAVA_BYTE, 8 + c / 2) & 0xFF;
+                    int code = c % 2 == 0 ? b & 15 : b >>> 4;
+                    short expected = table[base[halfGroup[c / 16]] + code];
+                    assertThat(wide.get(ValueLayout.JAVA_SHORT_UNALIGNED, 2L * c)).as("column %d of %d", c, cols).isEqualTo(expected);
+                }
+                assertThat(wide.mismatch(narrow)).isEqualTo(-1L);
+            }
+        }
+    }
 }
