@@ -40,6 +40,9 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make gpt2 DIR [--tokenizer MODELS_DIR] [--seed N] [--prefix] [--masks]
+        a tiny GPT2LMHeadModel folder (openai-community/gpt2's keys and layout: Conv1D weights [in, out], learned
+        positions, tied output). Its forward pass: gpt2_forward
     python3 decoder_reference.py make gptneox DIR [--tokenizer MODELS_DIR] [--seed N] [--sequential]
         a tiny GPTNeoXForCausalLM folder (Pythia's keys and layout, its qkv per head). Forward pass: gptneox_forward
     python3 decoder_reference.py make phi2 DIR [--tokenizer MODELS_DIR] [--seed N]
@@ -1846,6 +1849,103 @@ def phi2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     return W["lm_head.weight"] @ last + (0.0 if variant == "no-lm-head-bias" else W["lm_head.bias"])
 
 
+def make_gpt2(out, tokenizer=None, seed=0, prefix=False, masks=False):
+    """A tiny random GPT2LMHeadModel folder in openai-community/gpt2's layout (config.json's keys: n_embd, n_head,
+    n_layer, n_ctx, n_positions, n_inner null, activation_function gelu_new, layer_norm_epsilon): wte, wpe, per layer
+    ln_1, attn.c_attn (Conv1D: weight [hidden, 3 hidden], then bias), attn.c_proj, ln_2, mlp.c_fc [hidden, 4 hidden],
+    mlp.c_proj [4 hidden, hidden], all with biases; ln_f; the output tied to wte. --prefix names them as
+    GPT2LMHeadModel.save_pretrained does (transformer.*); --masks adds the causal-mask buffers older checkpoints
+    carry (h.N.attn.bias [1, 1, n_ctx, n_ctx], h.N.attn.masked_bias []). hidden 64, 2 layers, 4 heads of 16,
+    128 positions."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, layers, heads, positions = 64, 2, 4, 128
+    config = {"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "attn_pdrop": 0.1,
+              "bos_token_id": 50256, "embd_pdrop": 0.1, "eos_token_id": 50256, "initializer_range": 0.02,
+              "layer_norm_epsilon": 1e-05, "model_type": "gpt2", "n_ctx": positions, "n_embd": hidden, "n_head": heads,
+              "n_inner": None, "n_layer": layers, "n_positions": positions, "reorder_and_upcast_attn": False,
+              "resid_pdrop": 0.1, "scale_attn_by_inverse_layer_idx": False, "scale_attn_weights": True,
+              "torch_dtype": "float32", "use_cache": True, "vocab_size": vocab}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    p0 = "transformer." if prefix else ""
+    t = {p0 + "wte.weight": w(vocab, hidden, s=1.0), p0 + "wpe.weight": w(positions, hidden, s=0.5),
+         p0 + "ln_f.weight": 1 + w(hidden, s=0.2), p0 + "ln_f.bias": w(hidden, s=0.1)}
+    for i in range(layers):
+        p = f"{p0}h.{i}."
+        for n in ("ln_1", "ln_2"):
+            t[p + n + ".weight"], t[p + n + ".bias"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+        t[p + "attn.c_attn.weight"], t[p + "attn.c_attn.bias"] = w(hidden, 3 * hidden), w(3 * hidden, s=0.3)
+        t[p + "attn.c_proj.weight"], t[p + "attn.c_proj.bias"] = w(hidden, hidden), w(hidden, s=0.1)
+        t[p + "mlp.c_fc.weight"], t[p + "mlp.c_fc.bias"] = w(hidden, 4 * hidden), w(4 * hidden, s=0.3)
+        t[p + "mlp.c_proj.weight"], t[p + "mlp.c_proj.bias"] = w(4 * hidden, hidden), w(hidden, s=0.1)
+        if masks:
+            t[p + "attn.bias"] = np.tril(np.ones((positions, positions))).reshape(1, 1, positions, positions)
+            t[p + "attn.masked_bias"] = np.array(-1e4)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
+def gpt2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
+    """GPT2LMHeadModel as transformers' modeling_gpt2 computes it (eager attention), in float64: token plus learned
+    position embeddings; per block x + attn(ln_1 x), then x + mlp(ln_2 x), LayerNorms with bias; Conv1D layers
+    (y = x W + b, W stored [in, out]); c_attn's output split into q, k, v blocks of n_embd; scores / sqrt(head_dim);
+    the MLP c_proj(gelu_new(c_fc h)); ln_f; logits from wte (tied). --variant no-positions leaves wpe out;
+    qkv-per-head reads c_attn's output per head ([heads, 3 x head_dim]) instead of in blocks. With --kv f16,
+    ggml's CPU GELU table is modelled."""
+    H, hidden, n_layers = cfg["n_head"], cfg["n_embd"], cfg["n_layer"]
+    d = hidden // H
+    eps = cfg.get("layer_norm_epsilon", 1e-5)
+    p0 = "transformer." if "transformer.wte.weight" in W else ""
+    if weights == "f16":
+        # what the converter writes as F16: 2-D weights; the Conv1D ones are transposed first, F16 either way
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    T = len(toks)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+
+    def layernorm(x, p):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + eps) * W[p + ".weight"] + W[p + ".bias"]
+
+    def gelu(x):
+        if kv_cache == "f16":
+            return np.where(x <= -10, 0.0, np.where(x >= 10, x, f16(gelu_tanh(f16(x)))))
+        return gelu_tanh(x)
+
+    def conv1d(x, p):
+        return x @ W[p + ".weight"] + W[p + ".bias"]
+
+    def attention(h, p):
+        qkv = conv1d(h, p + "attn.c_attn")
+        if variant == "qkv-per-head":
+            per_head = qkv.reshape(T, H, 3 * d)
+            q, k, v = per_head[..., :d], per_head[..., d:2 * d], per_head[..., 2 * d:]
+        else:
+            q, k, v = (y.reshape(T, H, d) for y in np.split(qkv, 3, axis=-1))
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        return conv1d(attend(q, k, v, mask, kv_cache, div=np.sqrt(d)), p + "attn.c_proj")
+
+    x = W[p0 + "wte.weight"][np.array(toks)]
+    if variant != "no-positions":
+        x = x + W[p0 + "wpe.weight"][np.arange(T)]
+    for i in range(n_layers):
+        p = f"{p0}h.{i}."
+        x = x + attention(layernorm(x, p + "ln_1"), p)
+        x = x + conv1d(gelu(conv1d(layernorm(x, p + "ln_2"), p + "mlp.c_fc")), p + "mlp.c_proj")
+    last = layernorm(x[-1:], p0 + "ln_f")[0]
+    return W.get("lm_head.weight", W[p0 + "wte.weight"]) @ last
+
+
 def make_gptneox(out, tokenizer=None, seed=0, parallel=True):
     """A tiny random GPTNeoXForCausalLM folder in EleutherAI/pythia's layout (config.json's keys: rotary_pct 0.25,
     rotary_emb_base 10000, use_parallel_residual, hidden_act gelu, untied embed_out): gpt_neox.embed_in, per layer
@@ -2977,6 +3077,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, lfm2_forward(cfg, W, tokens, weights, kv_cache, variant, mutate)
     if arch == "GPTNeoXForCausalLM":
         return arch, gptneox_forward(cfg, W, tokens, weights, kv_cache, variant)
+    if arch == "GPT2LMHeadModel":
+        return arch, gpt2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "PhiForCausalLM":
         return arch, phi2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "ApertusForCausalLM":
@@ -4169,7 +4271,7 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -4178,6 +4280,8 @@ def main():
     m.add_argument("--tied", action="store_true")
     m.add_argument("--untied", action="store_true", help="starcoder2: an lm_head of its own")
     m.add_argument("--sequential", action="store_true", help="gptneox: use_parallel_residual false")
+    m.add_argument("--prefix", action="store_true", help="gpt2: the transformer.* names GPT2LMHeadModel saves")
+    m.add_argument("--masks", action="store_true", help="gpt2: the causal-mask buffers older checkpoints carry")
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--llama3", type=int, metavar="OLD_CONTEXT")
     m.add_argument("--theta", type=float)
@@ -4224,7 +4328,8 @@ def main():
                                              "global-nope", "softmax-router", "no-groups", "interleaved-rope",
                                              "full-rope", "no-qk-norm", "weight-output", "renormalized",
                                              "no-renorm", "no-query-scale", "gelu-erf", "no-bias", "no-softplus",
-                                             "silu-not-xielu", "no-lm-head-bias", "gelu-tanh", "qkv-blocks"])
+                                             "silu-not-xielu", "no-lm-head-bias", "gelu-tanh", "qkv-blocks",
+                                             "no-positions", "qkv-per-head"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias", "no-routing-bias",
                                             "no-renormalize"])
@@ -4263,6 +4368,8 @@ def main():
             make_ernie4_5_moe(a.dir, a.tokenizer, a.sp, a.seed, a.mtp)
         elif a.arch == "gptneox":
             make_gptneox(a.dir, a.tokenizer, a.seed, not a.sequential)
+        elif a.arch == "gpt2":
+            make_gpt2(a.dir, a.tokenizer, a.seed, a.prefix, a.masks)
         elif a.arch == "phi2":
             make_phi2(a.dir, a.tokenizer, a.seed)
         elif a.arch == "apertus":

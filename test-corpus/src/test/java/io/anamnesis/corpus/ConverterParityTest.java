@@ -371,6 +371,8 @@ class ConverterParityTest {
         f.addAll(Phi2ToGgufTest.parityFolders(ALL, withAuto));
         // gptneox: the per-head fused q/k/v re-laid in blocks, parallel or sequential, no file type key
         f.addAll(GptNeoxToGgufTest.parityFolders(ALL, withAuto));
+        // gpt2: the Conv1D weights transposed, learned positions kept F32, bare and transformer.* names, its own keys
+        f.addAll(Gpt2ToGgufTest.parityFolders(ALL, withAuto));
         // deepseek2: latent attention (kv_b split, one key/value head), a dense lead block, grouped sigmoid routing with
         // its selection bias, shared experts, the multi-token-prediction layer left out; V2-Lite's single query projection
         f.addAll(DeepSeek2ToGgufTest.parityFolders(ALL, withAuto));

@@ -303,8 +303,9 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          */
         MINISTRAL3_SCALING,
         /**
-         * {@code <arch>.feed_forward_length} as phi2 writes it: 4 x {@code hidden_size}, whatever
-         * {@code intermediate_size} says (one that differs is refused: llama.cpp would not load the MLP).
+         * {@code <arch>.feed_forward_length} as phi2 and gpt2 write it: 4 x {@code hidden_size} (gpt2's
+         * {@code n_embd}), whatever {@code intermediate_size} (gpt2's {@code n_inner}) says (one that differs
+         * is refused: llama.cpp would not load the MLP).
          */
         FOUR_HIDDEN_FEED_FORWARD_LENGTH,
         /** {@code tokenizer.ggml.add_bos_token} false, which phi2's {@code set_gguf_parameters} writes. */
@@ -563,6 +564,11 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      *                       (LFM2 MoE's {@code .expert_bias} to {@code .expert_bias.bias}), in order
      * @param perHeadQkv     name endings of fused q/k/v projections (weight and bias) stored per head, which
      *                       the family's {@code modify_tensors} re-lays as three blocks ({@link QkvRows})
+     * @param transposed     name endings of weights stored as {@code [in, out]} (GPT-2's {@code Conv1D}
+     *                       layers), which the family's {@code modify_tensors} transposes to a linear
+     *                       layer's {@code [out, in]}
+     * @param buffers        name endings of buffers the family's checkpoints may carry beside the weights
+     *                       (GPT-2's causal masks {@code attn.bias}, {@code attn.masked_bias}), left out
      */
     record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                   Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
@@ -570,7 +576,8 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
                   Map<String, List<String>> configFrom, Optional<LatentAttention> latentAttention, Optional<String> extraLayers,
                   Optional<LeftOut> leftOut, List<RowHalves> rowHalves, Optional<FusedExperts> fusedExperts,
                   List<ConfigValue> configValues, boolean unappliedWindow, List<LayerScalar> layerScalars,
-                  Map<String, String> suffixRenames, List<String> perHeadQkv) {
+                  Map<String, String> suffixRenames, List<String> perHeadQkv, List<String> transposed,
+                  List<String> buffers) {
 
         /** No extras: a plain decoder. */
         static final Extras NONE = builder().build();
@@ -602,6 +609,8 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
             private List<LayerScalar> layerScalars = List.of();
             private Map<String, String> suffixRenames = Map.of();
             private List<String> perHeadQkv = List.of();
+            private List<String> transposed = List.of();
+            private List<String> buffers = List.of();
 
             private Builder() {
             }
@@ -702,6 +711,16 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
                 return this;
             }
 
+            Builder transposed(String... suffixes) {
+                this.transposed = List.of(suffixes);
+                return this;
+            }
+
+            Builder buffers(String... suffixes) {
+                this.buffers = List.of(suffixes);
+                return this;
+            }
+
             /** A name ending the family rewrites ({@code from} replaced by {@code to}) before the name is mapped. */
             Builder suffixRename(String from, String to) {
                 this.suffixRenames = Map.of(from, to);
@@ -711,7 +730,7 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
             Extras build() {
                 return new Extras(configDefaults, multimodal, trimEmbeddings, slidingWindow, configIgnored, noRope, configRefused,
                         packedExperts, convLayers, configFrom, latentAttention, extraLayers, leftOut, rowHalves, fusedExperts,
-                        configValues, unappliedWindow, layerScalars, suffixRenames, perHeadQkv);
+                        configValues, unappliedWindow, layerScalars, suffixRenames, perHeadQkv, transposed, buffers);
             }
         }
     }

@@ -411,6 +411,67 @@ final class Architectures {
             .build();
 
     /**
+     * OpenAI's GPT-2 ({@code GPT2LMHeadModel}: gpt2 to gpt2-xl, DistilGPT2, DialoGPT and the many checkpoints built
+     * on them; the converter's {@code GPT2Model}): names with or without {@code transformer.}, learned position
+     * embeddings ({@code wpe} {@code position_embd}), LayerNorms with bias ({@code ln_1} {@code attn_norm}, {@code
+     * ln_2} {@code ffn_norm}, {@code ln_f} {@code output_norm}), the fused {@code attn.c_attn} ({@code attn_qkv}),
+     * {@code attn.c_proj}, {@code mlp.c_fc} ({@code ffn_up}) and {@code mlp.c_proj} ({@code ffn_down}) with biases,
+     * each {@code Conv1D} weight stored {@code [in, out]} and transposed; the output tied to {@code wte} (an
+     * {@code lm_head.weight} written when the checkpoint has one). The causal-mask buffers older checkpoints carry
+     * ({@code attn.bias}, {@code attn.masked_bias}) are left out, as {@code GPT2Model.modify_tensors}' "we don't need
+     * these" means (at the converter's pinned commit its code passes them on to be mapped, and it stops on them
+     * with "Can not map tensor": openai-community/gpt2's own safetensors has them). Its own keys, in {@code
+     * set_gguf_parameters}' order: block count, context length ({@code n_ctx}, or {@code n_positions} where a
+     * config.json has no {@code n_ctx}), embedding length, feed-forward length 4 x {@code n_embd}, heads, the
+     * LayerNorm epsilon, the file type; {@code TextModel.set_vocab}'s GPT-2 BPE vocabulary. What llama.cpp's gpt2
+     * does not compute (another activation than gelu_new, unscaled or layer-scaled attention, cross-attention) is
+     * refused.
+     */
+    static final Architecture GPT2 = Architecture.of("gpt2", "GPT2LMHeadModel")
+            .tensors(gpt2Names())
+            // GPT2Model.set_gguf_parameters, in its order
+            .keys(List.of(Architecture.OwnKey.BLOCK_COUNT,
+                    HyperParameter.u32("{arch}.context_length", "n_ctx", "n_positions", "max_position_embeddings").asRequired(),
+                    HyperParameter.u32("{arch}.embedding_length", "n_embd", "hidden_size").asRequired(),
+                    Architecture.OwnKey.FOUR_HIDDEN_FEED_FORWARD_LENGTH,
+                    HyperParameter.u32("{arch}.attention.head_count", "n_head", "num_attention_heads").asRequired(),
+                    HyperParameter.f32("{arch}.attention.layer_norm_epsilon", "layer_norm_epsilon").asRequired(),
+                    Architecture.OwnKey.FILE_TYPE))
+            .ownKeysOnly()
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(List.of("vocab_size", "n_embd", "n_head"))
+            .extras(Architecture.Extras.builder()
+                    .transposed("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
+                    .buffers(".attn.bias", ".attn.masked_bias")
+                    .configValues(new Architecture.ConfigValue("activation_function", "gelu_new", false, "llama.cpp's gpt2 "
+                                    + "computes GELU's tanh approximation"),
+                            new Architecture.ConfigValue("scale_attn_weights", Boolean.TRUE, false, "llama.cpp's gpt2 divides "
+                                    + "the attention scores by the square root of the head size"),
+                            new Architecture.ConfigValue("scale_attn_by_inverse_layer_idx", Boolean.FALSE, false, "llama.cpp's "
+                                    + "gpt2 does not scale the scores by layer"),
+                            new Architecture.ConfigValue("add_cross_attention", Boolean.FALSE, false, "llama.cpp's gpt2 is a "
+                                    + "decoder without cross-attention")))
+            .build();
+
+    /** GPT-2's tensor names, as {@code GPT2Model.from_pretrained} saves them (no prefix) and as {@code GPT2LMHeadModel} does. */
+    private static List<Architecture.TensorName> gpt2Names() {
+        List<Architecture.TensorName> names = new java.util.ArrayList<>();
+        names.add(Architecture.TensorName.of("lm_head", "output"));
+        for (String p : List.of("", "transformer.")) {
+            names.add(Architecture.TensorName.of(p + "wte", "token_embd"));
+            names.add(Architecture.TensorName.of(p + "wpe", "position_embd"));
+            names.add(Architecture.TensorName.of(p + "ln_f", "output_norm"));
+            names.add(Architecture.TensorName.of(p + "h.{bid}.ln_1", "blk.{bid}.attn_norm"));
+            names.add(Architecture.TensorName.of(p + "h.{bid}.attn.c_attn", "blk.{bid}.attn_qkv"));
+            names.add(Architecture.TensorName.of(p + "h.{bid}.attn.c_proj", "blk.{bid}.attn_output"));
+            names.add(Architecture.TensorName.of(p + "h.{bid}.ln_2", "blk.{bid}.ffn_norm"));
+            names.add(Architecture.TensorName.of(p + "h.{bid}.mlp.c_fc", "blk.{bid}.ffn_up"));
+            names.add(Architecture.TensorName.of(p + "h.{bid}.mlp.c_proj", "blk.{bid}.ffn_down"));
+        }
+        return List.copyOf(names);
+    }
+
+    /**
      * SmolLM3 ({@code SmolLM3ForCausalLM}, the converter's {@code SmolLM3Model}, a
      * {@code LlamaModel} under another name): llama's tensors, rows, keys, vocabulary and llama3
      * rope tensor. Its every fourth layer has no rotary embedding, which llama.cpp's smollm3
@@ -1396,7 +1457,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

@@ -51,10 +51,11 @@ public final class HfGgufExporter implements ModelExporter {
     private static final Pattern MODEL_LAYER = Pattern.compile("model.layers.(\\d+)");
     /**
      * The weights {@code prepare_tensors} keeps F32 whatever the output type, of those the
-     * families here have: the routers (FFN_GATE_INP, FFN_GATE_INP_SHEXP) and LFM2's short
-     * convolution (SHORTCONV_CONV).
+     * families here have: the routers (FFN_GATE_INP, FFN_GATE_INP_SHEXP), LFM2's short
+     * convolution (SHORTCONV_CONV) and GPT-2's position embeddings (POS_EMBD).
      */
-    private static final Pattern ROUTER = Pattern.compile("blk\\.\\d+\\.(ffn_gate_inp(_shexp)?|shortconv\\.conv)\\.weight");
+    private static final Pattern KEPT_F32 =
+            Pattern.compile("blk\\.\\d+\\.(ffn_gate_inp(_shexp)?|shortconv\\.conv)\\.weight|position_embd\\.weight");
 
     @Override
     public String format() {
@@ -168,9 +169,14 @@ public final class HfGgufExporter implements ModelExporter {
         // them): llama.cpp computes in the weights' type and has no use for them
         boolean fp8 = stored.get("quantization_config") instanceof Map<?, ?> q && "fp8".equals(q.get("quant_method"));
         int activationScales = 0;
+        int buffers = 0;
         LayerScalars scalars = new LayerScalars(arch.extras().layerScalars(), blockCount);
         for (DenseTensor input : inputs) {
             if (DROPPED.stream().anyMatch(input.name()::endsWith)) continue;
+            if (arch.extras().buffers().stream().anyMatch(input.name()::endsWith)) {
+                buffers++;
+                continue;
+            }
             if (fp8 && (input.name().endsWith(".activation_scale") || input.name().endsWith("_activation_scale"))) {
                 activationScales++;
                 continue;
@@ -190,9 +196,10 @@ public final class HfGgufExporter implements ModelExporter {
             DenseTensor unrenamed = squeezed(arch, textName.get().equals(input.name()) ? input : renamed(input, textName.get()));
             // DeepseekV2Model's, Glm4MoeModel's and MiniMaxM2Model's modify_tensors: e_score_correction_bias is renamed
             // e_score_correction.bias (the name gguf-py maps); and the family's own renames
-            DenseTensor mapped = perHeadQkv(arch, config, suffixRenamed(arch, unrenamed.name().endsWith(".e_score_correction_bias")
+            DenseTensor mapped = transposed(arch, config, perHeadQkv(arch, config, suffixRenamed(arch,
+                    unrenamed.name().endsWith(".e_score_correction_bias")
                     ? renamed(unrenamed, unrenamed.name().substring(0, unrenamed.name().length() - "_bias".length()) + ".bias")
-                    : unrenamed));
+                    : unrenamed)));
             if (arch.skipped().contains(mapped.name())) continue;
             if (latent.isPresent()) {
                 // DeepseekV2Model.modify_tensors: the multi-token-prediction layers (from num_hidden_layers on) are skipped
@@ -268,6 +275,10 @@ public final class HfGgufExporter implements ModelExporter {
         if (activationScales > 0) {
             notes.add("left out " + activationScales + " FP8 activation scale" + (activationScales == 1 ? "" : "s")
                     + " (static activation quantization, which the converter drops and llama.cpp does not use)");
+        }
+        if (buffers > 0) {
+            notes.add("left out " + buffers + " buffer" + (buffers == 1 ? "" : "s") + " (" + String.join(", ", arch.extras().buffers())
+                    + ": causal masks, not weights; llama.cpp masks by itself)");
         }
         if (!skippedByPrefix.isEmpty()) {
             int n = skippedByPrefix.values().stream().mapToInt(Integer::intValue).sum();
@@ -633,7 +644,7 @@ public final class HfGgufExporter implements ModelExporter {
 
     static PlannedTensor typed(DenseTensor d, String name, Optional<Long> heads, Optional<Architecture.Shift> shift,
                                        String outtype, ExportRequest.Encoder encoder) {
-        boolean f32 = d.shape().rank() <= 1 || name.endsWith("_norm.weight") || !name.endsWith(".weight") || ROUTER.matcher(name).matches();
+        boolean f32 = d.shape().rank() <= 1 || name.endsWith("_norm.weight") || !name.endsWith(".weight") || KEPT_F32.matcher(name).matches();
         if (f32 || outtype.equals("f32")) return ConvertedTensor.values(d, name, heads, shift);
         if (outtype.equals("q8_0")) {
             // gguf-py raises QuantError for a row that is not whole blocks; the converter then writes F16
@@ -890,6 +901,25 @@ public final class HfGgufExporter implements ModelExporter {
         List<MetaValue> perLayer = new ArrayList<>();
         for (Object t : types) perLayer.add(MetaValue.i32(c.convType().equals(t) ? 0 : kvHeads));
         return new MetaValue.Array(MetaValue.Type.I32, perLayer);
+    }
+
+    /**
+     * {@code d} transposed when it is one of the family's weights stored {@code [in, out]} (GPT-2's {@code Conv1D}:
+     * {@code GPT2Model.modify_tensors} transposes {@code c_attn}, {@code c_proj} and {@code c_fc}), or as it is; the
+     * input width checked against config.json first ({@code n_embd}, or 4 x it for the MLP's {@code c_proj}).
+     */
+    private static DenseTensor transposed(Architecture arch, Map<?, ?> config, DenseTensor d) {
+        if (arch.extras().transposed().stream().noneMatch(d.name()::endsWith)) return d;
+        requireFloats(d);
+        String hiddenKey = config.containsKey("n_embd") ? "n_embd" : "hidden_size";
+        long hidden = HfConfig.integer(config, hiddenKey).orElseThrow(() -> badKey(hiddenKey, "is missing"));
+        boolean down = d.name().endsWith("mlp.c_proj.weight");
+        long in = down ? 4 * hidden : hidden;
+        if (d.shape().rank() != 2 || d.shape().dim(0) != in) {
+            throw MalformedFileException.inTensor(d.name(), "has shape " + d.shape() + ", but config.json's " + hiddenKey + " " + hidden
+                    + " makes a Conv1D weight [in, out] of " + in + " rows" + (down ? " (4 x " + hiddenKey + ")" : ""));
+        }
+        return PackedExpertTensors.transposed(d, d.name(), 1, 0);
     }
 
     /** {@code d} with its rows in three blocks when it is one of the family's per-head fused q/k/v ({@code GPTNeoXModel}'s), or as it is. */
@@ -1256,11 +1286,14 @@ public final class HfGgufExporter implements ModelExporter {
                 kv.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(width));
             }
             case FOUR_HIDDEN_FEED_FORWARD_LENGTH -> {
-                long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
-                Optional<Long> ff = HfConfig.integer(config, "intermediate_size");
+                // phi2's keys, or gpt2's (n_embd; n_inner, null for 4 x n_embd)
+                String hiddenKey = config.containsKey("hidden_size") || !config.containsKey("n_embd") ? "hidden_size" : "n_embd";
+                String widthKey = config.containsKey("intermediate_size") || !config.containsKey("n_inner") ? "intermediate_size" : "n_inner";
+                long hidden = HfConfig.integer(config, hiddenKey).orElseThrow(() -> badKey(hiddenKey, "is missing"));
+                Optional<Long> ff = HfConfig.integer(config, widthKey);
                 if (ff.isPresent() && ff.get() != 4 * hidden) {
-                    throw badKey("intermediate_size", "is " + ff.get() + ", but the converter writes phi2's feed-forward width as "
-                            + "4 x hidden_size (" + 4 * hidden + "): llama.cpp would not load the MLP");
+                    throw badKey(widthKey, "is " + ff.get() + ", but the converter writes " + a + "'s feed-forward width as "
+                            + "4 x " + hiddenKey + " (" + 4 * hidden + "): llama.cpp would not load the MLP");
                 }
                 kv.put(a + ".feed_forward_length", MetaValue.u32(4 * hidden));
             }
@@ -1673,8 +1706,16 @@ public final class HfGgufExporter implements ModelExporter {
             if (latent && n.contains(".self_attn.")) {
                 latentAttention(d);
             } else if (n.equals("model.embed_tokens.weight") || n.equals("lm_head.weight")) {
-                expect(d, 1, "hidden_size", "columns");
+                expect(d, 1, config.containsKey("hidden_size") || !config.containsKey("n_embd") ? "hidden_size" : "n_embd", "columns");
                 expect(d, 0, "vocab_size", "rows");
+            } else if (n.equals("wte.weight") || n.equals("transformer.wte.weight")) {
+                // GPT-2's token and position embeddings
+                expect(d, 1, "n_embd", "columns");
+                expect(d, 0, "vocab_size", "rows");
+            } else if (n.equals("wpe.weight") || n.equals("transformer.wpe.weight")) {
+                expect(d, 1, "n_embd", "columns");
+                expect(d, 0, config.containsKey("n_ctx") ? "n_ctx" : "n_positions", "rows (positions; llama.cpp reads as many as "
+                        + "the context length)");
             } else if (n.endsWith("mlp.gate_proj.weight") || n.endsWith("mlp.up_proj.weight")) {
                 expect(d, 0, "intermediate_size", "rows");
                 expect(d, 1, "hidden_size", "columns");

@@ -239,19 +239,22 @@ final class PackedExpertTensors {
      * Columns {@code offset, offset + step, ...} of 3-D {@code d} {@code [E, A, B]}, each
      * expert's matrix transposed: element {@code (e, j, i)} of the result {@code [E, B / step, A]}
      * is {@code d (e, i, offset + step j)} ({@code d.transpose(-1, -2)[:, offset::step, :]}).
+     * A 2-D {@code d} {@code [A, B]} is one such matrix, its result {@code [B / step, A]}.
      * A band of output rows reads its columns of every source row, so memory stays bounded.
      */
     static DenseTensor transposed(DenseTensor d, String gguf, int step, int offset) {
-        return transposed(d, gguf, step, offset, d.shape().dim(2) / step);
+        return transposed(d, gguf, step, offset, d.shape().dim(d.shape().rank() - 1) / step);
     }
 
     /** {@link #transposed} of {@code outRows} columns only ({@code d.transpose(-1, -2)[:, offset : offset + step outRows : step, :]}). */
     static DenseTensor transposed(DenseTensor d, String gguf, int step, int offset, long outRows) {
-        long experts = d.shape().dim(0), a = d.shape().dim(1), b = d.shape().dim(2);
+        boolean matrix = d.shape().rank() == 2;
+        long experts = matrix ? 1 : d.shape().dim(0), a = d.shape().dim(matrix ? 0 : 1), b = d.shape().dim(matrix ? 1 : 2);
         // source rows per step and output rows per band: the scratch stays under a few MB whatever the shape
         int rowsPerStep = (int) Math.max(1, Math.min(a, PIECE));
         int band = (int) Math.max(1, Math.min(BAND, (1L << 20) / ((long) rowsPerStep * step)));
-        PlannedTensor values = new PlannedTensor(gguf, DType.F32, Shape.of(experts, outRows, a), Math.max(1, a), arena -> {
+        PlannedTensor values = new PlannedTensor(gguf, DType.F32, matrix ? Shape.of(outRows, a) : Shape.of(experts, outRows, a),
+                Math.max(1, a), arena -> {
             io.anamnesis.api.spi.DenseReader reader = io.anamnesis.api.spi.DenseReader.open(d, arena);
             float[] columns = new float[rowsPerStep * ((band - 1) * step + 1)], piece = new float[rowsPerStep];
             return (first, n, dest) -> {
