@@ -40,6 +40,9 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make starcoder DIR [--tokenizer MODELS_DIR] [--seed N]
+        a tiny GPTBigCodeForCausalLM folder (bigcode/tiny_starcoder's keys and layout: GPT-2's with linear layers and
+        multi-query attention). Its forward pass: gpt2_forward
     python3 decoder_reference.py make gpt2 DIR [--tokenizer MODELS_DIR] [--seed N] [--prefix] [--masks]
         a tiny GPT2LMHeadModel folder (openai-community/gpt2's keys and layout: Conv1D weights [in, out], learned
         positions, tied output). Its forward pass: gpt2_forward
@@ -1894,17 +1897,61 @@ def make_gpt2(out, tokenizer=None, seed=0, prefix=False, masks=False):
                 dst.write(src.read())
 
 
+def make_starcoder(out, tokenizer=None, seed=0):
+    """A tiny random GPTBigCodeForCausalLM folder in bigcode/tiny_starcoder's layout (config.json's keys: n_embd, n_head,
+    n_layer, n_positions, multi_query, activation_function gelu_pytorch_tanh, layer_norm_epsilon): transformer.wte,
+    transformer.wpe, per layer ln_1, attn.c_attn (a linear layer [hidden + 2 head_dim, hidden]: the query, then one
+    key and one value head), attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj, all with biases; transformer.ln_f; the output
+    tied to wte. hidden 64, 2 layers, 4 heads of 16, 128 positions."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, layers, heads, positions = 64, 2, 4, 128
+    d = hidden // heads
+    config = {"activation_function": "gelu_pytorch_tanh", "architectures": ["GPTBigCodeForCausalLM"],
+              "attention_softmax_in_fp32": True, "attn_pdrop": 0.1, "bos_token_id": 0, "embd_pdrop": 0.1,
+              "eos_token_id": 0, "layer_norm_epsilon": 1e-05, "model_type": "gpt_bigcode", "multi_query": True,
+              "n_embd": hidden, "n_head": heads, "n_inner": None, "n_layer": layers, "n_positions": positions,
+              "resid_pdrop": 0.1, "scale_attention_softmax_in_fp32": True, "scale_attn_weights": True,
+              "torch_dtype": "float32", "use_cache": True, "vocab_size": vocab}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"transformer.wte.weight": w(vocab, hidden, s=1.0), "transformer.wpe.weight": w(positions, hidden, s=0.5),
+         "transformer.ln_f.weight": 1 + w(hidden, s=0.2), "transformer.ln_f.bias": w(hidden, s=0.1)}
+    for i in range(layers):
+        p = f"transformer.h.{i}."
+        for n in ("ln_1", "ln_2"):
+            t[p + n + ".weight"], t[p + n + ".bias"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+        t[p + "attn.c_attn.weight"], t[p + "attn.c_attn.bias"] = w(hidden + 2 * d, hidden), w(hidden + 2 * d, s=0.3)
+        t[p + "attn.c_proj.weight"], t[p + "attn.c_proj.bias"] = w(hidden, hidden), w(hidden, s=0.1)
+        t[p + "mlp.c_fc.weight"], t[p + "mlp.c_fc.bias"] = w(4 * hidden, hidden), w(4 * hidden, s=0.3)
+        t[p + "mlp.c_proj.weight"], t[p + "mlp.c_proj.bias"] = w(hidden, 4 * hidden), w(hidden, s=0.1)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
 def gpt2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     """GPT2LMHeadModel as transformers' modeling_gpt2 computes it (eager attention), in float64: token plus learned
     position embeddings; per block x + attn(ln_1 x), then x + mlp(ln_2 x), LayerNorms with bias; Conv1D layers
     (y = x W + b, W stored [in, out]); c_attn's output split into q, k, v blocks of n_embd; scores / sqrt(head_dim);
     the MLP c_proj(gelu_new(c_fc h)); ln_f; logits from wte (tied). --variant no-positions leaves wpe out;
     qkv-per-head reads c_attn's output per head ([heads, 3 x head_dim]) instead of in blocks. With --kv f16,
-    ggml's CPU GELU table is modelled."""
+    ggml's CPU GELU table is modelled. GPTBigCodeForCausalLM (StarCoder) as modeling_gpt_bigcode computes it: the
+    same with linear layers (y = x W^T + b) and c_attn's output the query then one key and one value head shared by
+    every query head; --variant kv-swapped takes them the other way round."""
     H, hidden, n_layers = cfg["n_head"], cfg["n_embd"], cfg["n_layer"]
     d = hidden // H
     eps = cfg.get("layer_norm_epsilon", 1e-5)
     p0 = "transformer." if "transformer.wte.weight" in W else ""
+    # GPTBigCode (StarCoder): linear layers ([out, in]) and multi-query attention (one key/value head for all)
+    bigcode = cfg["architectures"][0] == "GPTBigCodeForCausalLM"
     if weights == "f16":
         # what the converter writes as F16: 2-D weights; the Conv1D ones are transposed first, F16 either way
         W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
@@ -1922,11 +1969,16 @@ def gpt2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
         return gelu_tanh(x)
 
     def conv1d(x, p):
-        return x @ W[p + ".weight"] + W[p + ".bias"]
+        return x @ (W[p + ".weight"].T if bigcode else W[p + ".weight"]) + W[p + ".bias"]
 
     def attention(h, p):
         qkv = conv1d(h, p + "attn.c_attn")
-        if variant == "qkv-per-head":
+        if bigcode:
+            q = qkv[:, :hidden].reshape(T, H, d)
+            k, v = (np.repeat(y.reshape(T, 1, d), H, axis=1) for y in (qkv[:, hidden:hidden + d], qkv[:, hidden + d:]))
+            if variant == "kv-swapped":
+                k, v = v, k
+        elif variant == "qkv-per-head":
             per_head = qkv.reshape(T, H, 3 * d)
             q, k, v = per_head[..., :d], per_head[..., d:2 * d], per_head[..., 2 * d:]
         else:
@@ -3077,7 +3129,7 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, lfm2_forward(cfg, W, tokens, weights, kv_cache, variant, mutate)
     if arch == "GPTNeoXForCausalLM":
         return arch, gptneox_forward(cfg, W, tokens, weights, kv_cache, variant)
-    if arch == "GPT2LMHeadModel":
+    if arch in ("GPT2LMHeadModel", "GPTBigCodeForCausalLM"):
         return arch, gpt2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "PhiForCausalLM":
         return arch, phi2_forward(cfg, W, tokens, weights, kv_cache, variant)
@@ -4271,7 +4323,7 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -4329,7 +4381,7 @@ def main():
                                              "full-rope", "no-qk-norm", "weight-output", "renormalized",
                                              "no-renorm", "no-query-scale", "gelu-erf", "no-bias", "no-softplus",
                                              "silu-not-xielu", "no-lm-head-bias", "gelu-tanh", "qkv-blocks",
-                                             "no-positions", "qkv-per-head"])
+                                             "no-positions", "qkv-per-head", "kv-swapped"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias", "no-routing-bias",
                                             "no-renormalize"])
@@ -4370,6 +4422,8 @@ def main():
             make_gptneox(a.dir, a.tokenizer, a.seed, not a.sequential)
         elif a.arch == "gpt2":
             make_gpt2(a.dir, a.tokenizer, a.seed, a.prefix, a.masks)
+        elif a.arch == "starcoder":
+            make_starcoder(a.dir, a.tokenizer, a.seed)
         elif a.arch == "phi2":
             make_phi2(a.dir, a.tokenizer, a.seed)
         elif a.arch == "apertus":

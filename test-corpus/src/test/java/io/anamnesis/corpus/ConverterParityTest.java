@@ -373,6 +373,8 @@ class ConverterParityTest {
         f.addAll(GptNeoxToGgufTest.parityFolders(ALL, withAuto));
         // gpt2: the Conv1D weights transposed, learned positions kept F32, bare and transformer.* names, its own keys
         f.addAll(Gpt2ToGgufTest.parityFolders(ALL, withAuto));
+        // starcoder: GPT-2's names with linear layers and multi-query attention, one key/value head as a key
+        f.addAll(StarcoderToGgufTest.parityFolders(ALL, withAuto));
         // deepseek2: latent attention (kv_b split, one key/value head), a dense lead block, grouped sigmoid routing with
         // its selection bias, shared experts, the multi-token-prediction layer left out; V2-Lite's single query projection
         f.addAll(DeepSeek2ToGgufTest.parityFolders(ALL, withAuto));

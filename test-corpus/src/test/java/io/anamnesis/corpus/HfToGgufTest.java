@@ -139,10 +139,10 @@ class HfToGgufTest {
     @Test
     void unknownArchitectureIsUnsupportedNamingIt() throws IOException {
         Path dir = copyInput("arch");
-        edit(dir, "\"LlamaForCausalLM\"", "\"GPTBigCodeForCausalLM\"");
+        edit(dir, "\"LlamaForCausalLM\"", "\"MambaForCausalLM\"");
         CorpusCliTest.Run r = convert(dir);
         assertThat(r.code()).as(r.err()).isEqualTo(6);
-        assertThat(r.err()).contains("GPTBigCodeForCausalLM").contains("LlamaForCausalLM").contains("MistralForCausalLM");
+        assertThat(r.err()).contains("MambaForCausalLM").contains("LlamaForCausalLM").contains("MistralForCausalLM");
     }
 
     @Test

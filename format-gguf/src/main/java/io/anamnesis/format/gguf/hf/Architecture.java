@@ -311,7 +311,9 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         /** {@code tokenizer.ggml.add_bos_token} false, which phi2's {@code set_gguf_parameters} writes. */
         NO_BOS_TOKEN,
         /** {@code <arch>.use_parallel_residual}: config.json's {@code use_parallel_residual}, true when absent (gptneox's). */
-        PARALLEL_RESIDUAL
+        PARALLEL_RESIDUAL,
+        /** {@code <arch>.attention.head_count_kv} 1, which starcoder's {@code set_gguf_parameters} writes (multi-query attention). */
+        ONE_KEY_VALUE_HEAD
     }
 
     /**

@@ -453,6 +453,41 @@ final class Architectures {
                                     + "decoder without cross-attention")))
             .build();
 
+    /**
+     * BigCode's StarCoder ({@code GPTBigCodeForCausalLM}: StarCoder, StarCoderBase, tiny_starcoder, WizardCoder and
+     * other checkpoints of transformers' GPTBigCode; the converter's {@code StarCoderModel}): GPT-2's names and
+     * layout (learned positions kept F32, LayerNorms and biases, {@code c_attn}, {@code c_proj}, {@code c_fc}) with
+     * linear layers ({@code [out, in]}, nothing transposed) and multi-query attention: {@code c_attn} is the query
+     * and one key/value head ({@code n_embd + 2 x head_dim} rows). Its own keys, in {@code set_gguf_parameters}'
+     * order: context length ({@code n_positions}), embedding length, feed-forward length 4 x {@code n_embd},
+     * block count, heads, one key/value head, the LayerNorm epsilon, the file type; {@code TextModel.set_vocab}.
+     * A checkpoint with {@code multi_query} false (llama.cpp's starcoder has one key/value head), another activation
+     * than GELU's tanh approximation, or unscaled attention is refused.
+     */
+    static final Architecture STARCODER = Architecture.of("starcoder", "GPTBigCodeForCausalLM")
+            .tensors(gpt2Names())
+            // StarCoderModel.set_gguf_parameters, in its order
+            .keys(List.of(HyperParameter.u32("{arch}.context_length", "n_positions", "max_position_embeddings").asRequired(),
+                    HyperParameter.u32("{arch}.embedding_length", "n_embd", "hidden_size").asRequired(),
+                    Architecture.OwnKey.FOUR_HIDDEN_FEED_FORWARD_LENGTH, Architecture.OwnKey.BLOCK_COUNT,
+                    HyperParameter.u32("{arch}.attention.head_count", "n_head", "num_attention_heads").asRequired(),
+                    Architecture.OwnKey.ONE_KEY_VALUE_HEAD,
+                    HyperParameter.f32("{arch}.attention.layer_norm_epsilon", "layer_norm_epsilon").asRequired(),
+                    Architecture.OwnKey.FILE_TYPE))
+            .ownKeysOnly()
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(List.of("vocab_size", "n_embd", "n_head"))
+            .extras(Architecture.Extras.builder()
+                    .configValues(new Architecture.ConfigValue("multi_query", Boolean.TRUE, false, "llama.cpp's starcoder "
+                                    + "has one key/value head (the converter writes head_count_kv 1 whatever it says)"),
+                            new Architecture.ConfigValue("activation_function", "gelu_pytorch_tanh", false, "llama.cpp's "
+                                    + "starcoder computes GELU's tanh approximation"),
+                            new Architecture.ConfigValue("scale_attn_weights", Boolean.TRUE, false, "llama.cpp's starcoder "
+                                    + "divides the attention scores by the square root of the head size"),
+                            new Architecture.ConfigValue("add_cross_attention", Boolean.FALSE, false, "llama.cpp's starcoder "
+                                    + "is a decoder without cross-attention")))
+            .build();
+
     /** GPT-2's tensor names, as {@code GPT2Model.from_pretrained} saves them (no prefix) and as {@code GPT2LMHeadModel} does. */
     private static List<Architecture.TensorName> gpt2Names() {
         List<Architecture.TensorName> names = new java.util.ArrayList<>();
@@ -1457,7 +1492,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

@@ -131,7 +131,7 @@ public final class HfGgufExporter implements ModelExporter {
 
         Shapes shapes = new Shapes(config, arch == Architectures.OLMO2 || arch == Architectures.OLMOE || arch == Architectures.MINIMAX_M2,
                 arch == Architectures.LFM2 ? Optional.of(adjustedFeedForward(config)) : Optional.empty(),
-                arch.extras().latentAttention().isPresent());
+                arch.extras().latentAttention().isPresent(), arch == Architectures.STARCODER);
         List<PlannedTensor> out = new ArrayList<>();
         Optional<Stacks> stacks = arch.experts().map(e -> new Stacks(arch, e, config, blockCount, outtype, request.encoder()));
         Optional<PackedExpertTensors> packed = arch.extras().packedExperts()
@@ -1298,6 +1298,7 @@ public final class HfGgufExporter implements ModelExporter {
                 kv.put(a + ".feed_forward_length", MetaValue.u32(4 * hidden));
             }
             case NO_BOS_TOKEN -> kv.put("tokenizer.ggml.add_bos_token", new MetaValue.Bool(false));
+            case ONE_KEY_VALUE_HEAD -> kv.put(a + ".attention.head_count_kv", MetaValue.u32(1));
             case PARALLEL_RESIDUAL -> {
                 Object v = config.get("use_parallel_residual");
                 if (v != null && v != io.anamnesis.api.json.Json.NULL && !(v instanceof Boolean)) {
@@ -1694,11 +1695,15 @@ public final class HfGgufExporter implements ModelExporter {
         /** DeepSeek's latent attention: its projections' sizes come from its own keys, not from the head size. */
         private final boolean latent;
 
-        Shapes(Map<?, ?> config, boolean wholeQkNorms, Optional<Long> adjustedFeedForward, boolean latent) {
+        /** GPTBigCode's multi-query attention: {@code c_attn} is the query and one key/value head. */
+        private final boolean multiQuery;
+
+        Shapes(Map<?, ?> config, boolean wholeQkNorms, Optional<Long> adjustedFeedForward, boolean latent, boolean multiQuery) {
             this.config = config;
             this.wholeQkNorms = wholeQkNorms;
             this.adjustedFeedForward = adjustedFeedForward;
             this.latent = latent;
+            this.multiQuery = multiQuery;
         }
 
         void check(DenseTensor d) {
@@ -1712,6 +1717,16 @@ public final class HfGgufExporter implements ModelExporter {
                 // GPT-2's token and position embeddings
                 expect(d, 1, "n_embd", "columns");
                 expect(d, 0, "vocab_size", "rows");
+            } else if (multiQuery && n.endsWith("attn.c_attn.weight")) {
+                // GPTBigCode's multi-query attention: the query, then one key and one value head
+                long hidden = HfConfig.integer(config, "n_embd").orElseThrow(() -> badKey("n_embd", "is missing"));
+                long heads = HfConfig.integer(config, "n_head").orElseThrow(() -> badKey("n_head", "is missing"));
+                long rows = heads > 0 && hidden % heads == 0 ? hidden + 2 * (hidden / heads) : -1;
+                if (d.shape().rank() != 2 || d.shape().dim(0) != rows || d.shape().dim(1) != hidden) {
+                    throw badKey("n_head", "is " + heads + " (heads of " + (heads > 0 ? hidden / heads : "?") + " in n_embd " + hidden
+                            + "), but " + n + " has shape " + d.shape() + ", not the query and one key/value head [" + rows + ", "
+                            + hidden + "]");
+                }
             } else if (n.equals("wpe.weight") || n.equals("transformer.wpe.weight")) {
                 expect(d, 1, "n_embd", "columns");
                 expect(d, 0, config.containsKey("n_ctx") ? "n_ctx" : "n_positions", "rows (positions; llama.cpp reads as many as "
