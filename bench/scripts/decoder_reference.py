@@ -40,6 +40,9 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make bloom DIR [--tokenizer MODELS_DIR] [--seed N]
+        a tiny BloomForCausalLM folder (bigscience/bloom-560m's keys and layout: its qkv per head, ALiBi, the
+        embeddings' LayerNorm, tied output). Its forward pass: bloom_forward
     python3 decoder_reference.py make starcoder DIR [--tokenizer MODELS_DIR] [--seed N]
         a tiny GPTBigCodeForCausalLM folder (bigcode/tiny_starcoder's keys and layout: GPT-2's with linear layers and
         multi-query attention). Its forward pass: gpt2_forward
@@ -1998,6 +2001,116 @@ def gpt2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     return W.get("lm_head.weight", W[p0 + "wte.weight"]) @ last
 
 
+def make_bloom(out, tokenizer=None, seed=0):
+    """A tiny random BloomForCausalLM folder in bigscience/bloom-560m's layout (config.json's keys: hidden_size,
+    n_head, n_layer, layer_norm_epsilon, apply_residual_connection_post_layernorm false, no seq_length): word_embeddings
+    and word_embeddings_layernorm, per layer input_layernorm and post_attention_layernorm (weight, bias),
+    self_attention.query_key_value [3 hidden, hidden] with its bias laid out per head ([heads, 3, head_dim]),
+    self_attention.dense, mlp.dense_h_to_4h and mlp.dense_4h_to_h with biases, ln_f; the output tied to
+    word_embeddings. hidden 64, 2 layers, 4 heads of 16 (ALiBi slopes 1/4 .. 1/256)."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, layers, heads = 64, 2, 4
+    config = {"apply_residual_connection_post_layernorm": False, "architectures": ["BloomForCausalLM"],
+              "attention_dropout": 0.0, "attention_softmax_in_fp32": True, "bos_token_id": 1, "eos_token_id": 2,
+              "hidden_dropout": 0.0, "hidden_size": hidden, "initializer_range": 0.02, "layer_norm_epsilon": 1e-05,
+              "model_type": "bloom", "n_head": heads, "n_inner": None, "n_layer": layers, "pad_token_id": 3,
+              "pretraining_tp": 1, "slow_but_exact": False, "torch_dtype": "float16", "use_cache": True,
+              "vocab_size": vocab}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"word_embeddings.weight": w(vocab, hidden, s=1.0), "word_embeddings_layernorm.weight": 1 + w(hidden, s=0.2),
+         "word_embeddings_layernorm.bias": w(hidden, s=0.1), "ln_f.weight": 1 + w(hidden, s=0.2),
+         "ln_f.bias": w(hidden, s=0.1)}
+    for i in range(layers):
+        p = f"h.{i}."
+        for n in ("input_layernorm", "post_attention_layernorm"):
+            t[p + n + ".weight"], t[p + n + ".bias"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+        t[p + "self_attention.query_key_value.weight"] = w(3 * hidden, hidden)
+        t[p + "self_attention.query_key_value.bias"] = w(3 * hidden, s=0.3)
+        t[p + "self_attention.dense.weight"], t[p + "self_attention.dense.bias"] = w(hidden, hidden), w(hidden, s=0.1)
+        t[p + "mlp.dense_h_to_4h.weight"], t[p + "mlp.dense_h_to_4h.bias"] = w(4 * hidden, hidden), w(4 * hidden, s=0.3)
+        t[p + "mlp.dense_4h_to_h.weight"], t[p + "mlp.dense_4h_to_h.bias"] = w(hidden, 4 * hidden), w(hidden, s=0.1)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
+def bloom_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
+    """BloomForCausalLM as transformers' modeling_bloom computes it, in float64: word_embeddings then its LayerNorm;
+    per block x + attn(ln1 x), then x + mlp(ln2 x) (apply_residual_connection_post_layernorm false), LayerNorms with
+    bias; query_key_value viewed per head as [heads, 3, head_dim]; scores / sqrt(head_dim) plus ALiBi (head h's slope
+    2^(-8 (h + 1) / heads) for a power-of-two head count, times the key's position); the MLP
+    dense_4h_to_h(bloom_gelu(dense_h_to_4h h)), GELU's tanh approximation; ln_f; logits from word_embeddings (tied).
+    --variant no-alibi leaves the ALiBi bias out; qkv-blocks takes q, k, v as three blocks of rows."""
+    H, hidden, n_layers = cfg["n_head"], cfg.get("hidden_size", cfg.get("n_embed")), cfg["n_layer"]
+    d = hidden // H
+    eps = cfg.get("layer_norm_epsilon", 1e-5)
+    p0 = "transformer." if "transformer.word_embeddings.weight" in W else ""
+    if weights == "f16":
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    T = len(toks)
+    closest = 2 ** int(np.floor(np.log2(H)))
+    slopes = [2.0 ** (-8.0 * (h + 1) / closest) for h in range(closest)]
+    if closest < H:
+        extra = [2.0 ** (-4.0 * (2 * h + 1) / closest) for h in range(H - closest)]
+        slopes += extra
+    slopes = np.array(slopes)
+    # ALiBi as llama.cpp adds it, -slope |i - j| (a row's shift of BLOOM's +slope j, which softmax does not see)
+    pos = np.arange(T)
+    alibi = -slopes[:, None, None] * np.abs(pos[:, None] - pos[None, :])[None]
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+
+    def layernorm(x, p):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + eps) * W[p + ".weight"] + W[p + ".bias"]
+
+    def gelu(x):
+        if kv_cache == "f16":
+            return np.where(x <= -10, 0.0, np.where(x >= 10, x, f16(gelu_tanh(f16(x)))))
+        return gelu_tanh(x)
+
+    def linear(x, p):
+        return x @ W[p + ".weight"].T + W[p + ".bias"]
+
+    def attention(h, p):
+        qkv = linear(h, p + "self_attention.query_key_value")
+        if variant == "qkv-blocks":
+            q, k, v = (y.reshape(T, H, d) for y in np.split(qkv, 3, axis=-1))
+        else:
+            per_head = qkv.reshape(T, H, 3, d)
+            q, k, v = per_head[:, :, 0], per_head[:, :, 1], per_head[:, :, 2]
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        kc = k.astype(np.float64)
+        scores = np.einsum("thd,shd->hts", q, kc) / np.sqrt(d) + mask[None]
+        if variant != "no-alibi":
+            scores = scores + alibi
+        scores = scores - scores.max(-1, keepdims=True)
+        probs = np.exp(scores)
+        probs /= probs.sum(-1, keepdims=True)
+        if kv_cache == "f16":
+            probs = f16(probs)
+        ctx = np.einsum("hts,shd->thd", probs, v).reshape(T, hidden)
+        return linear(ctx, p + "self_attention.dense")
+
+    x = layernorm(W[p0 + "word_embeddings.weight"][np.array(toks)], p0 + "word_embeddings_layernorm")
+    for i in range(n_layers):
+        p = f"{p0}h.{i}."
+        x = x + attention(layernorm(x, p + "input_layernorm"), p)
+        x = x + linear(gelu(linear(layernorm(x, p + "post_attention_layernorm"), p + "mlp.dense_h_to_4h")), p + "mlp.dense_4h_to_h")
+    last = layernorm(x[-1:], p0 + "ln_f")[0]
+    return W.get("lm_head.weight", W[p0 + "word_embeddings.weight"]) @ last
+
+
 def make_gptneox(out, tokenizer=None, seed=0, parallel=True):
     """A tiny random GPTNeoXForCausalLM folder in EleutherAI/pythia's layout (config.json's keys: rotary_pct 0.25,
     rotary_emb_base 10000, use_parallel_residual, hidden_act gelu, untied embed_out): gpt_neox.embed_in, per layer
@@ -3129,6 +3242,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, lfm2_forward(cfg, W, tokens, weights, kv_cache, variant, mutate)
     if arch == "GPTNeoXForCausalLM":
         return arch, gptneox_forward(cfg, W, tokens, weights, kv_cache, variant)
+    if arch == "BloomForCausalLM":
+        return arch, bloom_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch in ("GPT2LMHeadModel", "GPTBigCodeForCausalLM"):
         return arch, gpt2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "PhiForCausalLM":
@@ -4323,7 +4438,7 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -4381,7 +4496,8 @@ def main():
                                              "full-rope", "no-qk-norm", "weight-output", "renormalized",
                                              "no-renorm", "no-query-scale", "gelu-erf", "no-bias", "no-softplus",
                                              "silu-not-xielu", "no-lm-head-bias", "gelu-tanh", "qkv-blocks",
-                                             "no-positions", "qkv-per-head", "kv-swapped"])
+                                             "no-positions", "qkv-per-head", "kv-swapped",
+                                             "no-alibi"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias", "no-routing-bias",
                                             "no-renormalize"])
@@ -4424,6 +4540,8 @@ def main():
             make_gpt2(a.dir, a.tokenizer, a.seed, a.prefix, a.masks)
         elif a.arch == "starcoder":
             make_starcoder(a.dir, a.tokenizer, a.seed)
+        elif a.arch == "bloom":
+            make_bloom(a.dir, a.tokenizer, a.seed)
         elif a.arch == "phi2":
             make_phi2(a.dir, a.tokenizer, a.seed)
         elif a.arch == "apertus":

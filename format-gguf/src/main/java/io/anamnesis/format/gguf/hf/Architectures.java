@@ -488,6 +488,55 @@ final class Architectures {
                                     + "is a decoder without cross-attention")))
             .build();
 
+    /**
+     * BigScience's BLOOM ({@code BloomForCausalLM}: bloom-560m to bloom, BLOOMZ, and checkpoints built on them; the
+     * converter's {@code BloomModel}): names with or without {@code transformer.}, {@code word_embeddings} and its
+     * LayerNorm ({@code token_embd_norm}), LayerNorms with bias, {@code self_attention.query_key_value} and its bias
+     * kept fused ({@code attn_qkv}) but re-laid from per-head rows to q, k, v blocks ({@link QkvRows}, as the
+     * converter re-lays them), {@code self_attention.dense}, the MLP {@code dense_h_to_4h}/{@code dense_4h_to_h} with
+     * biases, {@code ln_f}; no positions (llama.cpp's bloom computes ALiBi); the output tied to the embeddings. Its
+     * own keys, in {@code set_gguf_parameters}' order: context length ({@code seq_length}, else the embedding length,
+     * as the converter writes it), embedding length, feed-forward length 4 x hidden, block count, heads and as many
+     * key/value heads, the LayerNorm epsilon, the file type. A residual taken after the LayerNorm
+     * ({@code apply_residual_connection_post_layernorm}), which llama.cpp's bloom does not compute, is refused.
+     */
+    static final Architecture BLOOM = Architecture.of("bloom", "BloomForCausalLM")
+            .tensors(bloomNames())
+            // BloomModel.set_gguf_parameters, in its order
+            .keys(List.of(HyperParameter.u32("{arch}.context_length", "seq_length", "hidden_size", "n_embed").asRequired(),
+                    HyperParameter.u32("{arch}.embedding_length", "hidden_size", "n_embed").asRequired(),
+                    Architecture.OwnKey.FOUR_HIDDEN_FEED_FORWARD_LENGTH, Architecture.OwnKey.BLOCK_COUNT,
+                    HyperParameter.u32("{arch}.attention.head_count", "n_head", "num_attention_heads").asRequired(),
+                    HyperParameter.u32("{arch}.attention.head_count_kv", "n_head", "num_attention_heads").asRequired(),
+                    HyperParameter.f32("{arch}.attention.layer_norm_epsilon", "layer_norm_epsilon").asRequired(),
+                    Architecture.OwnKey.FILE_TYPE))
+            .ownKeysOnly()
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(List.of("vocab_size"))
+            .extras(Architecture.Extras.builder()
+                    .perHeadQkv("self_attention.query_key_value.weight", "self_attention.query_key_value.bias")
+                    .configValues(new Architecture.ConfigValue("apply_residual_connection_post_layernorm", Boolean.FALSE, false,
+                            "llama.cpp's bloom adds each block's input, not its LayerNorm's output, to the residual")))
+            .build();
+
+    /** BLOOM's tensor names, with and without {@code transformer.} (the converter removes it before mapping). */
+    private static List<Architecture.TensorName> bloomNames() {
+        List<Architecture.TensorName> names = new java.util.ArrayList<>();
+        names.add(Architecture.TensorName.of("lm_head", "output"));
+        for (String p : List.of("", "transformer.")) {
+            names.add(Architecture.TensorName.of(p + "word_embeddings", "token_embd"));
+            names.add(Architecture.TensorName.of(p + "word_embeddings_layernorm", "token_embd_norm"));
+            names.add(Architecture.TensorName.of(p + "ln_f", "output_norm"));
+            names.add(Architecture.TensorName.of(p + "h.{bid}.input_layernorm", "blk.{bid}.attn_norm"));
+            names.add(Architecture.TensorName.of(p + "h.{bid}.self_attention.query_key_value", "blk.{bid}.attn_qkv"));
+            names.add(Architecture.TensorName.of(p + "h.{bid}.self_attention.dense", "blk.{bid}.attn_output"));
+            names.add(Architecture.TensorName.of(p + "h.{bid}.post_attention_layernorm", "blk.{bid}.ffn_norm"));
+            names.add(Architecture.TensorName.of(p + "h.{bid}.mlp.dense_h_to_4h", "blk.{bid}.ffn_up"));
+            names.add(Architecture.TensorName.of(p + "h.{bid}.mlp.dense_4h_to_h", "blk.{bid}.ffn_down"));
+        }
+        return List.copyOf(names);
+    }
+
     /** GPT-2's tensor names, as {@code GPT2Model.from_pretrained} saves them (no prefix) and as {@code GPT2LMHeadModel} does. */
     private static List<Architecture.TensorName> gpt2Names() {
         List<Architecture.TensorName> names = new java.util.ArrayList<>();
@@ -1492,7 +1541,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

@@ -926,9 +926,12 @@ public final class HfGgufExporter implements ModelExporter {
     private static DenseTensor perHeadQkv(Architecture arch, Map<?, ?> config, DenseTensor d) {
         if (arch.extras().perHeadQkv().stream().noneMatch(d.name()::endsWith)) return d;
         requireFloats(d);
-        long heads = HfConfig.integer(config, "num_attention_heads").orElseThrow(() -> badKey("num_attention_heads", "is missing"));
-        long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
-        return QkvRows.blocks(d, heads, hidden);
+        // GPT-NeoX's keys, or BLOOM's (n_head; n_embed in older configs)
+        String headsKey = config.containsKey("num_attention_heads") || !config.containsKey("n_head") ? "num_attention_heads" : "n_head";
+        String hiddenKey = config.containsKey("hidden_size") || !config.containsKey("n_embed") ? "hidden_size" : "n_embed";
+        long heads = HfConfig.integer(config, headsKey).orElseThrow(() -> badKey(headsKey, "is missing"));
+        long hidden = HfConfig.integer(config, hiddenKey).orElseThrow(() -> badKey(hiddenKey, "is missing"));
+        return QkvRows.blocks(d, heads, hidden, headsKey, hiddenKey);
     }
 
     /** {@code d} under the name the family's {@link Architecture.Extras#suffixRenames} give it, or as it is. */
@@ -1286,8 +1289,9 @@ public final class HfGgufExporter implements ModelExporter {
                 kv.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(width));
             }
             case FOUR_HIDDEN_FEED_FORWARD_LENGTH -> {
-                // phi2's keys, or gpt2's (n_embd; n_inner, null for 4 x n_embd)
-                String hiddenKey = config.containsKey("hidden_size") || !config.containsKey("n_embd") ? "hidden_size" : "n_embd";
+                // phi2's keys, gpt2's (n_embd; n_inner, null for 4 x n_embd) or bloom's (n_embed in older configs)
+                String hiddenKey = config.containsKey("hidden_size") ? "hidden_size" : config.containsKey("n_embd") ? "n_embd"
+                        : config.containsKey("n_embed") ? "n_embed" : "hidden_size";
                 String widthKey = config.containsKey("intermediate_size") || !config.containsKey("n_inner") ? "intermediate_size" : "n_inner";
                 long hidden = HfConfig.integer(config, hiddenKey).orElseThrow(() -> badKey(hiddenKey, "is missing"));
                 Optional<Long> ff = HfConfig.integer(config, widthKey);
@@ -1712,6 +1716,10 @@ public final class HfGgufExporter implements ModelExporter {
                 latentAttention(d);
             } else if (n.equals("model.embed_tokens.weight") || n.equals("lm_head.weight")) {
                 expect(d, 1, config.containsKey("hidden_size") || !config.containsKey("n_embd") ? "hidden_size" : "n_embd", "columns");
+                expect(d, 0, "vocab_size", "rows");
+            } else if (n.equals("word_embeddings.weight") || n.equals("transformer.word_embeddings.weight")) {
+                // BLOOM's embeddings
+                expect(d, 1, config.containsKey("hidden_size") ? "hidden_size" : "n_embed", "columns");
                 expect(d, 0, "vocab_size", "rows");
             } else if (n.equals("wte.weight") || n.equals("transformer.wte.weight")) {
                 // GPT-2's token and position embeddings

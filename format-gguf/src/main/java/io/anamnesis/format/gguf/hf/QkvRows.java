@@ -20,11 +20,16 @@ final class QkvRows {
 
     /** {@code qkv} ({@code [3 hidden, hidden]} or {@code [3 hidden]}) with its rows in block order, checked against {@code heads} and {@code hidden}. */
     static DenseTensor blocks(DenseTensor qkv, long heads, long hidden) {
+        return blocks(qkv, heads, hidden, "num_attention_heads", "hidden_size");
+    }
+
+    /** {@link #blocks(DenseTensor, long, long)}, naming config.json's keys for the head count and the width as the family spells them. */
+    static DenseTensor blocks(DenseTensor qkv, long heads, long hidden, String headsKey, String hiddenKey) {
         long rows = qkv.shape().rank() == 0 ? 0 : qkv.shape().dim(0);
         long cols = qkv.shape().rank() == 1 ? 1 : qkv.shape().rank() == 2 ? qkv.shape().dim(1) : -1;
         if (rows != 3 * hidden || (cols != 1 && cols != hidden) || heads <= 0 || hidden % heads != 0) {
-            throw MalformedFileException.inTensor(qkv.name(), "has shape " + qkv.shape() + ", but config.json's hidden_size " + hidden
-                    + " and num_attention_heads " + heads + " make a fused q/k/v of " + 3 * hidden + " rows of " + hidden
+            throw MalformedFileException.inTensor(qkv.name(), "has shape " + qkv.shape() + ", but config.json's " + hiddenKey + " " + hidden
+                    + " and " + headsKey + " " + heads + " make a fused q/k/v of " + 3 * hidden + " rows of " + hidden
                     + " (or a bias of " + 3 * hidden + ")");
         }
         long headDim = hidden / heads;
