@@ -40,6 +40,9 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make stablelm DIR [--tokenizer MODELS_DIR] [--seed N] [--parallel]
+        a tiny StableLmForCausalLM folder (stablelm-2-1_6b's keys and layout: LayerNorms, q/k/v biases, partial rope,
+        SwiGLU; --parallel for use_parallel_residual). Its forward pass: stablelm_forward
     python3 decoder_reference.py make bloom DIR [--tokenizer MODELS_DIR] [--seed N]
         a tiny BloomForCausalLM folder (bigscience/bloom-560m's keys and layout: its qkv per head, ALiBi, the
         embeddings' LayerNorm, tied output). Its forward pass: bloom_forward
@@ -2111,6 +2114,102 @@ def bloom_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     return W.get("lm_head.weight", W[p0 + "word_embeddings.weight"]) @ last
 
 
+def make_stablelm(out, tokenizer=None, seed=0, parallel=False):
+    """A tiny random StableLmForCausalLM folder in stabilityai/stablelm-2-1_6b's layout (config.json's keys:
+    partial_rotary_factor 0.25, rope_theta 10000, use_qkv_bias, use_parallel_residual, layer_norm_eps, silu, untied):
+    model.embed_tokens, per layer input_layernorm (weight, bias), q/k/v with biases and o_proj without, the SwiGLU
+    MLP, post_attention_layernorm (sequential residuals only: --parallel leaves it out, as the model class does),
+    model.norm (weight, bias), lm_head. hidden 64, 2 layers, 4 heads of 16 and 2 key/value heads (4 rotated dims)."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, layers, heads, kv, inter = 64, 2, 4, 2, 96
+    d = hidden // heads
+    config = {"architectures": ["StableLmForCausalLM"], "bos_token_id": 100257, "eos_token_id": 100257,
+              "hidden_act": "silu", "hidden_size": hidden, "intermediate_size": inter, "layer_norm_eps": 1e-05,
+              "max_position_embeddings": 4096, "model_type": "stablelm", "num_attention_heads": heads,
+              "num_hidden_layers": layers, "num_key_value_heads": kv, "partial_rotary_factor": 0.25, "qk_layernorm": False,
+              "rope_scaling": None, "rope_theta": 10000, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+              "use_parallel_residual": parallel, "use_qkv_bias": True, "vocab_size": vocab}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0), "lm_head.weight": w(vocab, hidden, s=0.3),
+         "model.norm.weight": 1 + w(hidden, s=0.2), "model.norm.bias": w(hidden, s=0.1)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        norms = ("input_layernorm",) if parallel else ("input_layernorm", "post_attention_layernorm")
+        for n in norms:
+            t[p + n + ".weight"], t[p + n + ".bias"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+        for n, rows in (("q", heads * d), ("k", kv * d), ("v", kv * d)):
+            t[p + f"self_attn.{n}_proj.weight"], t[p + f"self_attn.{n}_proj.bias"] = w(rows, hidden), w(rows, s=0.3)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, hidden)
+        t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"] = w(inter, hidden), w(inter, hidden)
+        t[p + "mlp.down_proj.weight"] = w(hidden, inter)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
+def stablelm_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
+    """StableLmForCausalLM as transformers' modeling_stablelm computes it (eager attention), in float64: LayerNorms with
+    bias, q/k/v with their biases, grouped-query attention, rotate-half rope over the first
+    int(partial_rotary_factor x head_dim) dims, o_proj, the SwiGLU MLP; with use_parallel_residual x + attn(ln x) +
+    mlp(ln x) on the one input_layernorm, else x + attn(ln1 x), then x + mlp(ln2 x); model.norm, lm_head. --variant
+    full-rope rotates every dimension; not-parallel runs a parallel model in sequence on input_layernorm again."""
+    H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    KV = cfg.get("num_key_value_heads", H)
+    d = hidden // H
+    r = d if variant == "full-rope" else int(d * cfg.get("partial_rotary_factor", cfg.get("rope_pct", 0.25)))
+    eps = cfg.get("layer_norm_eps", cfg.get("norm_eps", 1e-5))
+    if weights == "f16":
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    inv = cfg.get("rope_theta", 10000.0) ** (-np.arange(0, r, 2, dtype=np.float64) / r)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+
+    def layernorm(x, p):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + eps) * W[p + ".weight"] + W[p + ".bias"]
+
+    def proj(h, p, n, heads):
+        y = h @ W[p + f"self_attn.{n}_proj.weight"].T
+        if p + f"self_attn.{n}_proj.bias" in W:
+            y = y + W[p + f"self_attn.{n}_proj.bias"]
+        return y.reshape(T, heads, d)
+
+    def attention(h, p):
+        q, k, v = proj(h, p, "q", H), proj(h, p, "k", KV), proj(h, p, "v", KV)
+        q, k = rotary(q, pos, inv, r), rotary(k, pos, inv, r)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        return attend(q, k, v, mask, kv_cache, div=np.sqrt(d)) @ W[p + "self_attn.o_proj.weight"].T
+
+    def mlp(h, p):
+        g = h @ W[p + "mlp.gate_proj.weight"].T
+        return (g / (1 + np.exp(-g)) * (h @ W[p + "mlp.up_proj.weight"].T)) @ W[p + "mlp.down_proj.weight"].T
+
+    parallel = cfg.get("use_parallel_residual", False)
+    x = W["model.embed_tokens.weight"][np.array(toks)]
+    for i in range(n_layers):
+        p = f"model.layers.{i}."
+        h = layernorm(x, p + "input_layernorm")
+        if parallel and variant != "not-parallel":
+            x = x + attention(h, p) + mlp(h, p)
+        else:
+            x = x + attention(h, p)
+            x = x + mlp(layernorm(x, p + ("input_layernorm" if parallel else "post_attention_layernorm")), p)
+    last = layernorm(x[-1:], "model.norm")[0]
+    return W["lm_head.weight"] @ last
+
+
 def make_gptneox(out, tokenizer=None, seed=0, parallel=True):
     """A tiny random GPTNeoXForCausalLM folder in EleutherAI/pythia's layout (config.json's keys: rotary_pct 0.25,
     rotary_emb_base 10000, use_parallel_residual, hidden_act gelu, untied embed_out): gpt_neox.embed_in, per layer
@@ -3242,6 +3341,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, lfm2_forward(cfg, W, tokens, weights, kv_cache, variant, mutate)
     if arch == "GPTNeoXForCausalLM":
         return arch, gptneox_forward(cfg, W, tokens, weights, kv_cache, variant)
+    if arch in ("StableLmForCausalLM", "StableLMEpochForCausalLM"):
+        return arch, stablelm_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "BloomForCausalLM":
         return arch, bloom_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch in ("GPT2LMHeadModel", "GPTBigCodeForCausalLM"):
@@ -4438,7 +4539,7 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -4448,6 +4549,7 @@ def main():
     m.add_argument("--untied", action="store_true", help="starcoder2: an lm_head of its own")
     m.add_argument("--sequential", action="store_true", help="gptneox: use_parallel_residual false")
     m.add_argument("--prefix", action="store_true", help="gpt2: the transformer.* names GPT2LMHeadModel saves")
+    m.add_argument("--parallel", action="store_true", help="stablelm: use_parallel_residual true (no post_attention_layernorm)")
     m.add_argument("--masks", action="store_true", help="gpt2: the causal-mask buffers older checkpoints carry")
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--llama3", type=int, metavar="OLD_CONTEXT")
@@ -4542,6 +4644,8 @@ def main():
             make_starcoder(a.dir, a.tokenizer, a.seed)
         elif a.arch == "bloom":
             make_bloom(a.dir, a.tokenizer, a.seed)
+        elif a.arch == "stablelm":
+            make_stablelm(a.dir, a.tokenizer, a.seed, a.parallel)
         elif a.arch == "phi2":
             make_phi2(a.dir, a.tokenizer, a.seed)
         elif a.arch == "apertus":

@@ -377,6 +377,8 @@ class ConverterParityTest {
         f.addAll(StarcoderToGgufTest.parityFolders(ALL, withAuto));
         // bloom: the per-head fused q/k/v re-laid in blocks, the embeddings' LayerNorm, the context length's fallback
         f.addAll(BloomToGgufTest.parityFolders(ALL, withAuto));
+        // stablelm: llama's names with LayerNorms and biases, unpermuted, the partial rope, parallel or sequential
+        f.addAll(StableLmToGgufTest.parityFolders(ALL, withAuto));
         // deepseek2: latent attention (kv_b split, one key/value head), a dense lead block, grouped sigmoid routing with
         // its selection bias, shared experts, the multi-token-prediction layer left out; V2-Lite's single query projection
         f.addAll(DeepSeek2ToGgufTest.parityFolders(ALL, withAuto));

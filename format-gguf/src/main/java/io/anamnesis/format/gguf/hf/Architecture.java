@@ -239,8 +239,9 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          */
         ROPE_SCALING_NONE,
         /**
-         * {@code <arch>.rope.dimension_count} as cohere2 computes it:
-         * {@code int(rotary_pct x (hidden_size // num_attention_heads))}, {@code rotary_pct} required.
+         * {@code <arch>.rope.dimension_count} as cohere2, gptneox and stablelm compute it:
+         * {@code int(rotary_pct x (hidden_size // num_attention_heads))}, {@code rotary_pct} required (stablelm's
+         * {@code partial_rotary_factor}, or {@code rope_pct}, in its place).
          */
         ROTARY_PCT_DIMENSION_COUNT,
         /**

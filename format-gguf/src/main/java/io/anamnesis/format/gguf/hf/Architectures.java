@@ -537,6 +537,43 @@ final class Architectures {
         return List.copyOf(names);
     }
 
+    /**
+     * Stability AI's StableLM ({@code StableLmForCausalLM}: StableLM 2 1.6B and Zephyr, StableLM-3B-4E1T, Stable Code 3B;
+     * {@code StableLMEpochForCausalLM}, the same model under its remote-code class and keys; the converter's
+     * {@code StableLMModel}): llama's tensor names with LayerNorms (weight and bias) for {@code input_layernorm},
+     * {@code post_attention_layernorm} (absent with parallel residuals) and {@code model.norm}, optional q/k/v
+     * biases, no permutation (NEOX rope over the first {@code int(partial_rotary_factor x head_dim)} dims, {@code
+     * rope_pct} under the older keys), the SwiGLU MLP. Its own keys, in {@code set_gguf_parameters}' order: context
+     * length, embedding length, block count, feed-forward length, the rope dimension count, heads and key/value
+     * heads, {@code use_parallel_residual} (true when absent, as the converter writes it), the LayerNorm epsilon
+     * ({@code layer_norm_eps} or {@code norm_eps}), the file type; the vocabulary from {@code tokenizer.json}. No rope
+     * base is written (llama.cpp runs 10000): another is refused, as are rope scaling and the per-head q/k LayerNorms
+     * of StableLM 2 12B (not converted here).
+     */
+    static final Architecture STABLELM = Architecture.of("stablelm", "StableLmForCausalLM", "StableLMEpochForCausalLM")
+            .tensors(DECODER)
+            // StableLMModel.set_gguf_parameters, in its order
+            .keys(List.of(HyperParameter.u32("{arch}.context_length", "max_position_embeddings").asRequired(),
+                    HyperParameter.u32("{arch}.embedding_length", "hidden_size").asRequired(), Architecture.OwnKey.BLOCK_COUNT,
+                    HyperParameter.u32("{arch}.feed_forward_length", "intermediate_size").asRequired(),
+                    Architecture.OwnKey.ROTARY_PCT_DIMENSION_COUNT,
+                    HyperParameter.u32("{arch}.attention.head_count", "num_attention_heads").asRequired(),
+                    HyperParameter.u32("{arch}.attention.head_count_kv", "num_key_value_heads").asRequired(),
+                    Architecture.OwnKey.PARALLEL_RESIDUAL,
+                    HyperParameter.f32("{arch}.attention.layer_norm_epsilon", "layer_norm_eps", "norm_eps").asRequired(),
+                    Architecture.OwnKey.FILE_TYPE))
+            .ownKeysOnly()
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(List.of("vocab_size", "hidden_size", "num_attention_heads", "num_key_value_heads"))
+            .extras(Architecture.Extras.builder()
+                    .configRefused(Map.of("rope_scaling", "the converter writes no rope scaling for stablelm"))
+                    .configValues(new Architecture.ConfigValue("rope_theta", 10000.0, false, "the converter writes no rope base "
+                                    + "for stablelm, and llama.cpp runs 10000"),
+                            new Architecture.ConfigValue("qk_layernorm", Boolean.FALSE, false, "StableLM 2 12B's per-head q/k "
+                                    + "LayerNorms are not converted here"),
+                            new Architecture.ConfigValue("hidden_act", "silu", false, "llama.cpp's stablelm computes SwiGLU")))
+            .build();
+
     /** GPT-2's tensor names, as {@code GPT2Model.from_pretrained} saves them (no prefix) and as {@code GPT2LMHeadModel} does. */
     private static List<Architecture.TensorName> gpt2Names() {
         List<Architecture.TensorName> names = new java.util.ArrayList<>();
@@ -1541,7 +1578,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

@@ -1197,9 +1197,12 @@ public final class HfGgufExporter implements ModelExporter {
                 long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
                 long heads = HfConfig.integer(config, "num_attention_heads").filter(h -> h > 0)
                         .orElseThrow(() -> badKey("num_attention_heads", "is missing or not positive"));
-                Object p = config.get("rotary_pct");
+                // cohere2's and gptneox's rotary_pct, stablelm's partial_rotary_factor (rope_pct under its older keys)
+                String key = java.util.stream.Stream.of("rotary_pct", "partial_rotary_factor", "rope_pct").filter(config::containsKey)
+                        .findFirst().orElse("rotary_pct");
+                Object p = config.get(key);
                 double pct = HfConfig.number(p).filter(v -> v > 0 && v <= 1)
-                        .orElseThrow(() -> badKey("rotary_pct", "is missing or not a number in (0, 1]: " + p));
+                        .orElseThrow(() -> badKey(key, "is missing or not a number in (0, 1]: " + p));
                 kv.put(a + ".rope.dimension_count", MetaValue.u32((long) (pct * (hidden / heads))));
             }
             case HEAD_SHARE_ROPE_DIMENSION_COUNT -> {
