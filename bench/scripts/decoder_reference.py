@@ -40,6 +40,9 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make olmo DIR [--tokenizer MODELS_DIR] [--seed N] [--clip C]
+        a tiny OlmoForCausalLM folder (OLMo-1B-hf's keys and layout: no norm weights; --clip for clip_qkv). Its
+        forward pass: olmo_forward
     python3 decoder_reference.py make stablelm DIR [--tokenizer MODELS_DIR] [--seed N] [--parallel]
         a tiny StableLmForCausalLM folder (stablelm-2-1_6b's keys and layout: LayerNorms, q/k/v biases, partial rope,
         SwiGLU; --parallel for use_parallel_residual). Its forward pass: stablelm_forward
@@ -2210,6 +2213,91 @@ def stablelm_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     return W["lm_head.weight"] @ last
 
 
+def make_olmo(out, tokenizer=None, seed=0, clip=None):
+    """A tiny random OlmoForCausalLM folder in allenai/OLMo-1B-hf's layout (config.json's keys: no norm weights, no
+    biases, rope_theta 10000, silu; --clip C sets clip_qkv, OLMo-7B-0424-hf's 8.0): model.embed_tokens, per layer
+    q/k/v/o and the SwiGLU MLP, no norm tensors, lm_head (untied here). hidden 64, 2 layers, 4 heads of 16, 2
+    key/value heads."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, layers, heads, kv, inter = 64, 2, 4, 2, 96
+    d = hidden // heads
+    config = {"architectures": ["OlmoForCausalLM"], "attention_bias": False, "attention_dropout": 0.0, "clip_qkv": clip,
+              "eos_token_id": 50279, "hidden_act": "silu", "hidden_size": hidden, "intermediate_size": inter,
+              "max_position_embeddings": 2048, "model_type": "olmo", "num_attention_heads": heads, "num_hidden_layers": layers,
+              "num_key_value_heads": kv, "pad_token_id": 1, "rope_scaling": None, "rope_theta": 10000.0,
+              "tie_word_embeddings": False, "torch_dtype": "float32", "vocab_size": vocab}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0), "lm_head.weight": w(vocab, hidden, s=0.3)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        for n, rows in (("q", heads * d), ("k", kv * d), ("v", kv * d)):
+            # large enough that a clip of 1 changes some of them
+            t[p + f"self_attn.{n}_proj.weight"] = w(rows, hidden, s=0.4)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, hidden)
+        t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"] = w(inter, hidden), w(inter, hidden)
+        t[p + "mlp.down_proj.weight"] = w(hidden, inter)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
+def olmo_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
+    """OlmoForCausalLM as transformers' modeling_olmo computes it (eager attention), in float64: LayerNorms without
+    weights (eps 1e-5), q/k/v each clamped to [-clip_qkv, clip_qkv] when set, rotate-half rope, grouped-query attention,
+    o_proj, SwiGLU, sequential residuals, the final LayerNorm, lm_head. --variant no-clip leaves the clamp out;
+    rms-norm normalizes by the root mean square instead."""
+    H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    KV = cfg.get("num_key_value_heads", H)
+    d = hidden // H
+    clip = cfg.get("clip_qkv")
+    if weights == "f16":
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    inv = cfg.get("rope_theta", 10000.0) ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+
+    def norm(x):
+        if variant == "rms-norm":
+            return x / np.sqrt((x ** 2).mean(-1, keepdims=True) + 1e-5)
+        mu = x.mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + 1e-5)
+
+    def proj(h, p, n, heads):
+        y = h @ W[p + f"self_attn.{n}_proj.weight"].T
+        if clip is not None and variant != "no-clip":
+            y = np.clip(y, -clip, clip)
+        return y.reshape(T, heads, d)
+
+    def attention(h, p):
+        q, k, v = proj(h, p, "q", H), proj(h, p, "k", KV), proj(h, p, "v", KV)
+        q, k = rotary(q, pos, inv, d), rotary(k, pos, inv, d)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        return attend(q, k, v, mask, kv_cache, div=np.sqrt(d)) @ W[p + "self_attn.o_proj.weight"].T
+
+    def mlp(h, p):
+        g = h @ W[p + "mlp.gate_proj.weight"].T
+        return (g / (1 + np.exp(-g)) * (h @ W[p + "mlp.up_proj.weight"].T)) @ W[p + "mlp.down_proj.weight"].T
+
+    x = W["model.embed_tokens.weight"][np.array(toks)]
+    for i in range(n_layers):
+        p = f"model.layers.{i}."
+        x = x + attention(norm(x), p)
+        x = x + mlp(norm(x), p)
+    last = norm(x[-1:])[0]
+    return W.get("lm_head.weight", W["model.embed_tokens.weight"]) @ last
+
+
 def make_gptneox(out, tokenizer=None, seed=0, parallel=True):
     """A tiny random GPTNeoXForCausalLM folder in EleutherAI/pythia's layout (config.json's keys: rotary_pct 0.25,
     rotary_emb_base 10000, use_parallel_residual, hidden_act gelu, untied embed_out): gpt_neox.embed_in, per layer
@@ -3341,6 +3429,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, lfm2_forward(cfg, W, tokens, weights, kv_cache, variant, mutate)
     if arch == "GPTNeoXForCausalLM":
         return arch, gptneox_forward(cfg, W, tokens, weights, kv_cache, variant)
+    if arch in ("OlmoForCausalLM", "OLMoForCausalLM"):
+        return arch, olmo_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch in ("StableLmForCausalLM", "StableLMEpochForCausalLM"):
         return arch, stablelm_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "BloomForCausalLM":
@@ -4539,7 +4629,7 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm", "olmo"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -4550,6 +4640,7 @@ def main():
     m.add_argument("--sequential", action="store_true", help="gptneox: use_parallel_residual false")
     m.add_argument("--prefix", action="store_true", help="gpt2: the transformer.* names GPT2LMHeadModel saves")
     m.add_argument("--parallel", action="store_true", help="stablelm: use_parallel_residual true (no post_attention_layernorm)")
+    m.add_argument("--clip", type=float, help="olmo: clip_qkv")
     m.add_argument("--masks", action="store_true", help="gpt2: the causal-mask buffers older checkpoints carry")
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--llama3", type=int, metavar="OLD_CONTEXT")
@@ -4599,7 +4690,7 @@ def main():
                                              "no-renorm", "no-query-scale", "gelu-erf", "no-bias", "no-softplus",
                                              "silu-not-xielu", "no-lm-head-bias", "gelu-tanh", "qkv-blocks",
                                              "no-positions", "qkv-per-head", "kv-swapped",
-                                             "no-alibi"])
+                                             "no-alibi", "no-clip", "rms-norm"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias", "no-routing-bias",
                                             "no-renormalize"])
@@ -4646,6 +4737,8 @@ def main():
             make_bloom(a.dir, a.tokenizer, a.seed)
         elif a.arch == "stablelm":
             make_stablelm(a.dir, a.tokenizer, a.seed, a.parallel)
+        elif a.arch == "olmo":
+            make_olmo(a.dir, a.tokenizer, a.seed, a.clip)
         elif a.arch == "phi2":
             make_phi2(a.dir, a.tokenizer, a.seed)
         elif a.arch == "apertus":

@@ -314,7 +314,9 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         /** {@code <arch>.use_parallel_residual}: config.json's {@code use_parallel_residual}, true when absent (gptneox's). */
         PARALLEL_RESIDUAL,
         /** {@code <arch>.attention.head_count_kv} 1, which starcoder's {@code set_gguf_parameters} writes (multi-query attention). */
-        ONE_KEY_VALUE_HEAD
+        ONE_KEY_VALUE_HEAD,
+        /** {@code <arch>.attention.layer_norm_epsilon} 1e-5, which olmo's {@code set_gguf_parameters} writes (no config key). */
+        OLMO_LAYER_NORM_EPSILON
     }
 
     /**

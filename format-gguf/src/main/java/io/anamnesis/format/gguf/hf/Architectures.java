@@ -574,6 +574,29 @@ final class Architectures {
                             new Architecture.ConfigValue("hidden_act", "silu", false, "llama.cpp's stablelm computes SwiGLU")))
             .build();
 
+    /**
+     * AI2's first OLMo ({@code OlmoForCausalLM}, {@code OLMoForCausalLM}: OLMo-1B-hf, OLMo-7B-hf, OLMo-7B-0424-hf; the
+     * converter's {@code OlmoModel}): llama's attention and MLP names without any norm tensor (its LayerNorms have no
+     * weights: llama.cpp's olmo normalizes without them), q/k rows permuted as llama's, no biases. TextModel's keys,
+     * then {@code attention.layer_norm_epsilon} 1e-5 (what {@code set_gguf_parameters} writes, the model's own) and
+     * {@code attention.clamp_kqv} when {@code clip_qkv} is set (OLMo-7B-0424's 8). Attention biases, which llama.cpp's
+     * olmo does not load, and another activation than silu are refused.
+     */
+    static final Architecture OLMO = Architecture.of("olmo", "OlmoForCausalLM", "OLMoForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT), ATTENTION.subList(1, ATTENTION.size()), MLP))
+            // OlmoModel.modify_tensors: LlamaModel's permutation of the q and k weights
+            .ropeRows(List.of(new Architecture.RopeRows("q_proj.weight", false), new Architecture.RopeRows("k_proj.weight", true)))
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            // OlmoModel.set_gguf_parameters: TextModel's, then these
+            .keys(List.of(Architecture.OwnKey.OLMO_LAYER_NORM_EPSILON, HyperParameter.f32("{arch}.attention.clamp_kqv", "clip_qkv")))
+            .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
+                    "rope_theta"))
+            .extras(Architecture.Extras.builder()
+                    .configValues(new Architecture.ConfigValue("attention_bias", Boolean.FALSE, false, "llama.cpp's olmo loads no "
+                                    + "attention biases"),
+                            new Architecture.ConfigValue("hidden_act", "silu", false, "llama.cpp's olmo computes SwiGLU")))
+            .build();
+
     /** GPT-2's tensor names, as {@code GPT2Model.from_pretrained} saves them (no prefix) and as {@code GPT2LMHeadModel} does. */
     private static List<Architecture.TensorName> gpt2Names() {
         List<Architecture.TensorName> names = new java.util.ArrayList<>();
@@ -1578,7 +1601,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

@@ -1306,6 +1306,7 @@ public final class HfGgufExporter implements ModelExporter {
             }
             case NO_BOS_TOKEN -> kv.put("tokenizer.ggml.add_bos_token", new MetaValue.Bool(false));
             case ONE_KEY_VALUE_HEAD -> kv.put(a + ".attention.head_count_kv", MetaValue.u32(1));
+            case OLMO_LAYER_NORM_EPSILON -> kv.put(a + ".attention.layer_norm_epsilon", MetaValue.Real.f32(1e-5f));
             case PARALLEL_RESIDUAL -> {
                 Object v = config.get("use_parallel_residual");
                 if (v != null && v != io.anamnesis.api.json.Json.NULL && !(v instanceof Boolean)) {
