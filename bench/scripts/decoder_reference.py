@@ -40,6 +40,9 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make falcon DIR [--tokenizer MODELS_DIR] [--seed N] [--new-arch]
+        a tiny FalconForCausalLM folder (falcon-7b's multi-query layout, or falcon-40b's grouped one with --new-arch).
+        Its forward pass: falcon_forward
     python3 decoder_reference.py make olmo DIR [--tokenizer MODELS_DIR] [--seed N] [--clip C]
         a tiny OlmoForCausalLM folder (OLMo-1B-hf's keys and layout: no norm weights; --clip for clip_qkv). Its
         forward pass: olmo_forward
@@ -2298,6 +2301,110 @@ def olmo_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     return W.get("lm_head.weight", W["model.embed_tokens.weight"]) @ last
 
 
+def make_falcon(out, tokenizer=None, seed=0, new_arch=False):
+    """A tiny random FalconForCausalLM folder in tiiuae/falcon-7b's layout (multi_query: one key/value head; one
+    input_layernorm a block; no biases; attention and MLP in parallel), or with --new-arch falcon-40b's
+    (new_decoder_architecture: num_kv_heads groups of queries with their key and value head, ln_attn and ln_mlp).
+    transformer.word_embeddings, self_attention.query_key_value [(heads + 2 kv) head_dim, hidden] stored by groups,
+    self_attention.dense, mlp.dense_h_to_4h / dense_4h_to_h, transformer.ln_f, lm_head. hidden 64, 2 layers, 8 heads of
+    8 (new architecture: 2 groups of 4)."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, layers, heads = 64, 2, 8
+    kv = 2 if new_arch else 1
+    d = hidden // heads
+    config = {"alibi": False, "architectures": ["FalconForCausalLM"], "attention_dropout": 0.0, "bias": False,
+              "bos_token_id": 11, "eos_token_id": 11, "hidden_dropout": 0.0, "hidden_size": hidden, "layer_norm_epsilon": 1e-05,
+              "model_type": "falcon", "multi_query": not new_arch, "new_decoder_architecture": new_arch,
+              "num_attention_heads": heads, "num_hidden_layers": layers, "parallel_attn": True, "rope_theta": 10000.0,
+              "torch_dtype": "bfloat16", "vocab_size": vocab}
+    if new_arch:
+        config["num_kv_heads"] = kv
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"transformer.word_embeddings.weight": w(vocab, hidden, s=1.0), "lm_head.weight": w(vocab, hidden, s=0.3),
+         "transformer.ln_f.weight": 1 + w(hidden, s=0.2), "transformer.ln_f.bias": w(hidden, s=0.1)}
+    for i in range(layers):
+        p = f"transformer.h.{i}."
+        for n in (("ln_attn", "ln_mlp") if new_arch else ("input_layernorm",)):
+            t[p + n + ".weight"], t[p + n + ".bias"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+        t[p + "self_attention.query_key_value.weight"] = w((heads + 2 * kv) * d, hidden, s=0.3)
+        t[p + "self_attention.dense.weight"] = w(hidden, hidden)
+        t[p + "mlp.dense_h_to_4h.weight"], t[p + "mlp.dense_4h_to_h.weight"] = w(4 * hidden, hidden), w(hidden, 4 * hidden)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
+def falcon_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
+    """FalconForCausalLM as transformers' modeling_falcon computes it (eager attention), in float64: the fused q/k/v
+    split by groups (new_decoder_architecture: num_kv_heads groups of queries, each with its key and value head;
+    multi_query: every query head, then one key and one value head), rotate-half rope over the whole head, attention
+    and the MLP in parallel (x + attn(ln_attn x) + mlp(ln_mlp x), or both on input_layernorm), dense_4h_to_h(gelu(
+    dense_h_to_4h h)) with transformers' exact GELU, ln_f, lm_head. llama.cpp's falcon computes GELU's tanh
+    approximation: --variant gelu-tanh computes the latter; qkv-blocks reads q, k, v as three blocks of the stored rows
+    (a file that did not re-lay them)."""
+    from math import erf
+    H, hidden, n_layers = cfg.get("num_attention_heads", cfg.get("n_head")), cfg["hidden_size"], cfg.get("num_hidden_layers", cfg.get("n_layer"))
+    new_arch = cfg.get("new_decoder_architecture", False)
+    KV = cfg.get("num_kv_heads", cfg.get("n_head_kv", 1)) if new_arch else 1
+    d = hidden // H
+    eps = cfg.get("layer_norm_epsilon", 1e-5)
+    if weights == "f16":
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    inv = cfg.get("rope_theta", 10000.0) ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+
+    def layernorm(x, p):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + eps) * W[p + ".weight"] + W[p + ".bias"]
+
+    def gelu(x):
+        if variant == "gelu-tanh":
+            if kv_cache == "f16":
+                return np.where(x <= -10, 0.0, np.where(x >= 10, x, f16(gelu_tanh(f16(x)))))
+            return gelu_tanh(x)
+        return 0.5 * x * (1 + np.vectorize(erf)(x / np.sqrt(2)))
+
+    def attention(h, p):
+        qkv = h @ W[p + "self_attention.query_key_value.weight"].T
+        if variant == "qkv-blocks":
+            q = qkv[:, :H * d].reshape(T, H, d)
+            k = qkv[:, H * d:(H + KV) * d].reshape(T, KV, d)
+            v = qkv[:, (H + KV) * d:].reshape(T, KV, d)
+        else:
+            g = qkv.reshape(T, KV, H // KV + 2, d)
+            q, k, v = g[:, :, :-2].reshape(T, H, d), g[:, :, -2], g[:, :, -1]
+        q, k = rotary(q, pos, inv, d), rotary(k, pos, inv, d)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        return attend(q, k, v, mask, kv_cache, div=np.sqrt(d)) @ W[p + "self_attention.dense.weight"].T
+
+    def mlp(h, p):
+        return gelu(h @ W[p + "mlp.dense_h_to_4h.weight"].T) @ W[p + "mlp.dense_4h_to_h.weight"].T
+
+    x = W["transformer.word_embeddings.weight"][np.array(toks)]
+    for i in range(n_layers):
+        p = f"transformer.h.{i}."
+        if new_arch:
+            x = x + attention(layernorm(x, p + "ln_attn"), p) + mlp(layernorm(x, p + "ln_mlp"), p)
+        else:
+            h = layernorm(x, p + "input_layernorm")
+            x = x + attention(h, p) + mlp(h, p)
+    last = layernorm(x[-1:], "transformer.ln_f")[0]
+    return W.get("lm_head.weight", W["transformer.word_embeddings.weight"]) @ last
+
+
 def make_gptneox(out, tokenizer=None, seed=0, parallel=True):
     """A tiny random GPTNeoXForCausalLM folder in EleutherAI/pythia's layout (config.json's keys: rotary_pct 0.25,
     rotary_emb_base 10000, use_parallel_residual, hidden_act gelu, untied embed_out): gpt_neox.embed_in, per layer
@@ -3429,6 +3536,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, lfm2_forward(cfg, W, tokens, weights, kv_cache, variant, mutate)
     if arch == "GPTNeoXForCausalLM":
         return arch, gptneox_forward(cfg, W, tokens, weights, kv_cache, variant)
+    if arch in ("FalconForCausalLM", "RWForCausalLM"):
+        return arch, falcon_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch in ("OlmoForCausalLM", "OLMoForCausalLM"):
         return arch, olmo_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch in ("StableLmForCausalLM", "StableLMEpochForCausalLM"):
@@ -4629,7 +4738,7 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm", "olmo"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm", "olmo", "falcon"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -4641,6 +4750,7 @@ def main():
     m.add_argument("--prefix", action="store_true", help="gpt2: the transformer.* names GPT2LMHeadModel saves")
     m.add_argument("--parallel", action="store_true", help="stablelm: use_parallel_residual true (no post_attention_layernorm)")
     m.add_argument("--clip", type=float, help="olmo: clip_qkv")
+    m.add_argument("--new-arch", action="store_true", help="falcon: new_decoder_architecture (falcon-40b's)")
     m.add_argument("--masks", action="store_true", help="gpt2: the causal-mask buffers older checkpoints carry")
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--llama3", type=int, metavar="OLD_CONTEXT")
@@ -4739,6 +4849,8 @@ def main():
             make_stablelm(a.dir, a.tokenizer, a.seed, a.parallel)
         elif a.arch == "olmo":
             make_olmo(a.dir, a.tokenizer, a.seed, a.clip)
+        elif a.arch == "falcon":
+            make_falcon(a.dir, a.tokenizer, a.seed, a.new_arch)
         elif a.arch == "phi2":
             make_phi2(a.dir, a.tokenizer, a.seed)
         elif a.arch == "apertus":

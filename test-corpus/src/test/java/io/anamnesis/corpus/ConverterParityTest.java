@@ -381,6 +381,8 @@ class ConverterParityTest {
         f.addAll(StableLmToGgufTest.parityFolders(ALL, withAuto));
         // olmo: no norm tensors, llama's permuted q/k, TextModel's keys then the epsilon and the clamp
         f.addAll(OlmoToGgufTest.parityFolders(ALL, withAuto));
+        // falcon: the grouped fused q/k/v re-laid, one or two norms a block, its own keys (2048, "jploski")
+        f.addAll(FalconToGgufTest.parityFolders(ALL, withAuto));
         // deepseek2: latent attention (kv_b split, one key/value head), a dense lead block, grouped sigmoid routing with
         // its selection bias, shared experts, the multi-token-prediction layer left out; V2-Lite's single query projection
         f.addAll(DeepSeek2ToGgufTest.parityFolders(ALL, withAuto));

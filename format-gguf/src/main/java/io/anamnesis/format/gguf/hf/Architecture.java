@@ -316,7 +316,14 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         /** {@code <arch>.attention.head_count_kv} 1, which starcoder's {@code set_gguf_parameters} writes (multi-query attention). */
         ONE_KEY_VALUE_HEAD,
         /** {@code <arch>.attention.layer_norm_epsilon} 1e-5, which olmo's {@code set_gguf_parameters} writes (no config key). */
-        OLMO_LAYER_NORM_EPSILON
+        OLMO_LAYER_NORM_EPSILON,
+        /**
+         * falcon's first two keys: {@code <arch>.context_length} 2048 ("not in config.json") and
+         * {@code <arch>.tensor_data_layout} "jploski" (the name of its q/k/v re-layout).
+         */
+        FALCON_CONTEXT_AND_LAYOUT,
+        /** {@code <arch>.attention.head_count_kv} as falcon reads it: {@code num_kv_heads}, else {@code n_head_kv}, else 1. */
+        FALCON_KEY_VALUE_HEADS
     }
 
     /**

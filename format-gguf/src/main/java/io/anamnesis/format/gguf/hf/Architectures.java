@@ -597,6 +597,53 @@ final class Architectures {
                             new Architecture.ConfigValue("hidden_act", "silu", false, "llama.cpp's olmo computes SwiGLU")))
             .build();
 
+    /**
+     * TII's Falcon ({@code FalconForCausalLM}, {@code RWForCausalLM} under its remote-code class: Falcon-7B and 40B
+     * and their instruct models, Falcon-180B; the converter's {@code FalconModel}): {@code transformer.word_embeddings},
+     * one LayerNorm a block ({@code input_layernorm}, 7B) or two ({@code ln_attn} {@code attn_norm_2} before attention,
+     * {@code ln_mlp} {@code attn_norm} before the MLP: the new decoder architecture of 40B and 180B), attention and MLP
+     * in parallel, the fused {@code self_attention.query_key_value} re-laid from groups (each group's queries, then
+     * its key and value head) to every query, key, then value ({@link QkvRows#grouped}), {@code self_attention.dense},
+     * {@code mlp.dense_h_to_4h}/{@code dense_4h_to_h}, no biases, {@code ln_f}, {@code lm_head}. Its own keys, in
+     * {@code set_gguf_parameters}' order: context length 2048 (not in config.json), {@code tensor_data_layout}
+     * "jploski" (the re-layout's name), embedding length, feed-forward length 4 x hidden, block count, heads,
+     * key/value heads ({@code num_kv_heads}, {@code n_head_kv}, else 1), the LayerNorm epsilon, the file type. ALiBi,
+     * biases, sequential attention and a rope base other than 10000, which llama.cpp's falcon does not compute, are
+     * refused, and so is a per-head q/k/v layout (neither multi-query nor the new architecture), which the converter's
+     * re-layout would scramble.
+     */
+    static final Architecture FALCON = Architecture.of("falcon", "FalconForCausalLM", "RWForCausalLM")
+            .tensors(List.of(Architecture.TensorName.of("transformer.word_embeddings", "token_embd"),
+                    Architecture.TensorName.of("lm_head", "output"),
+                    Architecture.TensorName.of("transformer.ln_f", "output_norm"),
+                    Architecture.TensorName.of("transformer.h.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+                    Architecture.TensorName.of("transformer.h.{bid}.ln_mlp", "blk.{bid}.attn_norm"),
+                    Architecture.TensorName.of("transformer.h.{bid}.ln_attn", "blk.{bid}.attn_norm_2"),
+                    Architecture.TensorName.of("transformer.h.{bid}.self_attention.query_key_value", "blk.{bid}.attn_qkv"),
+                    Architecture.TensorName.of("transformer.h.{bid}.self_attention.dense", "blk.{bid}.attn_output"),
+                    Architecture.TensorName.of("transformer.h.{bid}.mlp.dense_h_to_4h", "blk.{bid}.ffn_up"),
+                    Architecture.TensorName.of("transformer.h.{bid}.mlp.dense_4h_to_h", "blk.{bid}.ffn_down")))
+            // FalconModel.set_gguf_parameters, in its order
+            .keys(List.of(Architecture.OwnKey.FALCON_CONTEXT_AND_LAYOUT,
+                    HyperParameter.u32("{arch}.embedding_length", "hidden_size").asRequired(),
+                    Architecture.OwnKey.FOUR_HIDDEN_FEED_FORWARD_LENGTH, Architecture.OwnKey.BLOCK_COUNT,
+                    HyperParameter.u32("{arch}.attention.head_count", "num_attention_heads", "n_head").asRequired(),
+                    Architecture.OwnKey.FALCON_KEY_VALUE_HEADS,
+                    HyperParameter.f32("{arch}.attention.layer_norm_epsilon", "layer_norm_epsilon").asRequired(),
+                    Architecture.OwnKey.FILE_TYPE))
+            .ownKeysOnly()
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(List.of("vocab_size", "hidden_size"))
+            .extras(Architecture.Extras.builder()
+                    .configValues(new Architecture.ConfigValue("alibi", Boolean.FALSE, false, "llama.cpp's falcon computes rope, "
+                                    + "not ALiBi"),
+                            new Architecture.ConfigValue("bias", Boolean.FALSE, false, "llama.cpp's falcon loads no biases"),
+                            new Architecture.ConfigValue("parallel_attn", Boolean.TRUE, false, "llama.cpp's falcon runs attention "
+                                    + "and the MLP in parallel"),
+                            new Architecture.ConfigValue("rope_theta", 10000.0, false, "the converter writes no rope base for "
+                                    + "falcon, and llama.cpp runs 10000")))
+            .build();
+
     /** GPT-2's tensor names, as {@code GPT2Model.from_pretrained} saves them (no prefix) and as {@code GPT2LMHeadModel} does. */
     private static List<Architecture.TensorName> gpt2Names() {
         List<Architecture.TensorName> names = new java.util.ArrayList<>();
@@ -1601,7 +1648,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

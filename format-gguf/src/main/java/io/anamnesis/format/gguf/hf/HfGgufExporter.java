@@ -106,6 +106,13 @@ public final class HfGgufExporter implements ModelExporter {
         if (arch == Architectures.EXAONE4) expectExaone4Window(config, blockCount);
         if (arch.extras().latentAttention().isPresent()) expectDeepSeekLayout(arch, stored, config, blockCount);
         if (arch == Architectures.LLAMA4) expectLlama4QkNorm(config);
+        if (arch == Architectures.FALCON && !Boolean.TRUE.equals(config.get("new_decoder_architecture"))
+                && Boolean.FALSE.equals(config.get("multi_query"))) {
+            // FalconModel.modify_tensors reads the fused q/k/v as groups of queries then one key and one value: a model
+            // with neither layout (Falcon-RW's q, k, v per head) would be written with its heads mixed up
+            throw new UnsupportedFeatureException("config.json multi_query is false and new_decoder_architecture is not true: "
+                    + "a Falcon whose fused q/k/v is laid out per head is written wrong by the converter's re-layout; not converted");
+        }
         if (arch == Architectures.GRANITEMOE && HfConfig.integer(config, "num_local_experts").filter(e -> e == 0).isPresent()) {
             // GraniteMoeModel.modify_tensors then writes the shared MLP as a dense one (granite's layout under granitemoe)
             throw new UnsupportedFeatureException("config.json num_local_experts is 0: a Granite MoE without experts (its shared "
@@ -196,10 +203,10 @@ public final class HfGgufExporter implements ModelExporter {
             DenseTensor unrenamed = squeezed(arch, textName.get().equals(input.name()) ? input : renamed(input, textName.get()));
             // DeepseekV2Model's, Glm4MoeModel's and MiniMaxM2Model's modify_tensors: e_score_correction_bias is renamed
             // e_score_correction.bias (the name gguf-py maps); and the family's own renames
-            DenseTensor mapped = transposed(arch, config, perHeadQkv(arch, config, suffixRenamed(arch,
+            DenseTensor mapped = groupedQkv(arch, config, transposed(arch, config, perHeadQkv(arch, config, suffixRenamed(arch,
                     unrenamed.name().endsWith(".e_score_correction_bias")
                     ? renamed(unrenamed, unrenamed.name().substring(0, unrenamed.name().length() - "_bias".length()) + ".bias")
-                    : unrenamed)));
+                    : unrenamed))));
             if (arch.skipped().contains(mapped.name())) continue;
             if (latent.isPresent()) {
                 // DeepseekV2Model.modify_tensors: the multi-token-prediction layers (from num_hidden_layers on) are skipped
@@ -922,6 +929,27 @@ public final class HfGgufExporter implements ModelExporter {
         return PackedExpertTensors.transposed(d, d.name(), 1, 0);
     }
 
+    /**
+     * Falcon's fused q/k/v ({@code FalconModel.modify_tensors}): stored as {@code num_kv_heads} groups, each its
+     * queries then one key and one value head ({@code [kv, heads / kv + 2, head_dim]} rows), written as every query,
+     * then every key, then every value ({@link QkvRows#grouped}); {@code num_kv_heads} ({@code n_head_kv}) is 1 when
+     * config.json has neither, as the converter reads it.
+     */
+    private static DenseTensor groupedQkv(Architecture arch, Map<?, ?> config, DenseTensor d) {
+        if (arch != Architectures.FALCON || !d.name().endsWith("self_attention.query_key_value.weight")) return d;
+        requireFloats(d);
+        String headsKey = config.containsKey("num_attention_heads") || !config.containsKey("n_head") ? "num_attention_heads" : "n_head";
+        long heads = HfConfig.integer(config, headsKey).orElseThrow(() -> badKey(headsKey, "is missing"));
+        String kvKey = config.containsKey("num_kv_heads") || !config.containsKey("n_head_kv") ? "num_kv_heads" : "n_head_kv";
+        long kv = HfConfig.integer(config, kvKey).orElse(1L);
+        long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
+        if (kv <= 0 || heads <= 0 || heads % kv != 0 || hidden % heads != 0) {
+            throw badKey(kvKey, "is " + kv + " with " + headsKey + " " + heads + " and hidden_size " + hidden
+                    + ": not whole groups of query heads of a whole head size");
+        }
+        return QkvRows.grouped(d, heads, kv, hidden, headsKey, kvKey);
+    }
+
     /** {@code d} with its rows in three blocks when it is one of the family's per-head fused q/k/v ({@code GPTNeoXModel}'s), or as it is. */
     private static DenseTensor perHeadQkv(Architecture arch, Map<?, ?> config, DenseTensor d) {
         if (arch.extras().perHeadQkv().stream().noneMatch(d.name()::endsWith)) return d;
@@ -1307,6 +1335,17 @@ public final class HfGgufExporter implements ModelExporter {
             case NO_BOS_TOKEN -> kv.put("tokenizer.ggml.add_bos_token", new MetaValue.Bool(false));
             case ONE_KEY_VALUE_HEAD -> kv.put(a + ".attention.head_count_kv", MetaValue.u32(1));
             case OLMO_LAYER_NORM_EPSILON -> kv.put(a + ".attention.layer_norm_epsilon", MetaValue.Real.f32(1e-5f));
+            case FALCON_CONTEXT_AND_LAYOUT -> {
+                kv.put(a + ".context_length", MetaValue.u32(2048));
+                kv.put(a + ".tensor_data_layout", new MetaValue.Str("jploski"));
+            }
+            case FALCON_KEY_VALUE_HEADS -> {
+                String key = config.containsKey("num_kv_heads") || !config.containsKey("n_head_kv") ? "num_kv_heads" : "n_head_kv";
+                Object v = config.get(key);
+                long heads = v == null || v == io.anamnesis.api.json.Json.NULL ? 1 : HfConfig.asInteger(v).filter(h -> h > 0 && h <= 0xFFFF_FFFFL)
+                        .orElseThrow(() -> badKey(key, "is not a positive GGUF uint32: " + v));
+                kv.put(a + ".attention.head_count_kv", MetaValue.u32(heads));
+            }
             case PARALLEL_RESIDUAL -> {
                 Object v = config.get("use_parallel_residual");
                 if (v != null && v != io.anamnesis.api.json.Json.NULL && !(v instanceof Boolean)) {
