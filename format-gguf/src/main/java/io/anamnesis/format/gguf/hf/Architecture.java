@@ -581,6 +581,9 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      *                       layer's {@code [out, in]}
      * @param buffers        name endings of buffers the family's checkpoints may carry beside the weights
      *                       (GPT-2's causal masks {@code attn.bias}, {@code attn.masked_bias}), left out
+     * @param groupedQkv     name endings of fused q/k/v projections stored by key/value groups (each group's
+     *                       queries, then its key and value head: Falcon's), which the family's
+     *                       {@code modify_tensors} re-lays as queries, keys, values ({@link QkvRows#grouped})
      */
     record Extras(Map<String, Object> configDefaults, Optional<MultimodalText> multimodal, boolean trimEmbeddings,
                   Optional<SlidingWindow> slidingWindow, List<String> configIgnored, Optional<NoRopeLayers> noRope,
@@ -589,7 +592,7 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
                   Optional<LeftOut> leftOut, List<RowHalves> rowHalves, Optional<FusedExperts> fusedExperts,
                   List<ConfigValue> configValues, boolean unappliedWindow, List<LayerScalar> layerScalars,
                   Map<String, String> suffixRenames, List<String> perHeadQkv, List<String> transposed,
-                  List<String> buffers) {
+                  List<String> buffers, List<String> groupedQkv) {
 
         /** No extras: a plain decoder. */
         static final Extras NONE = builder().build();
@@ -623,6 +626,7 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
             private List<String> perHeadQkv = List.of();
             private List<String> transposed = List.of();
             private List<String> buffers = List.of();
+            private List<String> groupedQkv = List.of();
 
             private Builder() {
             }
@@ -728,6 +732,11 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
                 return this;
             }
 
+            Builder groupedQkv(String... suffixes) {
+                this.groupedQkv = List.of(suffixes);
+                return this;
+            }
+
             Builder buffers(String... suffixes) {
                 this.buffers = List.of(suffixes);
                 return this;
@@ -742,7 +751,7 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
             Extras build() {
                 return new Extras(configDefaults, multimodal, trimEmbeddings, slidingWindow, configIgnored, noRope, configRefused,
                         packedExperts, convLayers, configFrom, latentAttention, extraLayers, leftOut, rowHalves, fusedExperts,
-                        configValues, unappliedWindow, layerScalars, suffixRenames, perHeadQkv, transposed, buffers);
+                        configValues, unappliedWindow, layerScalars, suffixRenames, perHeadQkv, transposed, buffers, groupedQkv);
             }
         }
     }

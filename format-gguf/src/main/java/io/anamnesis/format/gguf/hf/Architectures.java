@@ -635,6 +635,7 @@ final class Architectures {
             .vocabulary(Architecture.VocabularyRule.GPT2)
             .requires(List.of("vocab_size", "hidden_size"))
             .extras(Architecture.Extras.builder()
+                    .groupedQkv("self_attention.query_key_value.weight")
                     .configValues(new Architecture.ConfigValue("alibi", Boolean.FALSE, false, "llama.cpp's falcon computes rope, "
                                     + "not ALiBi"),
                             new Architecture.ConfigValue("bias", Boolean.FALSE, false, "llama.cpp's falcon loads no biases"),

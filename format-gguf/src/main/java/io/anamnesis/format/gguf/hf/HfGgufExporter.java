@@ -930,13 +930,14 @@ public final class HfGgufExporter implements ModelExporter {
     }
 
     /**
-     * Falcon's fused q/k/v ({@code FalconModel.modify_tensors}): stored as {@code num_kv_heads} groups, each its
+     * {@code d} re-laid when it is one of the family's grouped fused q/k/v ({@link Architecture.Extras#groupedQkv}),
+     * or as it is. Falcon's ({@code FalconModel.modify_tensors}): stored as {@code num_kv_heads} groups, each its
      * queries then one key and one value head ({@code [kv, heads / kv + 2, head_dim]} rows), written as every query,
      * then every key, then every value ({@link QkvRows#grouped}); {@code num_kv_heads} ({@code n_head_kv}) is 1 when
      * config.json has neither, as the converter reads it.
      */
     private static DenseTensor groupedQkv(Architecture arch, Map<?, ?> config, DenseTensor d) {
-        if (arch != Architectures.FALCON || !d.name().endsWith("self_attention.query_key_value.weight")) return d;
+        if (arch.extras().groupedQkv().stream().noneMatch(d.name()::endsWith)) return d;
         requireFloats(d);
         String headsKey = config.containsKey("num_attention_heads") || !config.containsKey("n_head") ? "num_attention_heads" : "n_head";
         long heads = HfConfig.integer(config, headsKey).orElseThrow(() -> badKey(headsKey, "is missing"));
