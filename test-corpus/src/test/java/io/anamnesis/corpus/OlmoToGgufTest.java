@@ -1,6 +1,5 @@
 package io.anamnesis.corpus;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -108,26 +107,16 @@ class OlmoToGgufTest {
      * llama.cpp's logits against the reference forward pass (weightless LayerNorms, the q/k/v clamp, grouped-query
      * attention, SwiGLU): F32 within 1e-4 of the largest logit (measured 1.0e-7, 1.9e-6 with a clamp of 1), F16 with
      * the clamp 3e-3 (8.1e-4; 3.1e-3 without it, whose sharper attention the F16 weights move more); RMS norms in the
-     * LayerNorms' place 0.33-0.83 off, the clamp left out 1.25.
+     * LayerNorms' place 0.83 off, the clamp left out 1.25.
      */
     @ParameterizedTest
-    @CsvSource({"f32, , rms-norm", "f32, 1.0, no-clip", "f16, 1.0, no-clip"})
+    @CsvSource({"f32, , ", "f32, 1.0, ", "f16, 1.0, ", "f32, , rms-norm", "f32, 1.0, no-clip"})
     void llamaCppComputesTheReferenceForwardPass(String dtype, String clip, String wrong) throws Exception {
         Optional<Path> tok = DecoderReference.tokenizerFolder("AMN_TOKENIZER_QWEN3");
         Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_QWEN3 not set: llama.cpp needs the vocabulary; not checked");
-        DecoderReference.oracles();
-        Path dir = tmp.resolve("olmo-forward");
-        List<String> make = new ArrayList<>(List.of("olmo", dir.toString(), "--tokenizer", tok.get().toString(), "--seed", "3"));
+        List<String> make = new ArrayList<>(List.of("--tokenizer", tok.get().toString(), "--seed", "3"));
         if (clip != null) make.addAll(List.of("--clip", clip));
-        DecoderReference.make(tmp, make.toArray(String[]::new));
-        Path out = tmp.resolve("olmo-" + dtype + ".gguf");
-        CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
-        assertThat(r.code()).as(r.err()).isZero();
-        String tokens = "1,7,42,100,3,250,17,64,5,9,200,300";
-        JsonNode right = DecoderReference.compare(tmp, dir, out, dtype, tokens).path("kv_f16");
-        JsonNode other = DecoderReference.compare(tmp, dir, out, dtype, tokens, "--variant", wrong).path("kv_f16");
-        assertThat(right.path("max_rel_diff").asDouble()).as(right.toString()).isLessThan(dtype.equals("f32") ? 1e-4 : 3e-3);
-        assertThat(other.path("max_rel_diff").asDouble()).as(wrong + ": " + other).isGreaterThan(0.1);
+        DecoderReference.llamaCppComputesTheReference(tmp, "olmo", make, dtype, wrong, 0.1);
     }
 
     /** The folders {@link ConverterParityTest} compares with the converter's own files. */

@@ -1,6 +1,5 @@
 package io.anamnesis.corpus;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -135,26 +134,16 @@ class StableLmToGgufTest {
     /**
      * llama.cpp's logits against the reference forward pass (LayerNorms, q/k/v biases, grouped-query attention, the
      * partial rope, SwiGLU): F32 within 1e-4 of the largest logit (measured 1.7e-7 in sequence, 1.5e-7 parallel), F16
-     * 3e-3 (5.8e-4, 7.1e-4); every dimension rotated 0.43-0.54 off, a parallel model run in sequence 0.62.
+     * 3e-3 (5.8e-4); every dimension rotated 0.54 off, a parallel model run in sequence 0.62.
      */
     @ParameterizedTest
-    @CsvSource({"f32, , full-rope", "f16, , full-rope", "f32, --parallel, not-parallel"})
+    @CsvSource({"f32, , ", "f16, , ", "f32, --parallel, ", "f32, , full-rope", "f32, --parallel, not-parallel"})
     void llamaCppComputesTheReferenceForwardPass(String dtype, String parallel, String wrong) throws Exception {
         Optional<Path> tok = DecoderReference.tokenizerFolder("AMN_TOKENIZER_QWEN3");
         Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_QWEN3 not set: llama.cpp needs the vocabulary; not checked");
-        DecoderReference.oracles();
-        Path dir = tmp.resolve("stablelm-forward");
-        List<String> make = new ArrayList<>(List.of("stablelm", dir.toString(), "--tokenizer", tok.get().toString(), "--seed", "3"));
+        List<String> make = new ArrayList<>(List.of("--tokenizer", tok.get().toString(), "--seed", "3"));
         if (parallel != null) make.add(parallel);
-        DecoderReference.make(tmp, make.toArray(String[]::new));
-        Path out = tmp.resolve("stablelm-" + dtype + ".gguf");
-        CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
-        assertThat(r.code()).as(r.err()).isZero();
-        String tokens = "1,7,42,100,3,250,17,64,5,9,200,300";
-        JsonNode right = DecoderReference.compare(tmp, dir, out, dtype, tokens).path("kv_f16");
-        JsonNode other = DecoderReference.compare(tmp, dir, out, dtype, tokens, "--variant", wrong).path("kv_f16");
-        assertThat(right.path("max_rel_diff").asDouble()).as(right.toString()).isLessThan(dtype.equals("f32") ? 1e-4 : 3e-3);
-        assertThat(other.path("max_rel_diff").asDouble()).as(wrong + ": " + other).isGreaterThan(0.1);
+        DecoderReference.llamaCppComputesTheReference(tmp, "stablelm", make, dtype, wrong, 0.1);
     }
 
     /** The folders {@link ConverterParityTest} compares with the converter's own files. */
