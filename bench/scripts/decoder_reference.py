@@ -40,6 +40,10 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make exaone DIR [--tokenizer MODELS_DIR] [--seed N] [--tied] [--llama3 OLD_CONTEXT]
+        a tiny ExaoneForCausalLM folder (EXAONE-3.5-7.8B's keys and transformer.* layout: RMS norms, whole-head rope,
+        c_fc_0/c_fc_1 SwiGLU; --tied for 2.4B's tied embeddings, --llama3 for the released llama3 rope scaling).
+        Its forward pass: exaone_forward (--variant interleaved-rope pairs adjacent elements)
     python3 decoder_reference.py make falcon DIR [--tokenizer MODELS_DIR] [--seed N] [--new-arch]
         a tiny FalconForCausalLM folder (falcon-7b's multi-query layout, or falcon-40b's grouped one with --new-arch).
         Its forward pass: falcon_forward
@@ -2636,6 +2640,86 @@ def make_exaone4(out, tokenizer=None, seed=0, no_window=False):
                 dst.write(src.read())
 
 
+def make_exaone(out, tokenizer=None, seed=0, tied=False, llama3=None):
+    """A tiny random ExaoneForCausalLM folder in LGAI-EXAONE/EXAONE-3.5-7.8B-Instruct's layout (its config.json's keys:
+    num_layers, layer_norm_epsilon, activation_function silu, head_dim, rope_theta 1e6; the transformer.* tensor
+    names of its modeling_exaone; BF16), the sizes shrunk: hidden 64, intermediate 160, 2 layers, 4 heads of 16, 2
+    key/value heads, lm_head untied. --tied: EXAONE-3.5-2.4B's tied embeddings (no lm_head). --llama3 OLD: the llama3
+    rope scaling the released configs carry (factor 8, low 1, high 4, original_max_position_embeddings OLD)."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, inter, layers, heads, kv = 64, 160, 2, 4, 2
+    d = hidden // heads
+    # EXAONE's [BOS] 1, [|endofturn|] 361, [PAD] 0
+    config = {"activation_function": "silu", "architectures": ["ExaoneForCausalLM"], "attention_dropout": 0.0,
+              "bos_token_id": 1, "embed_dropout": 0.0, "eos_token_id": 361, "head_dim": d, "hidden_size": hidden,
+              "initializer_range": 0.02, "intermediate_size": inter, "layer_norm_epsilon": 1e-05,
+              "max_position_embeddings": 32768, "model_type": "exaone", "num_attention_heads": heads,
+              "num_key_value_heads": kv, "num_layers": layers, "pad_token_id": 0, "rope_scaling": None,
+              "rope_theta": 1000000.0, "tie_word_embeddings": tied, "torch_dtype": "bfloat16",
+              "transformers_version": "4.43.0", "use_cache": True, "vocab_size": vocab}
+    if llama3:
+        config["rope_scaling"] = {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                                  "original_max_position_embeddings": llama3, "rope_type": "llama3"}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"transformer.wte.weight": w(vocab, hidden, s=1.0), "transformer.ln_f.weight": 1 + w(hidden, s=0.2)}
+    if not tied:
+        t["lm_head.weight"] = w(vocab, hidden, s=0.3)
+    for i in range(layers):
+        p = f"transformer.h.{i}."
+        t[p + "ln_1.weight"], t[p + "ln_2.weight"] = 1 + w(hidden, s=0.2), 1 + w(hidden, s=0.2)
+        for n, rows in (("q", heads * d), ("k", kv * d), ("v", kv * d)):
+            t[p + f"attn.attention.{n}_proj.weight"] = w(rows, hidden)
+        t[p + "attn.attention.out_proj.weight"] = w(hidden, heads * d)
+        t[p + "mlp.c_fc_0.weight"], t[p + "mlp.c_fc_1.weight"] = w(inter, hidden), w(inter, hidden)
+        t[p + "mlp.c_proj.weight"] = w(hidden, inter)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
+def exaone_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=True, variant=None):
+    """ExaoneForCausalLM (EXAONE 3.0 / 3.5) as its modeling_exaone computes it (eager attention), in float64: RMS norms
+    ln_1 and ln_2 (layer_norm_epsilon), q/k/v without biases, rotate-half rope over the whole head (hidden / heads),
+    llama3's frequencies when the config scales them, grouped-query attention, out_proj, c_proj(silu(c_fc_0 x) *
+    c_fc_1 x), ln_f, lm_head (the embeddings when tied). --variant interleaved-rope pairs adjacent elements (what a
+    llama-style permutation of q/k would compute)."""
+    H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_layers"]
+    KV = cfg.get("num_key_value_heads") or H
+    d = hidden // H
+    eps = cfg.get("layer_norm_epsilon", 1e-5)
+    inv = inv_freq(cfg.get("rope_theta", 10000.0), d, cfg.get("rope_scaling") if rope_scaling else None)
+    if weights == "f16":
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+    rope = rotary_interleaved if variant == "interleaved-rope" else rotary
+    x = W["transformer.wte.weight"][np.array(toks)]
+    for i in range(n_layers):
+        p = f"transformer.h.{i}."
+        h = rmsnorm(x, W[p + "ln_1.weight"], eps)
+        q, k, v = (h @ W[p + f"attn.attention.{n}_proj.weight"].T for n in "qkv")
+        q, k, v = q.reshape(T, H, d), k.reshape(T, KV, d), v.reshape(T, KV, d)
+        q, k = rope(q, pos, inv), rope(k, pos, inv)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        x = x + attend(q, k, v, mask, kv_cache, div=np.sqrt(d)) @ W[p + "attn.attention.out_proj.weight"].T
+        h = rmsnorm(x, W[p + "ln_2.weight"], eps)
+        g = h @ W[p + "mlp.c_fc_0.weight"].T
+        x = x + (g / (1 + np.exp(-g)) * (h @ W[p + "mlp.c_fc_1.weight"].T)) @ W[p + "mlp.c_proj.weight"].T
+    last = rmsnorm(x[-1], W["transformer.ln_f.weight"], eps)
+    return (W["lm_head.weight"] if "lm_head.weight" in W else W["transformer.wte.weight"]) @ last
+
+
 def make_deepseek2(out, tokenizer=None, seed=0, v3=False, yarn_old=None, yarn_factor=40.0, fp8=False, tied=False, layers=3):
     """A tiny random DeepseekV2ForCausalLM folder (DeepSeek-V2-Lite's shape: q_proj, no q LoRA, softmax greedy routing,
     2 shared experts) or, with v3, a DeepseekV3ForCausalLM one (DeepSeek-V3's: the q LoRA q_a_proj / q_a_layernorm /
@@ -3554,6 +3638,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, starcoder2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch in ("CohereForCausalLM", "Cohere2ForCausalLM"):
         return arch, cohere_forward(cfg, W, tokens, weights, kv_cache, variant)
+    if arch == "ExaoneForCausalLM":
+        return arch, exaone_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant)
     if arch == "Exaone4ForCausalLM":
         return arch, exaone4_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant)
     # GLM-4.7-Flash (Glm4MoeLiteForCausalLM): transformers' modular_glm4_moe_lite takes DeepseekV3Attention and GLM-4.5's
@@ -4738,7 +4824,7 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm", "olmo", "falcon"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm", "olmo", "falcon", "exaone"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -4822,6 +4908,8 @@ def main():
             make_lfm2(a.dir, a.tokenizer, a.seed)
         elif a.arch in ("cohere", "cohere2"):
             make_cohere(a.arch, a.dir, a.tokenizer, a.seed, a.qk_norm, a.theta, a.layer_types)
+        elif a.arch == "exaone":
+            make_exaone(a.dir, a.tokenizer, a.seed, a.tied, a.llama3)
         elif a.arch == "exaone4":
             make_exaone4(a.dir, a.tokenizer, a.seed, a.no_window)
         elif a.arch == "deepseek2":

@@ -63,7 +63,9 @@ import java.util.Optional;
  * convolutions beside attention; verified the same way. command-r: {@code CommandR2Model}
  * ({@code CohereForCausalLM}): one norm a block, tied; verified the same way. cohere2:
  * {@code Cohere2Model} ({@code Cohere2ForCausalLM}): three local layers to one global without
- * rope; verified the same way. exaone4: {@code Exaone4Model} ({@code Exaone4ForCausalLM}): post
+ * rope; verified the same way. exaone: {@code ExaoneModel} ({@code ExaoneForCausalLM}, EXAONE 3.x): llama's
+ * block under {@code transformer.*} names, unpermuted, plus the RMS epsilon key llama.cpp needs and the converter
+ * no longer writes; verified the same way, that key aside. exaone4: {@code Exaone4Model} ({@code Exaone4ForCausalLM}): post
  * norms, per-head q/k norms, llama.cpp's 64-layer window; verified the same way. qwen2vl:
  * {@code Qwen2VLModel} (Qwen2-VL and Qwen2.5-VL's language model): qwen2 with M-RoPE sections;
  * verified the same way on text. qwen3vl and qwen3vlmoe: {@code Qwen3VLTextModel} and
@@ -643,6 +645,49 @@ final class Architectures {
                                     + "and the MLP in parallel"),
                             new Architecture.ConfigValue("rope_theta", 10000.0, false, "the converter writes no rope base for "
                                     + "falcon, and llama.cpp runs 10000")))
+            .build();
+
+    /**
+     * LG's EXAONE 3.0 and 3.5 ({@code ExaoneForCausalLM}, the converter's {@code ExaoneModel}; EXAONE Deep too): the
+     * {@code transformer.*} names of its remote-code model ({@code wte}, {@code h.N.ln_1}, {@code attn.attention.q_proj}
+     * ... {@code out_proj}, {@code ln_2}, {@code mlp.c_fc_0} the gate, {@code c_fc_1} the up projection, {@code c_proj},
+     * {@code ln_f}, {@code lm_head}), RMS norms, no biases, no permutation (llama.cpp's exaone rotates NEOX-style, as
+     * the model's rotate-half does); TextModel's keys (the block count from {@code num_layers}, the norms' epsilon
+     * from {@code layer_norm_epsilon} as {@code attention.layer_norm_epsilon}), then the rope dimension count (hidden /
+     * heads), a llama3 rope scaling as {@code rope_freqs}; {@code _set_vocab_gpt2}'s vocabulary.
+     *
+     * <p>One key more than the converter writes: {@code attention.layer_norm_rms_epsilon}, the same epsilon, after the
+     * rope dimension count. The converter at the commit followed dropped it in its rope refactor (ExaoneModel wrote it
+     * before), and llama.cpp's exaone does not load a file without it ("key not found in model:
+     * exaone.attention.layer_norm_rms_epsilon"). A partial rotary factor or a head size other than hidden / heads,
+     * which llama.cpp's exaone asserts against, and another activation are refused.
+     */
+    static final Architecture EXAONE = Architecture.of("exaone", "ExaoneForCausalLM")
+            .tensors(List.of(Architecture.TensorName.of("transformer.wte", "token_embd"),
+                    Architecture.TensorName.of("lm_head", "output"),
+                    Architecture.TensorName.of("transformer.ln_f", "output_norm"),
+                    Architecture.TensorName.of("transformer.h.{bid}.ln_1", "blk.{bid}.attn_norm"),
+                    Architecture.TensorName.of("transformer.h.{bid}.attn.attention.q_proj", "blk.{bid}.attn_q"),
+                    Architecture.TensorName.of("transformer.h.{bid}.attn.attention.k_proj", "blk.{bid}.attn_k"),
+                    Architecture.TensorName.of("transformer.h.{bid}.attn.attention.v_proj", "blk.{bid}.attn_v"),
+                    Architecture.TensorName.of("transformer.h.{bid}.attn.attention.out_proj", "blk.{bid}.attn_output"),
+                    Architecture.TensorName.of("transformer.h.{bid}.ln_2", "blk.{bid}.ffn_norm"),
+                    Architecture.TensorName.of("transformer.h.{bid}.mlp.c_fc_0", "blk.{bid}.ffn_gate"),
+                    Architecture.TensorName.of("transformer.h.{bid}.mlp.c_fc_1", "blk.{bid}.ffn_up"),
+                    Architecture.TensorName.of("transformer.h.{bid}.mlp.c_proj", "blk.{bid}.ffn_down")))
+            // ExaoneModel.set_gguf_parameters: TextModel's, then the rope dimension count; then the key llama.cpp reads
+            .keys(List.of(new Architecture.RopeDimensionCount(),
+                    HyperParameter.f32("{arch}.attention.layer_norm_rms_epsilon", "layer_norm_epsilon").asRequired()))
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
+                    "num_key_value_heads", "layer_norm_epsilon", "rope_theta"))
+            .llama3Rope()
+            .extras(Architecture.Extras.builder()
+                    .configValues(new Architecture.ConfigValue("activation_function", "silu", true, "the converter asserts it, "
+                                    + "and llama.cpp's exaone computes SwiGLU"),
+                            new Architecture.ConfigValue("partial_rotary_factor", 1.0, false, "llama.cpp's exaone rotates whole "
+                                    + "heads"),
+                            new Architecture.ConfigValue("rope_pct", 1.0, false, "llama.cpp's exaone rotates whole heads")))
             .build();
 
     /** GPT-2's tensor names, as {@code GPT2Model.from_pretrained} saves them (no prefix) and as {@code GPT2LMHeadModel} does. */
@@ -1649,7 +1694,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, EXAONE, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

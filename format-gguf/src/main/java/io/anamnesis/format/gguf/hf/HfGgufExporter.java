@@ -104,6 +104,7 @@ public final class HfGgufExporter implements ModelExporter {
         arch.extras().noRope().ifPresent(n -> expectNoRopeLayers(arch, n, config, blockCount));
         if (arch == Architectures.COMMAND_R) expectCommandRQkNorms(config, blockCount);
         if (arch == Architectures.EXAONE4) expectExaone4Window(config, blockCount);
+        if (arch == Architectures.EXAONE) expectWholeHeadRope(config);
         if (arch.extras().latentAttention().isPresent()) expectDeepSeekLayout(arch, stored, config, blockCount);
         if (arch == Architectures.LLAMA4) expectLlama4QkNorm(config);
         if (arch == Architectures.FALCON && !Boolean.TRUE.equals(config.get("new_decoder_architecture"))
@@ -1098,6 +1099,23 @@ public final class HfGgufExporter implements ModelExporter {
             HyperParameter.u32("{arch}.expert_used_count", "num_experts_per_tok", "num_experts_per_token", "top_k_experts");
 
     /** The family's experts' {@link Architecture.ConfigValue}s: each value as llama.cpp's graph assumes it, else refused naming it. */
+    /**
+     * EXAONE 3's head size: ExaoneModel writes the rope dimension count as hidden / heads and llama.cpp's exaone asserts
+     * that it is the head size, so a {@code head_dim} apart from hidden / heads is a model llama.cpp would not run.
+     */
+    private static void expectWholeHeadRope(Map<?, ?> config) {
+        Optional<Long> headDim = HfConfig.integer(config, "head_dim");
+        if (headDim.isEmpty()) return;
+        long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
+        long heads = HfConfig.integer(config, "num_attention_heads").filter(h -> h > 0)
+                .orElseThrow(() -> badKey("num_attention_heads", "is missing or not positive"));
+        if (headDim.get() != hidden / heads) {
+            throw new UnsupportedFeatureException("config.json head_dim is " + headDim.get() + ", not hidden_size / "
+                    + "num_attention_heads (" + hidden / heads + "): llama.cpp's exaone rotates whole heads of hidden / heads; "
+                    + "not converted");
+        }
+    }
+
     private static void expectConfig(Architecture arch, List<Architecture.ConfigValue> values, Map<?, ?> config) {
         for (Architecture.ConfigValue c : values) {
             Object v = config.get(c.key());
@@ -1766,9 +1784,20 @@ public final class HfGgufExporter implements ModelExporter {
                 expect(d, 1, config.containsKey("hidden_size") ? "hidden_size" : "n_embed", "columns");
                 expect(d, 0, "vocab_size", "rows");
             } else if (n.equals("wte.weight") || n.equals("transformer.wte.weight")) {
-                // GPT-2's token and position embeddings
-                expect(d, 1, "n_embd", "columns");
+                // GPT-2's token embeddings (and EXAONE 3's, whose config names the width hidden_size)
+                expect(d, 1, config.containsKey("n_embd") || !config.containsKey("hidden_size") ? "n_embd" : "hidden_size", "columns");
                 expect(d, 0, "vocab_size", "rows");
+            } else if (n.endsWith("attn.attention.q_proj.weight")) {
+                // EXAONE 3's attention
+                attentionRows(d, "num_attention_heads");
+            } else if (n.endsWith("attn.attention.k_proj.weight") || n.endsWith("attn.attention.v_proj.weight")) {
+                attentionRows(d, config.containsKey("num_key_value_heads") ? "num_key_value_heads" : "num_attention_heads");
+            } else if (n.endsWith("mlp.c_fc_0.weight") || n.endsWith("mlp.c_fc_1.weight")) {
+                // EXAONE 3's gate and up projections (c_proj, its down projection, with StarCoder2's below)
+                expect(d, 0, "intermediate_size", "rows");
+                expect(d, 1, "hidden_size", "columns");
+            } else if (n.endsWith("mlp.c_proj.weight") && config.containsKey("intermediate_size")) {
+                expect(d, 1, "intermediate_size", "columns");
             } else if (multiQuery && n.endsWith("attn.c_attn.weight")) {
                 // GPTBigCode's multi-query attention: the query, then one key and one value head
                 long hidden = HfConfig.integer(config, "n_embd").orElseThrow(() -> badKey("n_embd", "is missing"));
