@@ -40,6 +40,10 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make minicpm DIR [--sp TOKENIZER_MODEL] [--seed N] [--untied]
+        a tiny MiniCPMForCausalLM folder (MiniCPM-2B's keys and layout: scale_emb, scale_depth, dim_model_base, tied;
+        --untied for an lm_head of its own). Its forward pass: minicpm_forward (--variant no-multipliers leaves the
+        three scales out)
     python3 decoder_reference.py make exaone DIR [--tokenizer MODELS_DIR] [--seed N] [--tied] [--llama3 OLD_CONTEXT]
         a tiny ExaoneForCausalLM folder (EXAONE-3.5-7.8B's keys and transformer.* layout: RMS norms, whole-head rope,
         c_fc_0/c_fc_1 SwiGLU; --tied for 2.4B's tied embeddings, --llama3 for the released llama3 rope scaling).
@@ -2720,6 +2724,82 @@ def exaone_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=Tru
     return (W["lm_head.weight"] if "lm_head.weight" in W else W["transformer.wte.weight"]) @ last
 
 
+def make_minicpm(out, sp=None, seed=0, untied=False):
+    """A tiny random MiniCPMForCausalLM folder in openbmb/MiniCPM-2B-sft-bf16's layout (its config.json's keys:
+    scale_emb 12, scale_depth 1.4, dim_model_base 256, rope_theta 10000, tied embeddings; llama's tensor names;
+    BF16), the sizes shrunk: hidden 64, intermediate 160, 3 layers, 4 heads of 16, 2 key/value heads. --untied: an
+    lm_head of its own (MiniCPM-1B's). --sp TOKENIZER_MODEL: that SentencePiece model as its tokenizer.model."""
+    rng = np.random.default_rng(seed)
+    vocab = sentencepiece_size(sp) if sp else 512
+    hidden, inter, layers, heads, kv = 64, 160, 3, 4, 2
+    d = hidden // heads
+    config = {"architectures": ["MiniCPMForCausalLM"], "bos_token_id": 1, "dim_model_base": 256, "eos_token_id": 2,
+              "hidden_act": "silu", "hidden_size": hidden, "initializer_range": 0.1, "intermediate_size": inter,
+              "max_position_embeddings": 4096, "model_type": "minicpm", "num_attention_heads": heads,
+              "num_hidden_layers": layers, "num_key_value_heads": kv, "rms_norm_eps": 1e-05, "rope_scaling": None,
+              "rope_theta": 10000.0, "scale_depth": 1.4, "scale_emb": 12, "tie_word_embeddings": not untied,
+              "torch_dtype": "bfloat16", "transformers_version": "4.36.0", "use_cache": True, "vocab_size": vocab}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    # the embeddings small: the model multiplies them by scale_emb (12)
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=0.08), "model.norm.weight": 1 + w(hidden, s=0.2)}
+    if untied:
+        t["lm_head.weight"] = w(vocab, hidden, s=0.3)
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        t[p + "input_layernorm.weight"], t[p + "post_attention_layernorm.weight"] = 1 + w(hidden, s=0.2), 1 + w(hidden, s=0.2)
+        for n, rows in (("q", heads * d), ("k", kv * d), ("v", kv * d)):
+            t[p + f"self_attn.{n}_proj.weight"] = w(rows, hidden)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * d)
+        t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"] = w(inter, hidden), w(inter, hidden)
+        t[p + "mlp.down_proj.weight"] = w(hidden, inter)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if sp:
+        with open(sp, "rb") as src, open(os.path.join(out, "tokenizer.model"), "wb") as dst:
+            dst.write(src.read())
+
+
+def minicpm_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
+    """MiniCPMForCausalLM as its modeling_minicpm computes it (eager attention), in float64: the embeddings times
+    scale_emb, RMS norms, rotate-half rope, grouped-query attention, each branch's output times scale_depth /
+    sqrt(num_hidden_layers) before it joins the residual, SwiGLU, the final norm's output over hidden_size /
+    dim_model_base before lm_head (the embeddings when tied). --variant no-multipliers leaves all three scales out."""
+    H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    KV = cfg.get("num_key_value_heads") or H
+    d = hidden // H
+    eps = cfg.get("rms_norm_eps", 1e-6)
+    plain = variant == "no-multipliers"
+    emb = 1.0 if plain else float(cfg["scale_emb"])
+    res = 1.0 if plain else cfg["scale_depth"] / np.sqrt(n_layers)
+    logit_div = 1.0 if plain else hidden / cfg["dim_model_base"]
+    inv = inv_freq(cfg.get("rope_theta", 10000.0), d)
+    if weights == "f16":
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+    x = W["model.embed_tokens.weight"][np.array(toks)] * emb
+    for i in range(n_layers):
+        p = f"model.layers.{i}."
+        h = rmsnorm(x, W[p + "input_layernorm.weight"], eps)
+        q, k, v = (h @ W[p + f"self_attn.{n}_proj.weight"].T for n in "qkv")
+        q, k, v = q.reshape(T, H, d), k.reshape(T, KV, d), v.reshape(T, KV, d)
+        q, k = rotary(q, pos, inv), rotary(k, pos, inv)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        x = x + res * (attend(q, k, v, mask, kv_cache, div=np.sqrt(d)) @ W[p + "self_attn.o_proj.weight"].T)
+        h = rmsnorm(x, W[p + "post_attention_layernorm.weight"], eps)
+        g = h @ W[p + "mlp.gate_proj.weight"].T
+        x = x + res * ((g / (1 + np.exp(-g)) * (h @ W[p + "mlp.up_proj.weight"].T)) @ W[p + "mlp.down_proj.weight"].T)
+    last = rmsnorm(x[-1], W["model.norm.weight"], eps) / logit_div
+    return (W["lm_head.weight"] if "lm_head.weight" in W else W["model.embed_tokens.weight"]) @ last
+
+
 def make_deepseek2(out, tokenizer=None, seed=0, v3=False, yarn_old=None, yarn_factor=40.0, fp8=False, tied=False, layers=3):
     """A tiny random DeepseekV2ForCausalLM folder (DeepSeek-V2-Lite's shape: q_proj, no q LoRA, softmax greedy routing,
     2 shared experts) or, with v3, a DeepseekV3ForCausalLM one (DeepSeek-V3's: the q LoRA q_a_proj / q_a_layernorm /
@@ -3638,6 +3718,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, starcoder2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch in ("CohereForCausalLM", "Cohere2ForCausalLM"):
         return arch, cohere_forward(cfg, W, tokens, weights, kv_cache, variant)
+    if arch == "MiniCPMForCausalLM":
+        return arch, minicpm_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "ExaoneForCausalLM":
         return arch, exaone_forward(cfg, W, tokens, weights, kv_cache, rope_scaling, variant)
     if arch == "Exaone4ForCausalLM":
@@ -4824,14 +4906,14 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm", "olmo", "falcon", "exaone"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm", "olmo", "falcon", "exaone", "minicpm"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
     m.add_argument("--ministral3", action="store_true", help="mistral3: Ministral 3's text config (yarn, llama 4 query scaling)")
     m.add_argument("--sp")
     m.add_argument("--tied", action="store_true")
-    m.add_argument("--untied", action="store_true", help="starcoder2: an lm_head of its own")
+    m.add_argument("--untied", action="store_true", help="starcoder2, minicpm: an lm_head of its own")
     m.add_argument("--sequential", action="store_true", help="gptneox: use_parallel_residual false")
     m.add_argument("--prefix", action="store_true", help="gpt2: the transformer.* names GPT2LMHeadModel saves")
     m.add_argument("--parallel", action="store_true", help="stablelm: use_parallel_residual true (no post_attention_layernorm)")
@@ -4908,6 +4990,8 @@ def main():
             make_lfm2(a.dir, a.tokenizer, a.seed)
         elif a.arch in ("cohere", "cohere2"):
             make_cohere(a.arch, a.dir, a.tokenizer, a.seed, a.qk_norm, a.theta, a.layer_types)
+        elif a.arch == "minicpm":
+            make_minicpm(a.dir, a.sp, a.seed, a.untied)
         elif a.arch == "exaone":
             make_exaone(a.dir, a.tokenizer, a.seed, a.tied, a.llama3)
         elif a.arch == "exaone4":

@@ -323,7 +323,14 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          */
         FALCON_CONTEXT_AND_LAYOUT,
         /** {@code <arch>.attention.head_count_kv} as falcon reads it: {@code num_kv_heads}, else {@code n_head_kv}, else 1. */
-        FALCON_KEY_VALUE_HEADS
+        FALCON_KEY_VALUE_HEADS,
+        /**
+         * MiniCPM's three scales, as {@code MiniCPMModel.set_gguf_parameters} computes them (in Python's float64, then
+         * written as F32): {@code <arch>.embedding_scale} {@code float(scale_emb)}, {@code <arch>.residual_scale}
+         * {@code scale_depth / num_hidden_layers ** 0.5}, {@code <arch>.logit_scale} {@code hidden_size /
+         * dim_model_base}; each key required.
+         */
+        MINICPM_SCALES
     }
 
     /**
@@ -354,6 +361,8 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          * tokenizer_config.json and granite's {@code add_bos_token = false}.
          */
         LLAMA,
+        /** {@code _set_vocab_sentencepiece}: tokenizer.model only, nothing after (MiniCPM's). */
+        SENTENCEPIECE,
         /** {@code Qwen2Model.set_vocab}: tokenizer.model, else byte-level BPE tokenizer.json; nothing after. */
         SENTENCEPIECE_ELSE_GPT2,
         /**

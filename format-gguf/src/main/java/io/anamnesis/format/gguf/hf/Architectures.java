@@ -63,7 +63,8 @@ import java.util.Optional;
  * convolutions beside attention; verified the same way. command-r: {@code CommandR2Model}
  * ({@code CohereForCausalLM}): one norm a block, tied; verified the same way. cohere2:
  * {@code Cohere2Model} ({@code Cohere2ForCausalLM}): three local layers to one global without
- * rope; verified the same way. exaone: {@code ExaoneModel} ({@code ExaoneForCausalLM}, EXAONE 3.x): llama's
+ * rope; verified the same way. minicpm: {@code MiniCPMModel} ({@code MiniCPMForCausalLM}): llama's block with its
+ * embedding, residual and logit scales as keys; verified the same way. exaone: {@code ExaoneModel} ({@code ExaoneForCausalLM}, EXAONE 3.x): llama's
  * block under {@code transformer.*} names, unpermuted, plus the RMS epsilon key llama.cpp needs and the converter
  * no longer writes; verified the same way, that key aside. exaone4: {@code Exaone4Model} ({@code Exaone4ForCausalLM}): post
  * norms, per-head q/k norms, llama.cpp's 64-layer window; verified the same way. qwen2vl:
@@ -688,6 +689,31 @@ final class Architectures {
                             new Architecture.ConfigValue("partial_rotary_factor", 1.0, false, "llama.cpp's exaone rotates whole "
                                     + "heads"),
                             new Architecture.ConfigValue("rope_pct", 1.0, false, "llama.cpp's exaone rotates whole heads")))
+            .build();
+
+    /**
+     * OpenBMB's MiniCPM ({@code MiniCPMForCausalLM}: MiniCPM-1B and MiniCPM-2B and their sft/dpo models; the converter's
+     * {@code MiniCPMModel}): llama's tensors and permuted q/k rows; TextModel's keys, then its three scales
+     * ({@link Architecture.OwnKey#MINICPM_SCALES}: the embeddings times {@code scale_emb}, each residual branch times
+     * {@code scale_depth / sqrt(layers)}, the logits over {@code hidden_size / dim_model_base}, which llama.cpp's
+     * minicpm computes with granite's graph); {@code _set_vocab_sentencepiece}'s vocabulary. Its longrope scaling
+     * (MiniCPM4-8B's), which the converter writes as {@code rope_factors_long}/{@code short} without the attention
+     * factor the model applies, and MiniCPM-MoE's experts (refused as every unlisted mixture of experts is) are not
+     * converted here.
+     */
+    static final Architecture MINICPM = Architecture.of("minicpm", "MiniCPMForCausalLM")
+            .tensors(DECODER)
+            // MiniCPMModel.modify_tensors: LlamaModel's permutation of the q and k weights
+            .ropeRows(List.of(new Architecture.RopeRows("q_proj.weight", false), new Architecture.RopeRows("k_proj.weight", true)))
+            // MiniCPMModel.set_gguf_parameters: TextModel's, then the scales
+            .keys(List.of(Architecture.OwnKey.MINICPM_SCALES))
+            .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE)
+            .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
+                    "num_key_value_heads", "rms_norm_eps", "rope_theta", "scale_emb", "scale_depth", "dim_model_base"))
+            .extras(Architecture.Extras.builder()
+                    .configRefused(Map.of("rope_scaling", "MiniCPM4's longrope is not converted yet (the converter writes its "
+                            + "factors without the attention factor the model applies)"))
+                    .configValues(new Architecture.ConfigValue("hidden_act", "silu", false, "llama.cpp's minicpm computes SwiGLU")))
             .build();
 
     /** GPT-2's tensor names, as {@code GPT2Model.from_pretrained} saves them (no prefix) and as {@code GPT2LMHeadModel} does. */
@@ -1694,7 +1720,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, EXAONE, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, EXAONE, MINICPM, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

@@ -333,6 +333,7 @@ public final class HfGgufExporter implements ModelExporter {
         if (request.vocabulary()) {
             switch (arch.vocabulary()) {
                 case LLAMA -> Vocabulary.llama(files, config, kv);
+                case SENTENCEPIECE -> Vocabulary.sentencePieceOnly(files, config, kv);
                 case SENTENCEPIECE_ELSE_GPT2 -> Vocabulary.sentencePieceElseGpt2(files, config, kv);
                 case SENTENCEPIECE_SPACE_PREFIX_FROM_CONFIG -> Vocabulary.sentencePieceSpacePrefixFromConfig(files, config, kv);
                 case GPT2 -> Vocabulary.gpt2(files, config, kv);
@@ -1099,6 +1100,13 @@ public final class HfGgufExporter implements ModelExporter {
             HyperParameter.u32("{arch}.expert_used_count", "num_experts_per_tok", "num_experts_per_token", "top_k_experts");
 
     /** The family's experts' {@link Architecture.ConfigValue}s: each value as llama.cpp's graph assumes it, else refused naming it. */
+    /** A config.json number the family's keys are computed from: missing or not a number is exit 3. */
+    private static double requiredNumber(Map<?, ?> config, String key) {
+        Object v = config.get(key);
+        return HfConfig.number(v).filter(x -> Double.isFinite(x.doubleValue())).map(Number::doubleValue)
+                .orElseThrow(() -> badKey(key, v == null ? "is missing" : "is not a finite number: " + v));
+    }
+
     /**
      * EXAONE 3's head size: ExaoneModel writes the rope dimension count as hidden / heads and llama.cpp's exaone asserts
      * that it is the head size, so a {@code head_dim} apart from hidden / heads is a model llama.cpp would not run.
@@ -1354,6 +1362,17 @@ public final class HfGgufExporter implements ModelExporter {
             case NO_BOS_TOKEN -> kv.put("tokenizer.ggml.add_bos_token", new MetaValue.Bool(false));
             case ONE_KEY_VALUE_HEAD -> kv.put(a + ".attention.head_count_kv", MetaValue.u32(1));
             case OLMO_LAYER_NORM_EPSILON -> kv.put(a + ".attention.layer_norm_epsilon", MetaValue.Real.f32(1e-5f));
+            case MINICPM_SCALES -> {
+                double scaleEmb = requiredNumber(config, "scale_emb"), scaleDepth = requiredNumber(config, "scale_depth");
+                double base = requiredNumber(config, "dim_model_base");
+                long layers = HfConfig.integer(config, "num_hidden_layers").filter(n -> n > 0)
+                        .orElseThrow(() -> badKey("num_hidden_layers", "is missing or not positive"));
+                long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
+                if (base == 0) throw badKey("dim_model_base", "is 0 (the logit scale divides by it)");
+                kv.put(a + ".embedding_scale", MetaValue.Real.f32((float) scaleEmb));
+                kv.put(a + ".residual_scale", MetaValue.Real.f32((float) (scaleDepth / Math.pow(layers, 0.5))));
+                kv.put(a + ".logit_scale", MetaValue.Real.f32((float) (hidden / base)));
+            }
             case FALCON_CONTEXT_AND_LAYOUT -> {
                 kv.put(a + ".context_length", MetaValue.u32(2048));
                 kv.put(a + ".tensor_data_layout", new MetaValue.Str("jploski"));

@@ -74,6 +74,19 @@ final class Vocabulary {
      *
      * @throws MalformedFileException naming tokenizer.model when the folder has none
      */
+    /**
+     * Adds the vocabulary's keys as {@code _set_vocab_sentencepiece} writes them for a family that calls it alone
+     * (MiniCPM's {@code set_vocab}): the SentencePiece {@code tokenizer.model}, nothing after.
+     *
+     * @throws MalformedFileException naming tokenizer.model when the folder has none
+     */
+    static void sentencePieceOnly(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
+        byte[] model = files.bytes(SentencePieceModel.FILE).orElseThrow(() -> new MalformedFileException("no "
+                + SentencePieceModel.FILE + " beside the model (the SentencePiece vocabulary this family reads; --no-vocab "
+                + "writes the GGUF without a vocabulary)"));
+        sentencePiece(model, files, config, kv);
+    }
+
     static void sentencePieceSpacePrefixFromConfig(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
         byte[] model = files.bytes(SentencePieceModel.FILE).orElseThrow(() -> new MalformedFileException("no "
                 + SentencePieceModel.FILE + " beside the model (the SentencePiece vocabulary this family reads; --no-vocab "
