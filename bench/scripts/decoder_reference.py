@@ -40,6 +40,9 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make nemotron DIR [--sp TOKENIZER_MODEL] [--seed N]
+        a tiny NemotronForCausalLM folder (Nemotron-Mini-4B's keys and layout: LayerNorm1P with biases, squared ReLU,
+        half of each head rotated). Its forward pass: nemotron_forward (--variant no-norm-shift, full-rope)
     python3 decoder_reference.py make minicpm DIR [--sp TOKENIZER_MODEL] [--seed N] [--untied]
         a tiny MiniCPMForCausalLM folder (MiniCPM-2B's keys and layout: scale_emb, scale_depth, dim_model_base, tied;
         --untied for an lm_head of its own). Its forward pass: minicpm_forward (--variant no-multipliers leaves the
@@ -2800,6 +2803,86 @@ def minicpm_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     return (W["lm_head.weight"] if "lm_head.weight" in W else W["model.embed_tokens.weight"]) @ last
 
 
+def make_nemotron(out, sp=None, seed=0):
+    """A tiny random NemotronForCausalLM folder in nvidia/Nemotron-Mini-4B-Instruct's layout (its config.json's keys:
+    relu2, norm_eps, partial_rotary_factor 0.5, head_dim = hidden / heads, rope_theta 10000, untied; llama's names
+    with LayerNorm weights and biases, the weights stored as w where the model computes 1 + w; BF16), the sizes
+    shrunk: hidden 64, intermediate 192, 2 layers, 4 heads of 16, 2 key/value heads (8 rotated dims).
+    --sp TOKENIZER_MODEL: that SentencePiece model as its tokenizer.model."""
+    rng = np.random.default_rng(seed)
+    vocab = sentencepiece_size(sp) if sp else 512
+    hidden, inter, layers, heads, kv = 64, 192, 2, 4, 2
+    d = hidden // heads
+    config = {"architectures": ["NemotronForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+              "bos_token_id": 2, "eos_token_id": 3, "head_dim": d, "hidden_act": "relu2", "hidden_size": hidden,
+              "initializer_range": 0.0134, "intermediate_size": inter, "max_position_embeddings": 4096, "mlp_bias": False,
+              "model_type": "nemotron", "norm_eps": 1e-05, "num_attention_heads": heads, "num_hidden_layers": layers,
+              "num_key_value_heads": kv, "partial_rotary_factor": 0.5, "rope_theta": 10000, "tie_word_embeddings": False,
+              "torch_dtype": "bfloat16", "transformers_version": "4.44.0", "use_cache": True, "vocab_size": vocab}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    # LayerNorm1P: the stored weights are around 0 (the model scales by 1 + w)
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0), "lm_head.weight": w(vocab, hidden, s=0.3),
+         "model.norm.weight": w(hidden, s=0.2), "model.norm.bias": w(hidden, s=0.1)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        for n in ("input_layernorm", "post_attention_layernorm"):
+            t[p + n + ".weight"], t[p + n + ".bias"] = w(hidden, s=0.2), w(hidden, s=0.1)
+        for n, rows in (("q", heads * d), ("k", kv * d), ("v", kv * d)):
+            t[p + f"self_attn.{n}_proj.weight"] = w(rows, hidden)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * d)
+        t[p + "mlp.up_proj.weight"], t[p + "mlp.down_proj.weight"] = w(inter, hidden), w(hidden, inter, s=0.1)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if sp:
+        with open(sp, "rb") as src, open(os.path.join(out, "tokenizer.model"), "wb") as dst:
+            dst.write(src.read())
+
+
+def nemotron_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
+    """NemotronForCausalLM as transformers' modeling_nemotron computes it (eager attention), in float64: LayerNorm1P
+    (layer_norm with weight + 1, and bias), rotate-half rope over the first int(partial_rotary_factor x head_dim)
+    dims, grouped-query attention, o_proj, down(relu(up x) ** 2), LayerNorm1P, lm_head. --variant no-norm-shift takes
+    the stored norm weights as they are (no + 1); --variant full-rope rotates every dimension."""
+    H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    KV = cfg.get("num_key_value_heads") or H
+    d = cfg.get("head_dim") or hidden // H
+    r = d if variant == "full-rope" else int(d * cfg.get("partial_rotary_factor", 0.5))
+    eps = cfg.get("norm_eps", 1e-5)
+    shift = 0.0 if variant == "no-norm-shift" else 1.0
+    inv = cfg.get("rope_theta", 10000.0) ** (-np.arange(0, r, 2, dtype=np.float64) / r)
+    if weights == "f16":
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+
+    def layernorm1p(x, p):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + eps) * (W[p + ".weight"] + shift) + W[p + ".bias"]
+
+    x = W["model.embed_tokens.weight"][np.array(toks)]
+    for i in range(n_layers):
+        p = f"model.layers.{i}."
+        h = layernorm1p(x, p + "input_layernorm")
+        q, k, v = (h @ W[p + f"self_attn.{n}_proj.weight"].T for n in "qkv")
+        q, k, v = q.reshape(T, H, d), k.reshape(T, KV, d), v.reshape(T, KV, d)
+        q, k = rotary(q, pos, inv, r), rotary(k, pos, inv, r)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        x = x + attend(q, k, v, mask, kv_cache, div=np.sqrt(d)) @ W[p + "self_attn.o_proj.weight"].T
+        h = layernorm1p(x, p + "post_attention_layernorm")
+        u = np.maximum(h @ W[p + "mlp.up_proj.weight"].T, 0.0)
+        x = x + (u * u) @ W[p + "mlp.down_proj.weight"].T
+    last = layernorm1p(x[-1:], "model.norm")[0]
+    return W["lm_head.weight"] @ last
+
+
 def make_deepseek2(out, tokenizer=None, seed=0, v3=False, yarn_old=None, yarn_factor=40.0, fp8=False, tied=False, layers=3):
     """A tiny random DeepseekV2ForCausalLM folder (DeepSeek-V2-Lite's shape: q_proj, no q LoRA, softmax greedy routing,
     2 shared experts) or, with v3, a DeepseekV3ForCausalLM one (DeepSeek-V3's: the q LoRA q_a_proj / q_a_layernorm /
@@ -3718,6 +3801,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, starcoder2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch in ("CohereForCausalLM", "Cohere2ForCausalLM"):
         return arch, cohere_forward(cfg, W, tokens, weights, kv_cache, variant)
+    if arch == "NemotronForCausalLM":
+        return arch, nemotron_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "MiniCPMForCausalLM":
         return arch, minicpm_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "ExaoneForCausalLM":
@@ -4906,7 +4991,7 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm", "olmo", "falcon", "exaone", "minicpm"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm", "olmo", "falcon", "exaone", "minicpm", "nemotron"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -4990,6 +5075,8 @@ def main():
             make_lfm2(a.dir, a.tokenizer, a.seed)
         elif a.arch in ("cohere", "cohere2"):
             make_cohere(a.arch, a.dir, a.tokenizer, a.seed, a.qk_norm, a.theta, a.layer_types)
+        elif a.arch == "nemotron":
+            make_nemotron(a.dir, a.sp, a.seed)
         elif a.arch == "minicpm":
             make_minicpm(a.dir, a.sp, a.seed, a.untied)
         elif a.arch == "exaone":

@@ -405,6 +405,8 @@ class ConverterParityTest {
         // exaone: EXAONE 3's transformer.* names, c_fc_0/c_fc_1, TextModel's keys from num_layers and layer_norm_epsilon,
         // llama3 rope_freqs; the RMS epsilon llama.cpp reads added (ADDED_KEYS)
         f.addAll(ExaoneToGgufTest.parityFolders(ALL, withAuto));
+        // nemotron: LayerNorm1P's weights shifted by 1 with their biases, an up/down MLP, the partial rope, pad 0 / unk 1
+        f.addAll(NemotronToGgufTest.parityFolders(ALL, withAuto));
         // minicpm: llama's tensors and permuted rows, TextModel's keys then the three scales
         f.addAll(MiniCpmToGgufTest.parityFolders(ALL, withAuto));
         // deepseek2: latent attention (kv_b split, one key/value head), a dense lead block, grouped sigmoid routing with

@@ -330,7 +330,13 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          * {@code scale_depth / num_hidden_layers ** 0.5}, {@code <arch>.logit_scale} {@code hidden_size /
          * dim_model_base}; each key required.
          */
-        MINICPM_SCALES
+        MINICPM_SCALES,
+        /**
+         * {@code <arch>.rope.dimension_count} as nemotron computes it: {@code int(rot_pct x hidden_size) //
+         * num_attention_heads}, {@code rot_pct} the first of {@code partial_rotary_factor}, {@code rope_pct},
+         * {@code rope_percent} (required).
+         */
+        NEMOTRON_ROPE_DIMENSION_COUNT
     }
 
     /**
@@ -363,6 +369,8 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         LLAMA,
         /** {@code _set_vocab_sentencepiece}: tokenizer.model only, nothing after (MiniCPM's). */
         SENTENCEPIECE,
+        /** {@code NemotronModel.set_vocab}: tokenizer.model only, then the padding token id 0 and the unknown token id 1. */
+        SENTENCEPIECE_PAD0_UNK1,
         /** {@code Qwen2Model.set_vocab}: tokenizer.model, else byte-level BPE tokenizer.json; nothing after. */
         SENTENCEPIECE_ELSE_GPT2,
         /**

@@ -63,7 +63,8 @@ import java.util.Optional;
  * convolutions beside attention; verified the same way. command-r: {@code CommandR2Model}
  * ({@code CohereForCausalLM}): one norm a block, tied; verified the same way. cohere2:
  * {@code Cohere2Model} ({@code Cohere2ForCausalLM}): three local layers to one global without
- * rope; verified the same way. minicpm: {@code MiniCPMModel} ({@code MiniCPMForCausalLM}): llama's block with its
+ * rope; verified the same way. nemotron: {@code NemotronModel} ({@code NemotronForCausalLM}): LayerNorm1P's weights
+ * shifted by 1, squared ReLU, a partial rope; verified the same way. minicpm: {@code MiniCPMModel} ({@code MiniCPMForCausalLM}): llama's block with its
  * embedding, residual and logit scales as keys; verified the same way. exaone: {@code ExaoneModel} ({@code ExaoneForCausalLM}, EXAONE 3.x): llama's
  * block under {@code transformer.*} names, unpermuted, plus the RMS epsilon key llama.cpp needs and the converter
  * no longer writes; verified the same way, that key aside. exaone4: {@code Exaone4Model} ({@code Exaone4ForCausalLM}): post
@@ -714,6 +715,41 @@ final class Architectures {
                     .configRefused(Map.of("rope_scaling", "MiniCPM4's longrope is not converted yet (the converter writes its "
                             + "factors without the attention factor the model applies)"))
                     .configValues(new Architecture.ConfigValue("hidden_act", "silu", false, "llama.cpp's minicpm computes SwiGLU")))
+            .build();
+
+    /**
+     * NVIDIA's Nemotron ({@code NemotronForCausalLM}: Nemotron-Mini-4B-Instruct, Minitron-4B; the converter's
+     * {@code NemotronModel}): llama's names with LayerNorms (weight and bias) whose weights the model applies as
+     * {@code 1 + w} (LayerNorm1P: the converter adds 1 to every {@code *norm.weight}), no permutation (NEOX rope over
+     * the first {@code int(rot_pct x hidden) // heads} dims), an MLP of {@code up_proj} and {@code down_proj} with
+     * squared ReLU, an {@code lm_head} of its own; TextModel's keys, then {@code vocab_size}, the LayerNorm epsilon,
+     * the rope dimension count and rope scaling type none; the SentencePiece vocabulary with padding id 0 and unknown
+     * id 1. A head size other than hidden / heads (Minitron-8B's: llama.cpp's nemotron takes q and the output
+     * projection as hidden x hidden), biases in attention or the MLP, another activation, and rope scaling (which the
+     * converter reads from a top-level {@code factor}) are refused.
+     */
+    static final Architecture NEMOTRON = Architecture.of("nemotron", "NemotronForCausalLM")
+            .tensors(parts(List.of(TOKEN_EMBD, OUTPUT, OUTPUT_NORM), ATTENTION, List.of(FFN_NORM,
+                    Architecture.TensorName.of("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"), FFN_DOWN)))
+            // NemotronModel.set_gguf_parameters: TextModel's, then these
+            .keys(List.of(HyperParameter.u32("{arch}.vocab_size", "vocab_size").asRequired(),
+                    HyperParameter.f32("{arch}.attention.layer_norm_epsilon", "layer_norm_eps", "layer_norm_epsilon", "norm_epsilon",
+                            "norm_eps").asRequired(),
+                    Architecture.OwnKey.NEMOTRON_ROPE_DIMENSION_COUNT, Architecture.OwnKey.ROPE_SCALING_NONE))
+            .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE_PAD0_UNK1)
+            .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
+                    "num_key_value_heads", "rope_theta"))
+            // NemotronModel.modify_tensors: + 1 on every *norm.weight (LayerNorm1P)
+            .shifts(List.of(new Architecture.Shift("norm.weight", 1.0f)))
+            .extras(Architecture.Extras.builder()
+                    .configRefused(Map.of("rope_scaling", "the converter reads its factor from a top-level key, not the "
+                            + "scaling's; not converted"))
+                    .configValues(new Architecture.ConfigValue("hidden_act", "relu2", false, "llama.cpp's nemotron computes the "
+                                    + "squared ReLU"),
+                            new Architecture.ConfigValue("attention_bias", Boolean.FALSE, false, "attention biases are not "
+                                    + "converted for nemotron"),
+                            new Architecture.ConfigValue("mlp_bias", Boolean.FALSE, false, "MLP biases are not converted for "
+                                    + "nemotron")))
             .build();
 
     /** GPT-2's tensor names, as {@code GPT2Model.from_pretrained} saves them (no prefix) and as {@code GPT2LMHeadModel} does. */
@@ -1720,7 +1756,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, EXAONE, MINICPM, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, EXAONE, MINICPM, NEMOTRON, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

@@ -104,7 +104,7 @@ public final class HfGgufExporter implements ModelExporter {
         arch.extras().noRope().ifPresent(n -> expectNoRopeLayers(arch, n, config, blockCount));
         if (arch == Architectures.COMMAND_R) expectCommandRQkNorms(config, blockCount);
         if (arch == Architectures.EXAONE4) expectExaone4Window(config, blockCount);
-        if (arch == Architectures.EXAONE) expectWholeHeadRope(config);
+        if (arch == Architectures.EXAONE || arch == Architectures.NEMOTRON) expectWholeHeadRope(arch, config);
         if (arch.extras().latentAttention().isPresent()) expectDeepSeekLayout(arch, stored, config, blockCount);
         if (arch == Architectures.LLAMA4) expectLlama4QkNorm(config);
         if (arch == Architectures.FALCON && !Boolean.TRUE.equals(config.get("new_decoder_architecture"))
@@ -334,6 +334,12 @@ public final class HfGgufExporter implements ModelExporter {
             switch (arch.vocabulary()) {
                 case LLAMA -> Vocabulary.llama(files, config, kv);
                 case SENTENCEPIECE -> Vocabulary.sentencePieceOnly(files, config, kv);
+                case SENTENCEPIECE_PAD0_UNK1 -> {
+                    Vocabulary.sentencePieceOnly(files, config, kv);
+                    // NemotronModel.set_vocab: add_pad_token_id(0), add_unk_token_id(1), over what SpecialVocab wrote
+                    kv.put("tokenizer.ggml.padding_token_id", MetaValue.u32(0));
+                    kv.put("tokenizer.ggml.unknown_token_id", MetaValue.u32(1));
+                }
                 case SENTENCEPIECE_ELSE_GPT2 -> Vocabulary.sentencePieceElseGpt2(files, config, kv);
                 case SENTENCEPIECE_SPACE_PREFIX_FROM_CONFIG -> Vocabulary.sentencePieceSpacePrefixFromConfig(files, config, kv);
                 case GPT2 -> Vocabulary.gpt2(files, config, kv);
@@ -1108,10 +1114,12 @@ public final class HfGgufExporter implements ModelExporter {
     }
 
     /**
-     * EXAONE 3's head size: ExaoneModel writes the rope dimension count as hidden / heads and llama.cpp's exaone asserts
-     * that it is the head size, so a {@code head_dim} apart from hidden / heads is a model llama.cpp would not run.
+     * The head size of the families whose rope dimension count the converter computes from hidden / heads, and whose
+     * llama.cpp graph takes the head size to be that: EXAONE 3 (llama.cpp's exaone asserts it) and Nemotron (its q and
+     * output projections loaded as hidden x hidden). A {@code head_dim} apart from hidden / heads (Minitron-8B's) is a
+     * model llama.cpp would not run.
      */
-    private static void expectWholeHeadRope(Map<?, ?> config) {
+    private static void expectWholeHeadRope(Architecture arch, Map<?, ?> config) {
         Optional<Long> headDim = HfConfig.integer(config, "head_dim");
         if (headDim.isEmpty()) return;
         long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
@@ -1119,8 +1127,8 @@ public final class HfGgufExporter implements ModelExporter {
                 .orElseThrow(() -> badKey("num_attention_heads", "is missing or not positive"));
         if (headDim.get() != hidden / heads) {
             throw new UnsupportedFeatureException("config.json head_dim is " + headDim.get() + ", not hidden_size / "
-                    + "num_attention_heads (" + hidden / heads + "): llama.cpp's exaone rotates whole heads of hidden / heads; "
-                    + "not converted");
+                    + "num_attention_heads (" + hidden / heads + "): llama.cpp's " + arch.gguf() + " takes heads of hidden / "
+                    + "heads; not converted");
         }
     }
 
@@ -1362,6 +1370,16 @@ public final class HfGgufExporter implements ModelExporter {
             case NO_BOS_TOKEN -> kv.put("tokenizer.ggml.add_bos_token", new MetaValue.Bool(false));
             case ONE_KEY_VALUE_HEAD -> kv.put(a + ".attention.head_count_kv", MetaValue.u32(1));
             case OLMO_LAYER_NORM_EPSILON -> kv.put(a + ".attention.layer_norm_epsilon", MetaValue.Real.f32(1e-5f));
+            case NEMOTRON_ROPE_DIMENSION_COUNT -> {
+                String key = java.util.stream.Stream.of("partial_rotary_factor", "rope_pct", "rope_percent").filter(config::containsKey)
+                        .findFirst().orElse("partial_rotary_factor");
+                double pct = requiredNumber(config, key);
+                long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
+                long heads = HfConfig.integer(config, "num_attention_heads").filter(h -> h > 0)
+                        .orElseThrow(() -> badKey("num_attention_heads", "is missing or not positive"));
+                if (pct <= 0 || pct > 1) throw badKey(key, "is " + pct + ", not in (0, 1]");
+                kv.put(a + ".rope.dimension_count", MetaValue.u32((long) (pct * hidden) / heads));
+            }
             case MINICPM_SCALES -> {
                 double scaleEmb = requiredNumber(config, "scale_emb"), scaleDepth = requiredNumber(config, "scale_depth");
                 double base = requiredNumber(config, "dim_model_base");
