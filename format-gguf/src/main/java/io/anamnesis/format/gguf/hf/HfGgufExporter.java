@@ -1105,7 +1105,6 @@ public final class HfGgufExporter implements ModelExporter {
     private static final HyperParameter EXPERT_USED_COUNT =
             HyperParameter.u32("{arch}.expert_used_count", "num_experts_per_tok", "num_experts_per_token", "top_k_experts");
 
-    /** The family's experts' {@link Architecture.ConfigValue}s: each value as llama.cpp's graph assumes it, else refused naming it. */
     /** A config.json number the family's keys are computed from: missing or not a number is exit 3. */
     private static double requiredNumber(Map<?, ?> config, String key) {
         Object v = config.get(key);
@@ -1132,6 +1131,7 @@ public final class HfGgufExporter implements ModelExporter {
         }
     }
 
+    /** The family's experts' {@link Architecture.ConfigValue}s: each value as llama.cpp's graph assumes it, else refused naming it. */
     private static void expectConfig(Architecture arch, List<Architecture.ConfigValue> values, Map<?, ?> config) {
         for (Architecture.ConfigValue c : values) {
             Object v = config.get(c.key());
