@@ -40,6 +40,9 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make deepseek DIR [--tokenizer MODELS_DIR] [--seed N]
+        a tiny DeepseekForCausalLM folder (deepseek-moe-16b's keys and layout: a dense first block, then 4 routed
+        experts, 2 used, and 2 shared). Its forward pass: deepseek_forward (--mutate no-shared-expert, reverse-experts)
     python3 decoder_reference.py make nemotron DIR [--sp TOKENIZER_MODEL] [--seed N]
         a tiny NemotronForCausalLM folder (Nemotron-Mini-4B's keys and layout: LayerNorm1P with biases, squared ReLU,
         half of each head rotated). Its forward pass: nemotron_forward (--variant no-norm-shift, full-rope)
@@ -904,6 +907,7 @@ so a converted file can be compared at the precision llama.cpp computes it.
 import argparse
 import json
 import os
+import re
 import struct
 import sys
 
@@ -2883,6 +2887,100 @@ def nemotron_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     return W["lm_head.weight"] @ last
 
 
+def make_deepseek(out, tokenizer=None, seed=0, experts=4, top_k=2, width=32, shared=2):
+    """A tiny random DeepseekForCausalLM folder in deepseek-ai/deepseek-moe-16b-base's layout (its config.json's keys:
+    first_k_dense_replace 1, moe_layer_freq 1, softmax scoring, norm_topk_prob false, no routed_scaling_factor; llama's
+    attention names; BF16), the sizes shrunk: hidden 64, 3 layers (the first dense, intermediate 96), 4 heads of 16
+    (as many key/value heads), EXPERTS routed experts of WIDTH with TOP_K used and SHARED shared experts (one MLP of
+    SHARED x WIDTH), an lm_head of its own."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, inter, layers, heads = 64, 96, 3, 4
+    d = hidden // heads
+    config = {"architectures": ["DeepseekForCausalLM"], "attention_bias": False, "aux_loss_alpha": 0.001,
+              "bos_token_id": 100000, "eos_token_id": 100001, "first_k_dense_replace": 1, "hidden_act": "silu",
+              "hidden_size": hidden, "initializer_range": 0.02, "intermediate_size": inter, "max_position_embeddings": 4096,
+              "model_type": "deepseek", "moe_intermediate_size": width, "moe_layer_freq": 1, "n_routed_experts": experts,
+              "n_shared_experts": shared, "norm_topk_prob": False, "num_attention_heads": heads, "num_experts_per_tok": top_k,
+              "num_hidden_layers": layers, "num_key_value_heads": heads, "pretraining_tp": 1, "rms_norm_eps": 1e-06,
+              "rope_scaling": None, "rope_theta": 10000, "scoring_func": "softmax", "seq_aux": True,
+              "tie_word_embeddings": False, "torch_dtype": "bfloat16", "transformers_version": "4.36.2", "use_cache": True,
+              "vocab_size": vocab}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0), "lm_head.weight": w(vocab, hidden, s=0.3),
+         "model.norm.weight": 1 + w(hidden, s=0.2)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        t[p + "input_layernorm.weight"], t[p + "post_attention_layernorm.weight"] = 1 + w(hidden, s=0.2), 1 + w(hidden, s=0.2)
+        for n in "qkv":
+            t[p + f"self_attn.{n}_proj.weight"] = w(heads * d, hidden)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * d)
+        if i < config["first_k_dense_replace"]:
+            t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"] = w(inter, hidden), w(inter, hidden)
+            t[p + "mlp.down_proj.weight"] = w(hidden, inter)
+            continue
+        # the router spread wide, so that the choice of experts is clear of ties
+        t[p + "mlp.gate.weight"] = w(experts, hidden, s=0.15)
+        for e in range(experts):
+            q = p + f"mlp.experts.{e}."
+            t[q + "gate_proj.weight"], t[q + "up_proj.weight"] = w(width, hidden), w(width, hidden)
+            t[q + "down_proj.weight"] = w(hidden, width)
+        q = p + "mlp.shared_experts."
+        t[q + "gate_proj.weight"], t[q + "up_proj.weight"] = w(shared * width, hidden), w(shared * width, hidden)
+        t[q + "down_proj.weight"] = w(hidden, shared * width)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
+def deepseek_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None, mutate=None):
+    """DeepseekForCausalLM (DeepSeek-MoE 16B, the first DeepSeek MoE) as its modeling_deepseek computes it (eager
+    attention), in float64: llama's block (RMS norms, rotate-half rope, grouped-query attention, SwiGLU) with the MLP of
+    every block from first_k_dense_replace on a mixture of experts: softmax over the router's logits, the top
+    num_experts_per_tok experts weighted by their scores (renormalized only with norm_topk_prob), plus the shared
+    experts' MLP on every token (deepseek2_moe with V2's rule and no groups). --mutate no-shared-expert leaves the
+    shared experts out; --mutate reverse-experts reads the stacked experts in reverse order."""
+    H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    KV = cfg.get("num_key_value_heads") or H
+    d = hidden // H
+    eps = cfg.get("rms_norm_eps", 1e-6)
+    inv = inv_freq(cfg.get("rope_theta", 10000.0), d)
+    if weights == "f16":
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    if mutate == "reverse-experts":
+        E = cfg["n_routed_experts"]
+        W = {re.sub(r"mlp\.experts\.(\d+)\.", lambda m: f"mlp.experts.{E - 1 - int(m.group(1))}.", k): v for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+    x = W["model.embed_tokens.weight"][np.array(toks)]
+    for i in range(n_layers):
+        p = f"model.layers.{i}."
+        h = rmsnorm(x, W[p + "input_layernorm.weight"], eps)
+        q, k, v = (h @ W[p + f"self_attn.{n}_proj.weight"].T for n in "qkv")
+        q, k, v = q.reshape(T, H, d), k.reshape(T, KV, d), v.reshape(T, KV, d)
+        q, k = rotary(q, pos, inv), rotary(k, pos, inv)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        x = x + attend(q, k, v, mask, kv_cache, div=np.sqrt(d)) @ W[p + "self_attn.o_proj.weight"].T
+        h = rmsnorm(x, W[p + "post_attention_layernorm.weight"], eps)
+        if i < cfg.get("first_k_dense_replace", 0):
+            g = h @ W[p + "mlp.gate_proj.weight"].T
+            x = x + (g / (1 + np.exp(-g)) * (h @ W[p + "mlp.up_proj.weight"].T)) @ W[p + "mlp.down_proj.weight"].T
+        else:
+            x = x + deepseek2_moe(cfg, W, p, h, False, variant, mutate)
+    last = rmsnorm(x[-1], W["model.norm.weight"], eps)
+    return W["lm_head.weight"] @ last
+
+
 def make_deepseek2(out, tokenizer=None, seed=0, v3=False, yarn_old=None, yarn_factor=40.0, fp8=False, tied=False, layers=3):
     """A tiny random DeepseekV2ForCausalLM folder (DeepSeek-V2-Lite's shape: q_proj, no q LoRA, softmax greedy routing,
     2 shared experts) or, with v3, a DeepseekV3ForCausalLM one (DeepSeek-V3's: the q LoRA q_a_proj / q_a_layernorm /
@@ -3124,7 +3222,7 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
             t[p + "mlp.shared_expert.up_proj.weight"] = w(2 * moe_inter, hidden)
             t[p + "mlp.shared_expert.down_proj.weight"] = w(hidden, 2 * moe_inter)
         if moe:
-            t[p + "mlp.gate.weight"] = w(experts, hidden, s=0.5)
+            t[p + "mlp.gate.weight"] = w(experts, hidden, s=0.15)
             for x in range(experts):
                 t[p + f"mlp.experts.{x}.gate_proj.weight"] = w(moe_inter, hidden)
                 t[p + f"mlp.experts.{x}.up_proj.weight"] = w(moe_inter, hidden)
@@ -3461,7 +3559,7 @@ def make_olmoe(out, tokenizer=None, seed=0):
         # OlmoeRMSNorm(hidden_size) and OlmoeRMSNorm(head_dim * kv): over the whole projection, as Olmo 2's
         t[p + "self_attn.q_norm.weight"] = 1 + w(heads * head_dim, s=0.3)
         t[p + "self_attn.k_norm.weight"] = 1 + w(kv * head_dim, s=0.3)
-        t[p + "mlp.gate.weight"] = w(experts, hidden, s=0.5)
+        t[p + "mlp.gate.weight"] = w(experts, hidden, s=0.15)
         for x in range(experts):
             t[p + f"mlp.experts.{x}.gate_proj.weight"] = w(inter, hidden)
             t[p + f"mlp.experts.{x}.up_proj.weight"] = w(inter, hidden)
@@ -3801,6 +3899,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, starcoder2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch in ("CohereForCausalLM", "Cohere2ForCausalLM"):
         return arch, cohere_forward(cfg, W, tokens, weights, kv_cache, variant)
+    if arch == "DeepseekForCausalLM":
+        return arch, deepseek_forward(cfg, W, tokens, weights, kv_cache, variant, mutate)
     if arch == "NemotronForCausalLM":
         return arch, nemotron_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "MiniCPMForCausalLM":
@@ -4991,7 +5091,7 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm", "olmo", "falcon", "exaone", "minicpm", "nemotron"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm", "olmo", "falcon", "exaone", "minicpm", "nemotron", "deepseek"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -5075,6 +5175,8 @@ def main():
             make_lfm2(a.dir, a.tokenizer, a.seed)
         elif a.arch in ("cohere", "cohere2"):
             make_cohere(a.arch, a.dir, a.tokenizer, a.seed, a.qk_norm, a.theta, a.layer_types)
+        elif a.arch == "deepseek":
+            make_deepseek(a.dir, a.tokenizer, a.seed)
         elif a.arch == "nemotron":
             make_nemotron(a.dir, a.sp, a.seed)
         elif a.arch == "minicpm":

@@ -44,7 +44,7 @@ import java.util.concurrent.Callable;
                         + "checkpoint recovered on the way), Lfm2MoeForCausalLM, the language model of "
                         + "Qwen3VLMoeForConditionalGeneration and "
                         + "GptOssForCausalLM, "
-                        + "whose MXFP4 experts stay MXFP4, and DeepseekV2ForCausalLM and DeepseekV3ForCausalLM (latent attention; "
+                        + "whose MXFP4 experts stay MXFP4, and DeepseekForCausalLM, DeepseekV2ForCausalLM and DeepseekV3ForCausalLM (latent attention; "
                         + "an FP8 checkpoint recovered on the way, the multi-token-prediction layers left out), "
                         + "Glm4MoeForCausalLM (GLM-4.5/4.6), Glm4MoeLiteForCausalLM (GLM-4.7-Flash) and the text model of "
                         + "Llama4ForConditionalGeneration (Llama 4 Scout, Maverick; its vision model left out)): GGUF names, rope "

@@ -336,7 +336,9 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          * num_attention_heads}, {@code rot_pct} the first of {@code partial_rotary_factor}, {@code rope_pct},
          * {@code rope_percent} (required).
          */
-        NEMOTRON_ROPE_DIMENSION_COUNT
+        NEMOTRON_ROPE_DIMENSION_COUNT,
+        /** {@code <arch>.expert_weights_scale} 1.0, which the first DeepSeek's {@code set_gguf_parameters} writes. */
+        EXPERT_WEIGHTS_SCALE_ONE
     }
 
     /**

@@ -63,7 +63,8 @@ import java.util.Optional;
  * convolutions beside attention; verified the same way. command-r: {@code CommandR2Model}
  * ({@code CohereForCausalLM}): one norm a block, tied; verified the same way. cohere2:
  * {@code Cohere2Model} ({@code Cohere2ForCausalLM}): three local layers to one global without
- * rope; verified the same way. nemotron: {@code NemotronModel} ({@code NemotronForCausalLM}): LayerNorm1P's weights
+ * rope; verified the same way. deepseek: {@code DeepseekModel} ({@code DeepseekForCausalLM}, deepseek-moe-16b):
+ * llama's attention with DeepSeek's dense lead, stacked and shared experts; verified the same way. nemotron: {@code NemotronModel} ({@code NemotronForCausalLM}): LayerNorm1P's weights
  * shifted by 1, squared ReLU, a partial rope; verified the same way. minicpm: {@code MiniCPMModel} ({@code MiniCPMForCausalLM}): llama's block with its
  * embedding, residual and logit scales as keys; verified the same way. exaone: {@code ExaoneModel} ({@code ExaoneForCausalLM}, EXAONE 3.x): llama's
  * block under {@code transformer.*} names, unpermuted, plus the RMS epsilon key llama.cpp needs and the converter
@@ -1634,6 +1635,42 @@ final class Architectures {
                             "self_attn.v_b_proj.weight")))
             .build();
 
+    /**
+     * The first DeepSeek MoE ({@code DeepseekForCausalLM}: deepseek-moe-16b-base and -chat; the converter's
+     * {@code DeepseekModel}): llama's attention with q/k rows permuted (weights and biases), a dense MLP in the first
+     * {@code first_k_dense_replace} blocks, then DeepSeek's MoE block: the router {@code mlp.gate} ({@code ffn_gate_inp},
+     * F32), the routed experts stacked per block (down, gate, up) and the shared experts' MLP. TextModel's keys (the
+     * used count and the softmax gating function with them), then the rope dimension count, rope scaling none, the
+     * dense lead, {@code vocab_size}, the experts' width, {@code expert_weights_scale} 1, the expert and shared-expert
+     * counts; tokenizer.model, else a byte-level BPE tokenizer.json. llama.cpp's deepseek routes by softmax without
+     * renormalizing, so {@code norm_topk_prob} true, another scoring function, rope scaling or expert groups are refused.
+     */
+    static final Architecture DEEPSEEK = Architecture.of("deepseek", "DeepseekForCausalLM")
+            .tensors(parts(DECODER, SHARED_EXPERT_MOE.stream().filter(t -> !t.gguf().contains("exp_probs_b")).toList()))
+            .ropeRows(LLAMA.ropeRows())
+            // DeepseekModel.set_gguf_parameters: TextModel's, then these, in this order
+            .keys(List.of(new Architecture.RopeDimensionCount(), Architecture.OwnKey.ROPE_SCALING_NONE,
+                    HyperParameter.u32("{arch}.leading_dense_block_count", "first_k_dense_replace").asRequired(),
+                    HyperParameter.u32("{arch}.vocab_size", "vocab_size").asRequired(),
+                    HyperParameter.u32("{arch}.expert_feed_forward_length", "moe_intermediate_size").asRequired(),
+                    Architecture.OwnKey.EXPERT_WEIGHTS_SCALE_ONE,
+                    HyperParameter.u32("{arch}.expert_count", "n_routed_experts").asRequired(),
+                    HyperParameter.u32("{arch}.expert_shared_count", "n_shared_experts").asRequired()))
+            .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE_ELSE_GPT2)
+            .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
+                    "rms_norm_eps", "rope_theta", "first_k_dense_replace", "moe_intermediate_size", "n_routed_experts",
+                    "n_shared_experts", "num_experts_per_tok"))
+            .experts(sharedExpertMoe("deepseek"))
+            .extras(Architecture.Extras.builder()
+                    .configRefused(Map.of("rope_scaling", "the converter writes rope scaling type none for deepseek",
+                            "n_group", "llama.cpp's deepseek routes without expert groups",
+                            "topk_group", "llama.cpp's deepseek routes without expert groups"))
+                    .configValues(new Architecture.ConfigValue("norm_topk_prob", Boolean.FALSE, false, "llama.cpp's deepseek does "
+                                    + "not renormalize the chosen experts' weights"),
+                            new Architecture.ConfigValue("scoring_func", "softmax", false, "llama.cpp's deepseek routes by softmax"),
+                            new Architecture.ConfigValue("hidden_act", "silu", false, "llama.cpp's deepseek computes SwiGLU")))
+            .build();
+
     /** DeepSeek's and GLM-4.5's routed experts: stacked per block (down, gate, up), after a dense lead, routed in groups. */
     private static Architecture.Experts sharedExpertMoe(String arch) {
         return new Architecture.Experts("model.layers.{bid}.mlp.experts.{xid}.{proj}.weight",
@@ -1758,7 +1795,7 @@ final class Architectures {
 
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, EXAONE, MINICPM, NEMOTRON, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
-            DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
+            DEEPSEEK, DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

@@ -1370,6 +1370,7 @@ public final class HfGgufExporter implements ModelExporter {
             case NO_BOS_TOKEN -> kv.put("tokenizer.ggml.add_bos_token", new MetaValue.Bool(false));
             case ONE_KEY_VALUE_HEAD -> kv.put(a + ".attention.head_count_kv", MetaValue.u32(1));
             case OLMO_LAYER_NORM_EPSILON -> kv.put(a + ".attention.layer_norm_epsilon", MetaValue.Real.f32(1e-5f));
+            case EXPERT_WEIGHTS_SCALE_ONE -> kv.put(a + ".expert_weights_scale", MetaValue.Real.f32(1.0f));
             case NEMOTRON_ROPE_DIMENSION_COUNT -> {
                 String key = java.util.stream.Stream.of("partial_rotary_factor", "rope_pct", "rope_percent").filter(config::containsKey)
                         .findFirst().orElse("partial_rotary_factor");
