@@ -40,6 +40,9 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make internlm2 DIR [--sp TOKENIZER_MODEL] [--seed N] [--dynamic]
+        a tiny InternLM2ForCausalLM folder (internlm2_5-7b-chat's keys and layout: the grouped fused wqkv, w1/w3/w2;
+        --dynamic for its dynamic NTK rope scaling). Its forward pass: internlm2_forward (--variant qkv-blocks)
     python3 decoder_reference.py make deepseek DIR [--tokenizer MODELS_DIR] [--seed N]
         a tiny DeepseekForCausalLM folder (deepseek-moe-16b's keys and layout: a dense first block, then 4 routed
         experts, 2 used, and 2 shared). Its forward pass: deepseek_forward (--mutate no-shared-expert, reverse-experts)
@@ -2981,6 +2984,86 @@ def deepseek_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None, 
     return W["lm_head.weight"] @ last
 
 
+def make_internlm2(out, sp=None, seed=0, dynamic=False):
+    """A tiny random InternLM2ForCausalLM folder in internlm/internlm2_5-7b-chat's layout (its config.json's keys: bias
+    false, rms_norm_eps, rope_theta 1e6; model.tok_embeddings, attention_norm, the grouped fused attention.wqkv,
+    attention.wo, ffn_norm, feed_forward.w1/w3/w2, model.norm, output; BF16), the sizes shrunk: hidden 64,
+    intermediate 160, 2 layers, 4 heads of 16 in 2 key/value groups. --dynamic: the released dynamic NTK rope scaling
+    (factor 2). --sp TOKENIZER_MODEL: that SentencePiece model as its tokenizer.model, with <|im_end|> added over id
+    2 in tokenizer_config.json (as the chat models add their chat tokens)."""
+    rng = np.random.default_rng(seed)
+    vocab = sentencepiece_size(sp) if sp else 512
+    hidden, inter, layers, heads, kv = 64, 160, 2, 4, 2
+    d, per = hidden // heads, heads // kv
+    config = {"architectures": ["InternLM2ForCausalLM"], "attn_implementation": "eager", "bias": False, "bos_token_id": 1,
+              "eos_token_id": 2, "hidden_act": "silu", "hidden_size": hidden, "initializer_range": 0.02,
+              "intermediate_size": inter, "max_position_embeddings": 32768, "model_type": "internlm2",
+              "num_attention_heads": heads, "num_hidden_layers": layers, "num_key_value_heads": kv, "pad_token_id": 2,
+              "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": {"type": "dynamic", "factor": 2.0} if dynamic else None,
+              "rope_theta": 1000000, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+              "transformers_version": "4.41.0", "use_cache": True, "vocab_size": vocab}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"model.tok_embeddings.weight": w(vocab, hidden, s=1.0), "output.weight": w(vocab, hidden, s=0.3),
+         "model.norm.weight": 1 + w(hidden, s=0.2)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        t[p + "attention_norm.weight"], t[p + "ffn_norm.weight"] = 1 + w(hidden, s=0.2), 1 + w(hidden, s=0.2)
+        t[p + "attention.wqkv.weight"] = w(kv * (per + 2) * d, hidden)
+        t[p + "attention.wo.weight"] = w(hidden, heads * d)
+        t[p + "feed_forward.w1.weight"], t[p + "feed_forward.w3.weight"] = w(inter, hidden), w(inter, hidden)
+        t[p + "feed_forward.w2.weight"] = w(hidden, inter)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if sp:
+        with open(sp, "rb") as src, open(os.path.join(out, "tokenizer.model"), "wb") as dst:
+            dst.write(src.read())
+        with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
+            json.dump({"added_tokens_decoder": {"2": {"content": "<|im_end|>", "special": True}}, "bos_token": "<s>",
+                       "eos_token": "</s>", "add_bos_token": True, "add_eos_token": False}, f, indent=2)
+
+
+def internlm2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
+    """InternLM2ForCausalLM as its modeling_internlm2 computes it (eager attention), in float64: RMS norms, the fused wqkv's
+    output read per key/value group as its query heads, then its key, then its value ("b q (h gs d) -> b q h gs d"),
+    rotate-half rope, grouped-query attention, wo, w2(silu(w1 x) * w3 x), the final norm, output. --variant qkv-blocks
+    reads wqkv's output as q, k, v blocks instead (what a split ignoring the groups would compute)."""
+    H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    KV = cfg["num_key_value_heads"]
+    d, per = hidden // H, H // KV
+    eps = cfg.get("rms_norm_eps", 1e-6)
+    inv = inv_freq(cfg.get("rope_theta", 10000.0), d)
+    if weights == "f16":
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+    x = W["model.tok_embeddings.weight"][np.array(toks)]
+    for i in range(n_layers):
+        p = f"model.layers.{i}."
+        h = rmsnorm(x, W[p + "attention_norm.weight"], eps)
+        qkv = h @ W[p + "attention.wqkv.weight"].T
+        if variant == "qkv-blocks":
+            q, k, v = qkv[:, :H * d], qkv[:, H * d:(H + KV) * d], qkv[:, (H + KV) * d:]
+            q, k, v = q.reshape(T, H, d), k.reshape(T, KV, d), v.reshape(T, KV, d)
+        else:
+            g = qkv.reshape(T, KV, per + 2, d)
+            q, k, v = g[:, :, :per].reshape(T, H, d), g[:, :, -2], g[:, :, -1]
+        q, k = rotary(q, pos, inv), rotary(k, pos, inv)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        x = x + attend(q, k, v, mask, kv_cache, div=np.sqrt(d)) @ W[p + "attention.wo.weight"].T
+        h = rmsnorm(x, W[p + "ffn_norm.weight"], eps)
+        g1 = h @ W[p + "feed_forward.w1.weight"].T
+        x = x + (g1 / (1 + np.exp(-g1)) * (h @ W[p + "feed_forward.w3.weight"].T)) @ W[p + "feed_forward.w2.weight"].T
+    last = rmsnorm(x[-1], W["model.norm.weight"], eps)
+    return W["output.weight"] @ last
+
+
 def make_deepseek2(out, tokenizer=None, seed=0, v3=False, yarn_old=None, yarn_factor=40.0, fp8=False, tied=False, layers=3):
     """A tiny random DeepseekV2ForCausalLM folder (DeepSeek-V2-Lite's shape: q_proj, no q LoRA, softmax greedy routing,
     2 shared experts) or, with v3, a DeepseekV3ForCausalLM one (DeepSeek-V3's: the q LoRA q_a_proj / q_a_layernorm /
@@ -3899,6 +3982,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, starcoder2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch in ("CohereForCausalLM", "Cohere2ForCausalLM"):
         return arch, cohere_forward(cfg, W, tokens, weights, kv_cache, variant)
+    if arch == "InternLM2ForCausalLM":
+        return arch, internlm2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "DeepseekForCausalLM":
         return arch, deepseek_forward(cfg, W, tokens, weights, kv_cache, variant, mutate)
     if arch == "NemotronForCausalLM":
@@ -5091,7 +5176,7 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm", "olmo", "falcon", "exaone", "minicpm", "nemotron", "deepseek"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm", "olmo", "falcon", "exaone", "minicpm", "nemotron", "deepseek", "internlm2"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -5104,6 +5189,7 @@ def main():
     m.add_argument("--parallel", action="store_true", help="stablelm: use_parallel_residual true (no post_attention_layernorm)")
     m.add_argument("--clip", type=float, help="olmo: clip_qkv")
     m.add_argument("--new-arch", action="store_true", help="falcon: new_decoder_architecture (falcon-40b's)")
+    m.add_argument("--dynamic", action="store_true", help="internlm2: the dynamic NTK rope scaling InternLM2.5 releases")
     m.add_argument("--masks", action="store_true", help="gpt2: the causal-mask buffers older checkpoints carry")
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--llama3", type=int, metavar="OLD_CONTEXT")
@@ -5175,6 +5261,8 @@ def main():
             make_lfm2(a.dir, a.tokenizer, a.seed)
         elif a.arch in ("cohere", "cohere2"):
             make_cohere(a.arch, a.dir, a.tokenizer, a.seed, a.qk_norm, a.theta, a.layer_types)
+        elif a.arch == "internlm2":
+            make_internlm2(a.dir, a.sp, a.seed, a.dynamic)
         elif a.arch == "deepseek":
             make_deepseek(a.dir, a.tokenizer, a.seed)
         elif a.arch == "nemotron":

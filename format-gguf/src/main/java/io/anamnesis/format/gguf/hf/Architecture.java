@@ -371,6 +371,8 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         LLAMA,
         /** {@code _set_vocab_sentencepiece}: tokenizer.model only, nothing after (MiniCPM's). */
         SENTENCEPIECE,
+        /** {@code InternLM2Model.set_vocab}: tokenizer.model read its own way ({@link Vocabulary#internLm2}). */
+        INTERNLM2,
         /** {@code NemotronModel.set_vocab}: tokenizer.model only, then the padding token id 0 and the unknown token id 1. */
         SENTENCEPIECE_PAD0_UNK1,
         /** {@code Qwen2Model.set_vocab}: tokenizer.model, else byte-level BPE tokenizer.json; nothing after. */

@@ -63,7 +63,8 @@ import java.util.Optional;
  * convolutions beside attention; verified the same way. command-r: {@code CommandR2Model}
  * ({@code CohereForCausalLM}): one norm a block, tied; verified the same way. cohere2:
  * {@code Cohere2Model} ({@code Cohere2ForCausalLM}): three local layers to one global without
- * rope; verified the same way. deepseek: {@code DeepseekModel} ({@code DeepseekForCausalLM}, deepseek-moe-16b):
+ * rope; verified the same way. internlm2: {@code InternLM2Model} ({@code InternLM2ForCausalLM}): its grouped fused
+ * q/k/v split and permuted, its own vocabulary reading; verified the same way. deepseek: {@code DeepseekModel} ({@code DeepseekForCausalLM}, deepseek-moe-16b):
  * llama's attention with DeepSeek's dense lead, stacked and shared experts; verified the same way. nemotron: {@code NemotronModel} ({@code NemotronForCausalLM}): LayerNorm1P's weights
  * shifted by 1, squared ReLU, a partial rope; verified the same way. minicpm: {@code MiniCPMModel} ({@code MiniCPMForCausalLM}): llama's block with its
  * embedding, residual and logit scales as keys; verified the same way. exaone: {@code ExaoneModel} ({@code ExaoneForCausalLM}, EXAONE 3.x): llama's
@@ -751,6 +752,37 @@ final class Architectures {
                                     + "converted for nemotron"),
                             new Architecture.ConfigValue("mlp_bias", Boolean.FALSE, false, "MLP biases are not converted for "
                                     + "nemotron")))
+            .build();
+
+    /**
+     * Shanghai AI Lab's InternLM2 and InternLM2.5 ({@code InternLM2ForCausalLM}, the converter's {@code InternLM2Model}):
+     * its own names ({@code model.tok_embeddings}, {@code attention_norm}, {@code attention.wo}, {@code ffn_norm},
+     * {@code feed_forward.w1} the gate, {@code w3} the up projection, {@code w2}, {@code model.norm}, {@code output}),
+     * the fused {@code attention.wqkv} in groups (each group's query heads, then its key and its value head) split
+     * into q, k and v with q and k permuted as llama's ({@link QkvRows#groupedParts}); TextModel's keys only (a dynamic
+     * NTK rope scaling, which the converter leaves out, converted with a note); the vocabulary read its own way
+     * ({@link Vocabulary#internLm2}). Biases and another activation are refused.
+     */
+    static final Architecture INTERNLM2 = Architecture.of("internlm2", "InternLM2ForCausalLM")
+            .tensors(List.of(Architecture.TensorName.of("model.tok_embeddings", "token_embd"),
+                    Architecture.TensorName.of("output", "output"),
+                    Architecture.TensorName.of("model.norm", "output_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.attention_norm", "blk.{bid}.attn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.attention.wq", "blk.{bid}.attn_q"),
+                    Architecture.TensorName.of("model.layers.{bid}.attention.wk", "blk.{bid}.attn_k"),
+                    Architecture.TensorName.of("model.layers.{bid}.attention.wv", "blk.{bid}.attn_v"),
+                    Architecture.TensorName.of("model.layers.{bid}.attention.wo", "blk.{bid}.attn_output"),
+                    Architecture.TensorName.of("model.layers.{bid}.ffn_norm", "blk.{bid}.ffn_norm"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.w1", "blk.{bid}.ffn_gate"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.w3", "blk.{bid}.ffn_up"),
+                    Architecture.TensorName.of("model.layers.{bid}.feed_forward.w2", "blk.{bid}.ffn_down")))
+            .vocabulary(Architecture.VocabularyRule.INTERNLM2)
+            .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
+                    "num_key_value_heads", "rms_norm_eps", "rope_theta"))
+            .extras(Architecture.Extras.builder()
+                    .configValues(new Architecture.ConfigValue("bias", Boolean.FALSE, false, "InternLM2's biases are not converted "
+                                    + "(the converter cannot map a fused q/k/v bias)"),
+                            new Architecture.ConfigValue("hidden_act", "silu", false, "llama.cpp's internlm2 computes SwiGLU")))
             .build();
 
     /** GPT-2's tensor names, as {@code GPT2Model.from_pretrained} saves them (no prefix) and as {@code GPT2LMHeadModel} does. */
@@ -1793,7 +1825,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, EXAONE, MINICPM, NEMOTRON, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, EXAONE, MINICPM, NEMOTRON, INTERNLM2, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK, DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

@@ -139,7 +139,7 @@ public final class HfGgufExporter implements ModelExporter {
 
         Shapes shapes = new Shapes(config, arch == Architectures.OLMO2 || arch == Architectures.OLMOE || arch == Architectures.MINIMAX_M2,
                 arch == Architectures.LFM2 ? Optional.of(adjustedFeedForward(config)) : Optional.empty(),
-                arch.extras().latentAttention().isPresent(), arch == Architectures.STARCODER);
+                arch.extras().latentAttention().isPresent(), arch == Architectures.STARCODER, arch == Architectures.INTERNLM2);
         List<PlannedTensor> out = new ArrayList<>();
         Optional<Stacks> stacks = arch.experts().map(e -> new Stacks(arch, e, config, blockCount, outtype, request.encoder()));
         Optional<PackedExpertTensors> packed = arch.extras().packedExperts()
@@ -157,6 +157,11 @@ public final class HfGgufExporter implements ModelExporter {
         longRope.ifPresent(l -> out.addAll(l.tensors()));
         List<String> notes = new ArrayList<>();
         Yarn.untruncatedNote(arch.gguf(), rope).ifPresent(notes::add);
+        if (arch == Architectures.INTERNLM2 && "dynamic".equals(rope.get("rope_type") != null ? rope.get("rope_type") : rope.get("type"))) {
+            notes.add("rope_scaling dynamic: transformers' InternLM2 raises the rope base past max_position_embeddings, llama.cpp "
+                    + "runs the plain rope (the converter writes no scaling): the same up to "
+                    + HfConfig.integer(config, "max_position_embeddings").map(String::valueOf).orElse("max_position_embeddings") + " tokens");
+        }
         if (arch.extras().unappliedWindow()) HfConfig.integer(config, "sliding_window").filter(n -> n > 0).ifPresent(n ->
                 notes.add("sliding_window " + n + ": transformers' " + arch.hfNames().getFirst() + " attends within the last " + n
                         + " positions, llama.cpp's " + arch.gguf() + " over the whole context (the converter writes no window): "
@@ -219,6 +224,22 @@ public final class HfGgufExporter implements ModelExporter {
             }
             leftOutRecovered.remove(input.name());
             if (scalars.take(mapped)) continue;
+            if (arch == Architectures.INTERNLM2 && mapped.name().endsWith(".attention.wqkv.weight")) {
+                // InternLM2Model.modify_tensors: the grouped wqkv split into q, k and v, q and k permuted as llama's
+                requireFloats(mapped);
+                long heads = HfConfig.integer(config, "num_attention_heads").orElseThrow(() -> badKey("num_attention_heads", "is missing"));
+                long kv = HfConfig.integer(config, "num_key_value_heads").orElseThrow(() -> badKey("num_key_value_heads", "is missing"));
+                long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
+                String prefix = mapped.name().substring(0, mapped.name().length() - "wqkv.weight".length());
+                List<DenseTensor> parts = QkvRows.groupedParts(mapped, heads, kv, hidden, prefix);
+                for (int i = 0; i < parts.size(); i++) {
+                    DenseTensor part = parts.get(i);
+                    String partName = arch.map(part.name(), (int) blockCount).orElseThrow(() -> unmapped(part.name(), blockCount, arch));
+                    Optional<Long> ropeHeads = i == 0 ? Optional.of(heads) : i == 1 ? Optional.of(kv) : Optional.empty();
+                    out.add(typed(part, partName, ropeHeads, Optional.empty(), outtype, request.encoder()));
+                }
+                continue;
+            }
             if (latent.isPresent()) {
                 if (mapped.name().endsWith("." + latent.get().kvB())) {
                     requireFloats(mapped);
@@ -334,6 +355,7 @@ public final class HfGgufExporter implements ModelExporter {
             switch (arch.vocabulary()) {
                 case LLAMA -> Vocabulary.llama(files, config, kv);
                 case SENTENCEPIECE -> Vocabulary.sentencePieceOnly(files, config, kv);
+                case INTERNLM2 -> Vocabulary.internLm2(files, config, kv);
                 case SENTENCEPIECE_PAD0_UNK1 -> {
                     Vocabulary.sentencePieceOnly(files, config, kv);
                     // NemotronModel.set_vocab: add_pad_token_id(0), add_unk_token_id(1), over what SpecialVocab wrote
@@ -866,6 +888,8 @@ public final class HfGgufExporter implements ModelExporter {
                 }
             } else if (Yarn.isYarn(type)) {
                 Yarn.keys(a, rope, config.containsKey("rope_parameters") ? "rope_parameters" : "rope_scaling", ministral3(arch, config), kv);
+            } else if (type.equals("dynamic") && arch == Architectures.INTERNLM2) {
+                // no key: TextModel leaves dynamic NTK scaling to the model class, and InternLM2Model writes none (noted)
             } else if (type.equals("mrope") && MROPE.contains(arch)) {
                 // no key: TextModel warns of an unknown type; the sections below are what llama.cpp reads
             } else if (!type.equals("default") && !type.equals("linear")) {
@@ -1802,12 +1826,17 @@ public final class HfGgufExporter implements ModelExporter {
         /** GPTBigCode's multi-query attention: {@code c_attn} is the query and one key/value head. */
         private final boolean multiQuery;
 
-        Shapes(Map<?, ?> config, boolean wholeQkNorms, Optional<Long> adjustedFeedForward, boolean latent, boolean multiQuery) {
+        /** InternLM2's own names: {@code model.tok_embeddings}, {@code output}, {@code feed_forward.w1/w3/w2} (LFM2's too, adjusted). */
+        private final boolean internLm2;
+
+        Shapes(Map<?, ?> config, boolean wholeQkNorms, Optional<Long> adjustedFeedForward, boolean latent, boolean multiQuery,
+               boolean internLm2) {
             this.config = config;
             this.wholeQkNorms = wholeQkNorms;
             this.adjustedFeedForward = adjustedFeedForward;
             this.latent = latent;
             this.multiQuery = multiQuery;
+            this.internLm2 = internLm2;
         }
 
         void check(DenseTensor d) {
@@ -1825,6 +1854,14 @@ public final class HfGgufExporter implements ModelExporter {
                 // GPT-2's token embeddings (and EXAONE 3's, whose config names the width hidden_size)
                 expect(d, 1, config.containsKey("n_embd") || !config.containsKey("hidden_size") ? "n_embd" : "hidden_size", "columns");
                 expect(d, 0, "vocab_size", "rows");
+            } else if (internLm2 && (n.equals("model.tok_embeddings.weight") || n.equals("output.weight"))) {
+                expect(d, 1, "hidden_size", "columns");
+                expect(d, 0, "vocab_size", "rows");
+            } else if (internLm2 && (n.endsWith("feed_forward.w1.weight") || n.endsWith("feed_forward.w3.weight"))) {
+                expect(d, 0, "intermediate_size", "rows");
+                expect(d, 1, "hidden_size", "columns");
+            } else if (internLm2 && n.endsWith("feed_forward.w2.weight")) {
+                expect(d, 1, "intermediate_size", "columns");
             } else if (n.endsWith("attn.attention.q_proj.weight")) {
                 // EXAONE 3's attention
                 attentionRows(d, "num_attention_heads");

@@ -6,6 +6,7 @@ import io.anamnesis.api.spi.ChunkFiller;
 import io.anamnesis.api.spi.DenseTensor;
 import io.anamnesis.api.spi.PlannedTensor;
 
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -55,12 +56,7 @@ final class QkvRows {
      */
     static DenseTensor grouped(DenseTensor qkv, long heads, long kv, long hidden, String headsKey, String kvKey) {
         long headDim = hidden / heads, perGroup = heads / kv;
-        long rows = (heads + 2 * kv) * headDim;
-        if (qkv.shape().rank() != 2 || qkv.shape().dim(0) != rows || qkv.shape().dim(1) != hidden) {
-            throw MalformedFileException.inTensor(qkv.name(), "has shape " + qkv.shape() + ", but config.json's " + headsKey + " " + heads
-                    + " and " + kvKey + " " + kv + " (1 when absent) with hidden_size " + hidden + " make a fused q/k/v of [" + rows
-                    + ", " + hidden + "]");
-        }
+        requireGrouped(qkv, heads, kv, hidden, headsKey, kvKey, " (1 when absent)");
         long cols = hidden;
         PlannedTensor values = ConvertedTensor.values(qkv, qkv.name(), Optional.empty());
         PlannedTensor out = new PlannedTensor(qkv.name(), DType.F32, qkv.shape(), cols, arena -> {
@@ -81,5 +77,48 @@ final class QkvRows {
             };
         });
         return ConvertedTensor.dense(out);
+    }
+
+    /**
+     * InternLM2's fused {@code attention.wqkv} (Falcon's grouped layout: each group's query heads, then its key head and
+     * its value head) split as the converter's {@code InternLM2Model.modify_tensors} splits it: the query heads in group
+     * order, the key heads, the value heads, as three tensors named {@code prefix + "wq.weight"}, {@code "wk.weight"},
+     * {@code "wv.weight"} (gguf-py's InternLM2 names), each planned as F32 values a row at a time. The rows are as
+     * stored; the rope permutation of the query and key rows follows as for any llama-style tensor.
+     */
+    static List<DenseTensor> groupedParts(DenseTensor qkv, long heads, long kv, long hidden, String prefix) {
+        requireGrouped(qkv, heads, kv, hidden, "num_attention_heads", "num_key_value_heads", "");
+        long headDim = hidden / heads, perGroup = heads / kv;
+        PlannedTensor values = ConvertedTensor.values(qkv, qkv.name(), Optional.empty());
+        List<DenseTensor> parts = new java.util.ArrayList<>();
+        String[] names = {"wq", "wk", "wv"};
+        for (int which = 0; which < 3; which++) {
+            final int part = which;
+            long partHeads = which == 0 ? heads : kv;
+            io.anamnesis.api.Shape shape = io.anamnesis.api.Shape.of(partHeads * headDim, hidden);
+            parts.add(ConvertedTensor.dense(new PlannedTensor(prefix + names[which] + ".weight", DType.F32, shape, hidden, arena -> {
+                ChunkFiller source = values.producer().open(arena);
+                return (first, count, dest) -> {
+                    long firstRow = first / hidden;
+                    for (long r = firstRow; r < firstRow + count / hidden; r++) {
+                        long head = r / headDim, j = r % headDim;
+                        long stored = part == 0 ? (head / perGroup) * (perGroup + 2) + head % perGroup   // query i of group g
+                                : head * (perGroup + 2) + perGroup + (part - 1);                          // group g's key or value
+                        source.fill((stored * headDim + j) * hidden, hidden, dest.asSlice((r - firstRow) * 4 * hidden, 4 * hidden));
+                    }
+                };
+            })));
+        }
+        return List.copyOf(parts);
+    }
+
+    /** A grouped fused q/k/v's shape: {@code [(heads + 2 kv) x hidden / heads, hidden]}, the groups dividing the heads. */
+    private static void requireGrouped(DenseTensor qkv, long heads, long kv, long hidden, String headsKey, String kvKey, String kvNote) {
+        long rows = heads > 0 && kv > 0 && heads % kv == 0 && hidden % heads == 0 ? (heads + 2 * kv) * (hidden / heads) : -1;
+        if (rows < 0 || qkv.shape().rank() != 2 || qkv.shape().dim(0) != rows || qkv.shape().dim(1) != hidden) {
+            throw MalformedFileException.inTensor(qkv.name(), "has shape " + qkv.shape() + ", but config.json's " + headsKey + " " + heads
+                    + " and " + kvKey + " " + kv + kvNote + " with hidden_size " + hidden + " make a fused q/k/v of ["
+                    + (rows < 0 ? "?" : rows) + ", " + hidden + "] (key/value groups dividing the heads, heads dividing the width)");
+        }
     }
 }

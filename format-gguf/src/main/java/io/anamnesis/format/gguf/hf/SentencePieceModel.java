@@ -12,13 +12,14 @@ import java.util.List;
 
 /**
  * The pieces of a SentencePiece {@code tokenizer.model}: a protobuf {@code ModelProto}, of
- * which the converter reads only field 1, the repeated {@code SentencePiece} (1: piece, a
- * string; 2: score, a float; 3: type, an enum whose default is NORMAL). The few fields
+ * which the converter reads field 1, the repeated {@code SentencePiece} (1: piece, a
+ * string; 2: score, a float; 3: type, an enum whose default is NORMAL), and (for InternLM2)
+ * field 3's {@code NormalizerSpec.add_dummy_prefix}. The few fields
  * needed do not justify a protobuf library: this reader walks the wire format
  * (varint, 64-bit, length-delimited and 32-bit fields), skips every other field, and refuses
  * anything that runs past its bounds.
  */
-record SentencePieceModel(List<Piece> pieces) {
+record SentencePieceModel(List<Piece> pieces, boolean addDummyPrefix) {
     /** The protobuf file name, for messages. */
     static final String FILE = "tokenizer.model";
 
@@ -31,6 +32,7 @@ record SentencePieceModel(List<Piece> pieces) {
     static SentencePieceModel parse(byte[] bytes, long maxPieces) {
         ByteBuffer in = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         List<Piece> pieces = new ArrayList<>();
+        boolean addDummyPrefix = true;
         while (in.hasRemaining()) {
             long tag = varint(in);
             int field = (int) (tag >>> 3);
@@ -38,11 +40,26 @@ record SentencePieceModel(List<Piece> pieces) {
             if (field == 1 && wire == 2) {
                 if (pieces.size() >= maxPieces) throw malformed("more than " + maxPieces + " pieces");
                 pieces.add(piece(slice(in)));
+            } else if (field == 3 && wire == 2) {
+                addDummyPrefix = addDummyPrefix(slice(in));
             } else {
                 skip(in, wire);
             }
         }
-        return new SentencePieceModel(List.copyOf(pieces));
+        return new SentencePieceModel(List.copyOf(pieces), addDummyPrefix);
+    }
+
+    /** {@code NormalizerSpec.add_dummy_prefix} (field 3, a bool whose default is true) of the model's normalizer_spec. */
+    private static boolean addDummyPrefix(ByteBuffer in) {
+        boolean add = true;
+        while (in.hasRemaining()) {
+            long tag = varint(in);
+            int field = (int) (tag >>> 3);
+            int wire = (int) (tag & 7);
+            if (field == 3 && wire == 0) add = varint(in) != 0;
+            else skip(in, wire);
+        }
+        return add;
     }
 
     private static Piece piece(ByteBuffer in) {

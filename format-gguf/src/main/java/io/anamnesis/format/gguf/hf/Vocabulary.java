@@ -364,6 +364,99 @@ final class Vocabulary {
         special(files, config, tokenizerJson, tokenizerConfig, Optional.of(vocabSize), false, kv);
     }
 
+    /**
+     * Adds the vocabulary's keys as {@code InternLM2Model.set_vocab} writes them: {@code vocab_size} pieces of
+     * tokenizer.model (config.json's, else the model's count; more than the model has is exit 3, where the converter
+     * fails), each piece as it is but a NUL piece written as the dragon emoji the converter puts in its place, typed
+     * by SentencePiece's unknown/control/unused/byte checks (user-defined pieces count as normal) and a piece starting
+     * {@code [UNUSED} unused; then added_tokens.json's tokens appended (score -1000, user-defined), then
+     * tokenizer_config.json's {@code added_tokens_decoder} and tokenizer.json's {@code added_tokens} over their ids
+     * (score -1000, control when special, else user-defined); {@code add_space_prefix} from the model's normalizer;
+     * SpecialVocab, whose EOS becomes {@code <|im_end|>}'s id when one of those added tokens is it (the converter reads
+     * the EOS either way: a folder without one is exit 3).
+     */
+    static void internLm2(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
+        byte[] model = files.bytes(SentencePieceModel.FILE).orElseThrow(() -> new MalformedFileException("no "
+                + SentencePieceModel.FILE + " beside the model (the SentencePiece vocabulary InternLM2 reads; --no-vocab "
+                + "writes the GGUF without a vocabulary)"));
+        SentencePieceModel sp = SentencePieceModel.parse(model, files.limits().maxArrayLength());
+        Object v = config.get("vocab_size");
+        long declared = v == null || v == Json.NULL ? sp.pieces().size() : HfConfig.asInteger(v)
+                .orElseThrow(() -> new MalformedFileException("config.json: vocab_size is not an integer: " + v));
+        if (declared < 0 || declared > sp.pieces().size()) {
+            throw new MalformedFileException("config.json: vocab_size " + declared + " is more than the " + sp.pieces().size()
+                    + " pieces of " + SentencePieceModel.FILE + " (the converter reads that many pieces from it)");
+        }
+        List<String> tokens = new ArrayList<>();
+        List<Float> scores = new ArrayList<>();
+        List<Integer> types = new ArrayList<>();
+        for (int id = 0; id < declared; id++) {
+            SentencePieceModel.Piece p = sp.pieces().get(id);
+            tokens.add(p.text().equals("\u0000") ? "\uD83D\uDC09" : p.text());
+            scores.add(p.score());
+            int type = switch (p.type()) {
+                case SentencePieceModel.UNKNOWN -> UNKNOWN;
+                case SentencePieceModel.CONTROL -> CONTROL;
+                case SentencePieceModel.UNUSED -> UNUSED;
+                case SentencePieceModel.BYTE -> BYTE;
+                default -> NORMAL;
+            };
+            types.add(p.text().startsWith("[UNUSED") ? UNUSED : type);
+        }
+        files.json("added_tokens.json").ifPresent(added -> added.keySet().forEach(k -> {
+            tokens.add(String.valueOf(k));
+            scores.add(-1000.0f);
+            types.add(USER_DEFINED);
+        }));
+        Optional<Map<?, ?>> tokenizerConfig = files.json("tokenizer_config.json");
+        Optional<Map<?, ?>> tokenizerJson = files.json(ByteLevelBpe.FILE);
+        List<Map.Entry<Object, Object>> added = new ArrayList<>();
+        if (tokenizerConfig.isPresent() && tokenizerConfig.get().get("added_tokens_decoder") instanceof Map<?, ?> decoder) {
+            for (Map.Entry<?, ?> e : decoder.entrySet()) added.add(Map.entry(e.getKey(), e.getValue()));
+        }
+        if (tokenizerJson.isPresent() && tokenizerJson.get().get("added_tokens") instanceof List<?> list) {
+            for (Object t : list) {
+                if (!(t instanceof Map<?, ?> m)) throw new MalformedFileException(ByteLevelBpe.FILE + ": an added token is not an object");
+                added.add(Map.entry(m.get("id") == null ? "" : m.get("id"), m));
+            }
+        }
+        Long chatEos = null;
+        for (Map.Entry<Object, Object> e : added) {
+            long id;
+            Object key = e.getKey();
+            try {
+                id = key instanceof String str ? Long.parseLong(str) : HfConfig.asInteger(key).orElseThrow(NumberFormatException::new);
+            } catch (NumberFormatException bad) {
+                throw new MalformedFileException("an added token's id " + key + " (tokenizer_config.json or tokenizer.json) is not an integer");
+            }
+            if (id < 0 || id >= tokens.size()) {
+                throw new MalformedFileException("added token " + id + " (tokenizer_config.json or tokenizer.json) is outside the "
+                        + tokens.size() + " tokens of the vocabulary");
+            }
+            if (!(e.getValue() instanceof Map<?, ?> data) || !(data.get("content") instanceof String content)) {
+                throw new MalformedFileException("added token " + id + " (tokenizer_config.json or tokenizer.json) has no content");
+            }
+            if (content.equals("<|im_end|>")) chatEos = id;
+            tokens.set((int) id, content);
+            scores.set((int) id, -1000.0f);
+            types.set((int) id, truthy(data.get("special")) ? CONTROL : USER_DEFINED);
+        }
+        kv.put("tokenizer.ggml.model", MetaValue.str("llama"));
+        kv.put("tokenizer.ggml.pre", MetaValue.str("default"));
+        kv.put("tokenizer.ggml.tokens", new MetaValue.Array(MetaValue.Type.STRING, tokens.stream().<MetaValue>map(MetaValue::str).toList()));
+        kv.put("tokenizer.ggml.scores", new MetaValue.Array(MetaValue.Type.F32,
+                scores.stream().<MetaValue>map(MetaValue.Real::f32).toList()));
+        kv.put("tokenizer.ggml.token_type", new MetaValue.Array(MetaValue.Type.I32, types.stream().<MetaValue>map(MetaValue::i32).toList()));
+        kv.put("tokenizer.ggml.add_space_prefix", new MetaValue.Bool(sp.addDummyPrefix()));
+        special(files, config, tokenizerJson, tokenizerConfig, Optional.of(tokens.size()), false, kv);
+        if (!kv.containsKey("tokenizer.ggml.eos_token_id")) {
+            throw new MalformedFileException("no EOS token id (config.json eos_token_id, or tokenizer_config.json's eos_token among "
+                    + "the added tokens) below the vocabulary's " + tokens.size() + " tokens: the converter reads one for InternLM2");
+        }
+        // InternLM2Model.set_vocab: "so that the conversation can end normally", the chat EOS over SpecialVocab's
+        if (chatEos != null) kv.put("tokenizer.ggml.eos_token_id", MetaValue.u32(chatEos));
+    }
+
     private static MalformedFileException noTokenizer(ModelFiles files) {
         return new MalformedFileException("no tokenizer: neither " + SentencePieceModel.FILE + " nor " + ByteLevelBpe.FILE
                 + " is in " + files.folder().map(Object::toString).orElse("the model folder")
