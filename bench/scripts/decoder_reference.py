@@ -40,6 +40,9 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make orion DIR [--sp TOKENIZER_MODEL] [--seed N]
+        a tiny OrionForCausalLM folder (Orion-14B's keys and layout: LayerNorms with biases, SwiGLU, untied). Its
+        forward pass: orion_forward (--variant rms-norm)
     python3 decoder_reference.py make internlm2 DIR [--sp TOKENIZER_MODEL] [--seed N] [--dynamic]
         a tiny InternLM2ForCausalLM folder (internlm2_5-7b-chat's keys and layout: the grouped fused wqkv, w1/w3/w2;
         --dynamic for its dynamic NTK rope scaling). Its forward pass: internlm2_forward (--variant qkv-blocks)
@@ -3064,6 +3067,86 @@ def internlm2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None)
     return W["output.weight"] @ last
 
 
+def make_orion(out, sp=None, seed=0):
+    """A tiny random OrionForCausalLM folder in OrionStarAI/Orion-14B-Chat's layout (its config.json's keys:
+    max_sequence_length and max_position_embeddings, rms_norm_eps (a LayerNorm's epsilon), rope_theta 10000, as many
+    key/value heads as heads, untied; llama's names with LayerNorm weights and biases; BF16), the sizes shrunk: hidden
+    64, intermediate 160, 2 layers, 4 heads of 16. --sp TOKENIZER_MODEL: that SentencePiece model as its
+    tokenizer.model."""
+    rng = np.random.default_rng(seed)
+    vocab = sentencepiece_size(sp) if sp else 512
+    hidden, inter, layers, heads = 64, 160, 2, 4
+    d = hidden // heads
+    config = {"architectures": ["OrionForCausalLM"], "attention_bias": False, "bos_token_id": 1, "eos_token_id": 2,
+              "hidden_act": "silu", "hidden_size": hidden, "initializer_range": 0.02, "intermediate_size": inter,
+              "max_position_embeddings": 4096, "max_sequence_length": 4096, "model_type": "orion",
+              "num_attention_heads": heads, "num_hidden_layers": layers, "num_key_value_heads": heads, "pad_token_id": 0,
+              "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": 10000.0,
+              "tie_word_embeddings": False, "torch_dtype": "bfloat16", "transformers_version": "4.34.0", "use_cache": True,
+              "vocab_size": vocab}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"model.embed_tokens.weight": w(vocab, hidden, s=1.0), "lm_head.weight": w(vocab, hidden, s=0.3),
+         "model.norm.weight": 1 + w(hidden, s=0.2), "model.norm.bias": w(hidden, s=0.1)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        for n in ("input_layernorm", "post_attention_layernorm"):
+            t[p + n + ".weight"], t[p + n + ".bias"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+        for n in "qkv":
+            t[p + f"self_attn.{n}_proj.weight"] = w(heads * d, hidden)
+        t[p + "self_attn.o_proj.weight"] = w(hidden, heads * d)
+        t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"] = w(inter, hidden), w(inter, hidden)
+        t[p + "mlp.down_proj.weight"] = w(hidden, inter)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if sp:
+        with open(sp, "rb") as src, open(os.path.join(out, "tokenizer.model"), "wb") as dst:
+            dst.write(src.read())
+
+
+def orion_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
+    """OrionForCausalLM as its modeling_orion computes it (eager attention), in float64: LayerNorms with bias (eps
+    rms_norm_eps), rotate-half rope over the whole head, grouped-query attention, o_proj, SwiGLU, the final LayerNorm,
+    lm_head. --variant rms-norm normalizes with RMS norms instead (what the config's key name suggests)."""
+    H, hidden, n_layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    KV = cfg.get("num_key_value_heads") or H
+    d = hidden // H
+    eps = cfg.get("rms_norm_eps", 1e-5)
+    inv = inv_freq(cfg.get("rope_theta", 10000.0), d)
+    if weights == "f16":
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+
+    def norm(x, p):
+        if variant == "rms-norm":
+            return rmsnorm(x, W[p + ".weight"], eps)
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + eps) * W[p + ".weight"] + W[p + ".bias"]
+
+    x = W["model.embed_tokens.weight"][np.array(toks)]
+    for i in range(n_layers):
+        p = f"model.layers.{i}."
+        h = norm(x, p + "input_layernorm")
+        q, k, v = (h @ W[p + f"self_attn.{n}_proj.weight"].T for n in "qkv")
+        q, k, v = q.reshape(T, H, d), k.reshape(T, KV, d), v.reshape(T, KV, d)
+        q, k = rotary(q, pos, inv), rotary(k, pos, inv)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        x = x + attend(q, k, v, mask, kv_cache, div=np.sqrt(d)) @ W[p + "self_attn.o_proj.weight"].T
+        h = norm(x, p + "post_attention_layernorm")
+        g = h @ W[p + "mlp.gate_proj.weight"].T
+        x = x + (g / (1 + np.exp(-g)) * (h @ W[p + "mlp.up_proj.weight"].T)) @ W[p + "mlp.down_proj.weight"].T
+    last = norm(x[-1:], "model.norm")[0]
+    return W["lm_head.weight"] @ last
+
+
 def make_deepseek2(out, tokenizer=None, seed=0, v3=False, yarn_old=None, yarn_factor=40.0, fp8=False, tied=False, layers=3):
     """A tiny random DeepseekV2ForCausalLM folder (DeepSeek-V2-Lite's shape: q_proj, no q LoRA, softmax greedy routing,
     2 shared experts) or, with v3, a DeepseekV3ForCausalLM one (DeepSeek-V3's: the q LoRA q_a_proj / q_a_layernorm /
@@ -3982,6 +4065,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, starcoder2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch in ("CohereForCausalLM", "Cohere2ForCausalLM"):
         return arch, cohere_forward(cfg, W, tokens, weights, kv_cache, variant)
+    if arch == "OrionForCausalLM":
+        return arch, orion_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "InternLM2ForCausalLM":
         return arch, internlm2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "DeepseekForCausalLM":
@@ -5176,7 +5261,7 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm", "olmo", "falcon", "exaone", "minicpm", "nemotron", "deepseek", "internlm2"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm", "olmo", "falcon", "exaone", "minicpm", "nemotron", "deepseek", "internlm2", "orion"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -5261,6 +5346,8 @@ def main():
             make_lfm2(a.dir, a.tokenizer, a.seed)
         elif a.arch in ("cohere", "cohere2"):
             make_cohere(a.arch, a.dir, a.tokenizer, a.seed, a.qk_norm, a.theta, a.layer_types)
+        elif a.arch == "orion":
+            make_orion(a.dir, a.sp, a.seed)
         elif a.arch == "internlm2":
             make_internlm2(a.dir, a.sp, a.seed, a.dynamic)
         elif a.arch == "deepseek":

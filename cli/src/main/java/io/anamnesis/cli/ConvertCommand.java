@@ -36,7 +36,7 @@ import java.util.concurrent.Callable;
                         + "Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM and the text model of "
                         + "Gemma3ForConditionalGeneration (its vision tower left out), Phi3ForCausalLM, with the 128k models' longrope; "
                         + "GraniteForCausalLM, Starcoder2ForCausalLM, ApertusForCausalLM, PhiForCausalLM, GPTNeoXForCausalLM, GPT2LMHeadModel, GPTBigCodeForCausalLM, BloomForCausalLM, StableLmForCausalLM, StableLMEpochForCausalLM, OlmoForCausalLM, FalconForCausalLM, RWForCausalLM, SmolLM3ForCausalLM, Olmo2ForCausalLM, Olmo3ForCausalLM, the text model of "
-                        + "Mistral3ForConditionalGeneration (Mistral Small 3.x, Ministral 3) and Ministral3ForCausalLM, ArceeForCausalLM, SeedOssForCausalLM, Glm4ForCausalLM, Lfm2ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ExaoneForCausalLM, MiniCPMForCausalLM, NemotronForCausalLM, InternLM2ForCausalLM, Exaone4ForCausalLM, Ernie4_5ForCausalLM, the language model of "
+                        + "Mistral3ForConditionalGeneration (Mistral Small 3.x, Ministral 3) and Ministral3ForCausalLM, ArceeForCausalLM, SeedOssForCausalLM, Glm4ForCausalLM, Lfm2ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ExaoneForCausalLM, MiniCPMForCausalLM, NemotronForCausalLM, InternLM2ForCausalLM, OrionForCausalLM, Exaone4ForCausalLM, Ernie4_5ForCausalLM, the language model of "
                         + "Qwen2_5_VLForConditionalGeneration, Qwen2VLForConditionalGeneration and Qwen3VLForConditionalGeneration "
                         + "(their vision towers left out); "
                         + "mixtures of experts Qwen3MoeForCausalLM, Qwen2MoeForCausalLM, MixtralForCausalLM, OlmoeForCausalLM, "

@@ -338,7 +338,9 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          */
         NEMOTRON_ROPE_DIMENSION_COUNT,
         /** {@code <arch>.expert_weights_scale} 1.0, which the first DeepSeek's {@code set_gguf_parameters} writes. */
-        EXPERT_WEIGHTS_SCALE_ONE
+        EXPERT_WEIGHTS_SCALE_ONE,
+        /** {@code <arch>.tensor_data_layout} "Meta AI original pth", which orion's {@code set_gguf_parameters} writes. */
+        META_AI_LAYOUT
     }
 
     /**

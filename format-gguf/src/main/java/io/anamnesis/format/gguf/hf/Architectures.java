@@ -63,7 +63,8 @@ import java.util.Optional;
  * convolutions beside attention; verified the same way. command-r: {@code CommandR2Model}
  * ({@code CohereForCausalLM}): one norm a block, tied; verified the same way. cohere2:
  * {@code Cohere2Model} ({@code Cohere2ForCausalLM}): three local layers to one global without
- * rope; verified the same way. internlm2: {@code InternLM2Model} ({@code InternLM2ForCausalLM}): its grouped fused
+ * rope; verified the same way. orion: {@code OrionModel} ({@code OrionForCausalLM}): llama's names with LayerNorm
+ * biases, unpermuted, its own keys; verified the same way. internlm2: {@code InternLM2Model} ({@code InternLM2ForCausalLM}): its grouped fused
  * q/k/v split and permuted, its own vocabulary reading; verified the same way. deepseek: {@code DeepseekModel} ({@code DeepseekForCausalLM}, deepseek-moe-16b):
  * llama's attention with DeepSeek's dense lead, stacked and shared experts; verified the same way. nemotron: {@code NemotronModel} ({@code NemotronForCausalLM}): LayerNorm1P's weights
  * shifted by 1, squared ReLU, a partial rope; verified the same way. minicpm: {@code MiniCPMModel} ({@code MiniCPMForCausalLM}): llama's block with its
@@ -783,6 +784,40 @@ final class Architectures {
                     .configValues(new Architecture.ConfigValue("bias", Boolean.FALSE, false, "InternLM2's biases are not converted "
                                     + "(the converter cannot map a fused q/k/v bias)"),
                             new Architecture.ConfigValue("hidden_act", "silu", false, "llama.cpp's internlm2 computes SwiGLU")))
+            .build();
+
+    /**
+     * OrionStar's Orion ({@code OrionForCausalLM}: Orion-14B-Base and -Chat; the converter's {@code OrionModel}): llama's
+     * names with LayerNorms (weight and bias; the config calls its epsilon {@code rms_norm_eps}, the model normalizes
+     * with LayerNorm), no permutation (NEOX rope over the whole head), SwiGLU, an {@code lm_head} of its own. Its own
+     * keys in {@code set_gguf_parameters}' order: the file type, {@code tensor_data_layout} "Meta AI original pth", the
+     * context length ({@code max_sequence_length}, else {@code max_position_embeddings}, else {@code
+     * model_max_length}), embedding length, block count, feed-forward length, heads, key/value heads (the heads when
+     * absent), {@code attention.layer_norm_epsilon} from {@code rms_norm_eps}; {@code _set_vocab_sentencepiece}. No key
+     * carries the rope base, so one other than 10000 is refused, as are rope scaling, attention biases, another
+     * activation and a head size other than hidden / heads.
+     */
+    static final Architecture ORION = Architecture.of("orion", "OrionForCausalLM")
+            .tensors(DECODER)
+            // OrionModel.set_gguf_parameters, in its order
+            .keys(List.of(Architecture.OwnKey.FILE_TYPE, Architecture.OwnKey.META_AI_LAYOUT,
+                    HyperParameter.u32("{arch}.context_length", "max_sequence_length", "max_position_embeddings", "model_max_length")
+                            .asRequired(),
+                    HyperParameter.u32("{arch}.embedding_length", "hidden_size").asRequired(), Architecture.OwnKey.BLOCK_COUNT,
+                    HyperParameter.u32("{arch}.feed_forward_length", "intermediate_size").asRequired(),
+                    HyperParameter.u32("{arch}.attention.head_count", "num_attention_heads").asRequired(),
+                    HyperParameter.u32("{arch}.attention.head_count_kv", "num_key_value_heads", "num_attention_heads").asRequired(),
+                    HyperParameter.f32("{arch}.attention.layer_norm_epsilon", "rms_norm_eps").asRequired()))
+            .ownKeysOnly()
+            .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE)
+            .requires(List.of("vocab_size", "hidden_size", "intermediate_size", "num_attention_heads"))
+            .extras(Architecture.Extras.builder()
+                    .configRefused(Map.of("rope_scaling", "the converter writes no rope scaling for orion"))
+                    .configValues(new Architecture.ConfigValue("rope_theta", 10000.0, false, "the converter writes no rope base "
+                                    + "for orion, and llama.cpp runs 10000"),
+                            new Architecture.ConfigValue("attention_bias", Boolean.FALSE, false, "llama.cpp's orion loads no "
+                                    + "attention biases"),
+                            new Architecture.ConfigValue("hidden_act", "silu", false, "llama.cpp's orion computes SwiGLU")))
             .build();
 
     /** GPT-2's tensor names, as {@code GPT2Model.from_pretrained} saves them (no prefix) and as {@code GPT2LMHeadModel} does. */
@@ -1825,7 +1860,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, EXAONE, MINICPM, NEMOTRON, INTERNLM2, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, EXAONE, MINICPM, NEMOTRON, INTERNLM2, ORION, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK, DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

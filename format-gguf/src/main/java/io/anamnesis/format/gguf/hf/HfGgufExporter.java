@@ -104,7 +104,7 @@ public final class HfGgufExporter implements ModelExporter {
         arch.extras().noRope().ifPresent(n -> expectNoRopeLayers(arch, n, config, blockCount));
         if (arch == Architectures.COMMAND_R) expectCommandRQkNorms(config, blockCount);
         if (arch == Architectures.EXAONE4) expectExaone4Window(config, blockCount);
-        if (arch == Architectures.EXAONE || arch == Architectures.NEMOTRON) expectWholeHeadRope(arch, config);
+        if (arch == Architectures.EXAONE || arch == Architectures.NEMOTRON || arch == Architectures.ORION) expectWholeHeadRope(arch, config);
         if (arch.extras().latentAttention().isPresent()) expectDeepSeekLayout(arch, stored, config, blockCount);
         if (arch == Architectures.LLAMA4) expectLlama4QkNorm(config);
         if (arch == Architectures.FALCON && !Boolean.TRUE.equals(config.get("new_decoder_architecture"))
@@ -1395,6 +1395,7 @@ public final class HfGgufExporter implements ModelExporter {
             case ONE_KEY_VALUE_HEAD -> kv.put(a + ".attention.head_count_kv", MetaValue.u32(1));
             case OLMO_LAYER_NORM_EPSILON -> kv.put(a + ".attention.layer_norm_epsilon", MetaValue.Real.f32(1e-5f));
             case EXPERT_WEIGHTS_SCALE_ONE -> kv.put(a + ".expert_weights_scale", MetaValue.Real.f32(1.0f));
+            case META_AI_LAYOUT -> kv.put(a + ".tensor_data_layout", new MetaValue.Str("Meta AI original pth"));
             case NEMOTRON_ROPE_DIMENSION_COUNT -> {
                 String key = java.util.stream.Stream.of("partial_rotary_factor", "rope_pct", "rope_percent").filter(config::containsKey)
                         .findFirst().orElse("partial_rotary_factor");
@@ -1590,7 +1591,12 @@ public final class HfGgufExporter implements ModelExporter {
     private static void put(String arch, Map<?, ?> config, HyperParameter h, Map<String, MetaValue> kv) {
         Optional<Object> v = HfConfig.find(config, h.hfKeys()).filter(x -> x != io.anamnesis.api.json.Json.NULL);
         if (v.isEmpty()) {
-            if (h.required()) throw badKey(h.hfKeys().getFirst(), "is missing");
+            if (h.required()) {
+                // each key the converter would take it from, in its order
+                throw badKey(h.hfKeys().getFirst(), "is missing" + (h.hfKeys().size() == 1 ? "" : " (and so are "
+                        + String.join(", ", h.hfKeys().subList(1, h.hfKeys().size())) + ", which the converter would take in its "
+                        + "place)") + ": it gives " + h.key(arch));
+            }
             return;
         }
         String from = h.hfKeys().stream().filter(config::containsKey).findFirst().orElseThrow();
