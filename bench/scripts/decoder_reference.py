@@ -40,6 +40,9 @@ code or the converter's.
         "beta_fast": 32.0, "beta_slow": 1.0, "factor": F (default 8), "original_max_position_embeddings":
         OLD_CONTEXT, "rope_type": "yarn"} (Olmo-3-7B's: factor 8 over 8192 and attention_factor
         1.2079441541679836, which is 0.1 ln 8 + 1 to the last digit), max_position_embeddings F * OLD_CONTEXT
+    python3 decoder_reference.py make mpt DIR [--tokenizer MODELS_DIR] [--seed N] [--clip C] [--kv-heads N]
+        a tiny MPTForCausalLM folder (mpt-7b's keys and layout: attn_config with ALiBi, no biases, the fused Wqkv in
+        blocks, GELU, tied). Its forward pass: mpt_forward (--variant gelu-tanh, no-alibi, no-clip)
     python3 decoder_reference.py make orion DIR [--sp TOKENIZER_MODEL] [--seed N]
         a tiny OrionForCausalLM folder (Orion-14B's keys and layout: LayerNorms with biases, SwiGLU, untied). Its
         forward pass: orion_forward (--variant rms-norm)
@@ -3147,6 +3150,112 @@ def orion_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     return W["lm_head.weight"] @ last
 
 
+def make_mpt(out, tokenizer=None, seed=0, clip=None, kv=None):
+    """A tiny random MPTForCausalLM folder in mosaicml/mpt-7b-instruct's layout (its config.json's keys: d_model,
+    n_heads, n_layers, expansion_ratio 4, max_seq_len, no_bias, attn_config with alibi, alibi_bias_max 8 and clip_qkv,
+    learned_pos_emb false; transformer.wte (tied), blocks.N.norm_1, attn.Wqkv, attn.out_proj, norm_2, ffn.up_proj,
+    ffn.down_proj, norm_f; BF16), the sizes shrunk: d_model 64, 2 layers, 4 heads of 16. --clip C: attn_config.clip_qkv
+    C (mpt-7b-8k's 6, mpt-30b's 8). --kv N: attn_config.kv_n_heads N (grouped-query attention)."""
+    rng = np.random.default_rng(seed)
+    vocab = tokenizer_vocab(tokenizer) if tokenizer else 512
+    hidden, layers, heads = 64, 2, 4
+    d = hidden // heads
+    kvh = kv or heads
+    attn = {"alibi": True, "alibi_bias_max": 8, "attn_impl": "torch", "attn_pdrop": 0, "attn_type": "multihead_attention",
+            "attn_uses_sequence_id": False, "clip_qkv": clip, "prefix_lm": False, "qk_ln": False, "softmax_scale": None}
+    if kv:
+        attn.update({"attn_type": "grouped_query_attention", "kv_n_heads": kv})
+    config = {"architectures": ["MPTForCausalLM"], "attn_config": attn, "d_model": hidden, "emb_pdrop": 0,
+              "embedding_fraction": 1.0, "expansion_ratio": 4, "init_device": "cpu", "learned_pos_emb": False,
+              "logit_scale": None, "max_seq_len": 2048, "model_type": "mpt", "n_heads": heads, "n_layers": layers,
+              "no_bias": True, "norm_type": "low_precision_layernorm", "resid_pdrop": 0, "torch_dtype": "bfloat16",
+              "transformers_version": "4.28.1", "use_cache": False, "verbose": 0, "vocab_size": vocab}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"transformer.wte.weight": w(vocab, hidden, s=1.0), "transformer.norm_f.weight": 1 + w(hidden, s=0.2)}
+    for i in range(layers):
+        p = f"transformer.blocks.{i}."
+        t[p + "norm_1.weight"], t[p + "norm_2.weight"] = 1 + w(hidden, s=0.2), 1 + w(hidden, s=0.2)
+        t[p + "attn.Wqkv.weight"] = w((heads + 2 * kvh) * d, hidden)
+        t[p + "attn.out_proj.weight"] = w(hidden, hidden)
+        t[p + "ffn.up_proj.weight"], t[p + "ffn.down_proj.weight"] = w(4 * hidden, hidden), w(hidden, 4 * hidden, s=0.1)
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if tokenizer:
+        for n in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
+                dst.write(src.read())
+
+
+def mpt_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
+    """MPTForCausalLM as its modeling_mpt computes it (attn_impl torch), in float64: LayerNorms without bias, Wqkv's
+    output as q, k, v blocks (each clamped to +-clip_qkv when set), scores / sqrt(head_dim) plus ALiBi (MPT's slopes:
+    2^-(alibi_bias_max (h + 1) / heads) for a power of two), out_proj, down(gelu(up x)) with transformers' exact GELU
+    unless --variant gelu-tanh (llama.cpp's), the tied embeddings as the head. --variant no-alibi leaves the bias out;
+    no-clip leaves the clamp out."""
+    a = cfg["attn_config"]
+    H, hidden, n_layers = cfg["n_heads"], cfg["d_model"], cfg["n_layers"]
+    KV = a.get("kv_n_heads") or H
+    d = hidden // H
+    clip = None if variant == "no-clip" else a.get("clip_qkv")
+    if weights == "f16":
+        W = {k: (f16(v) if v.ndim == 2 else v) for k, v in W.items()}
+    T = len(toks)
+    pos = np.arange(T, dtype=np.float64)
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+    m = np.arange(1, H + 1) * a.get("alibi_bias_max", 8) / H
+    slopes = 1.0 / np.power(2.0, m)
+    # MPT adds slope * (j - (T - 1)) to row i; a row's constant shift, llama.cpp's -slope |i - j| the same after softmax
+    alibi = -slopes[:, None, None] * np.abs(pos[:, None] - pos[None, :])[None]
+
+    def layernorm(x, w):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + 1e-5) * w
+
+    def gelu(x):
+        if variant != "gelu-tanh":
+            from math import erf
+            return 0.5 * x * (1 + np.vectorize(erf)(x / np.sqrt(2)))
+        if kv_cache == "f16":
+            # ggml's GELU: a table of F16 results indexed by the F16 input, exact tails past +-10
+            return np.where(x <= -10, 0.0, np.where(x >= 10, x, f16(gelu_tanh(f16(x)))))
+        return gelu_tanh(x)
+
+    def attention(h, p):
+        qkv = h @ W[p + "attn.Wqkv.weight"].T
+        if clip is not None:
+            qkv = np.clip(qkv, -clip, clip)
+        q = qkv[:, :H * d].reshape(T, H, d)
+        k = qkv[:, H * d:(H + KV) * d].reshape(T, KV, d)
+        v = qkv[:, (H + KV) * d:].reshape(T, KV, d)
+        if kv_cache == "f16":
+            q, k, v = f16(q), f16(k), f16(v)
+        k, v = np.repeat(k, H // KV, axis=1), np.repeat(v, H // KV, axis=1)
+        scores = np.einsum("thd,shd->hts", q, k) / np.sqrt(d) + mask[None]
+        if variant != "no-alibi":
+            scores = scores + alibi
+        scores = scores - scores.max(-1, keepdims=True)
+        probs = np.exp(scores)
+        probs /= probs.sum(-1, keepdims=True)
+        if kv_cache == "f16":
+            probs = f16(probs)
+        return np.einsum("hts,shd->thd", probs, v).reshape(T, hidden) @ W[p + "attn.out_proj.weight"].T
+
+    x = W["transformer.wte.weight"][np.array(toks)]
+    for i in range(n_layers):
+        p = f"transformer.blocks.{i}."
+        x = x + attention(layernorm(x, W[p + "norm_1.weight"]), p)
+        h = layernorm(x, W[p + "norm_2.weight"])
+        x = x + gelu(h @ W[p + "ffn.up_proj.weight"].T) @ W[p + "ffn.down_proj.weight"].T
+    last = layernorm(x[-1:], W["transformer.norm_f.weight"])[0]
+    return W["transformer.wte.weight"] @ last
+
+
 def make_deepseek2(out, tokenizer=None, seed=0, v3=False, yarn_old=None, yarn_factor=40.0, fp8=False, tied=False, layers=3):
     """A tiny random DeepseekV2ForCausalLM folder (DeepSeek-V2-Lite's shape: q_proj, no q LoRA, softmax greedy routing,
     2 shared experts) or, with v3, a DeepseekV3ForCausalLM one (DeepSeek-V3's: the q LoRA q_a_proj / q_a_layernorm /
@@ -4065,6 +4174,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         return arch, starcoder2_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch in ("CohereForCausalLM", "Cohere2ForCausalLM"):
         return arch, cohere_forward(cfg, W, tokens, weights, kv_cache, variant)
+    if arch == "MPTForCausalLM":
+        return arch, mpt_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "OrionForCausalLM":
         return arch, orion_forward(cfg, W, tokens, weights, kv_cache, variant)
     if arch == "InternLM2ForCausalLM":
@@ -5261,7 +5372,7 @@ def main():
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
-                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm", "olmo", "falcon", "exaone", "minicpm", "nemotron", "deepseek", "internlm2", "orion"])
+                                    "granitemoe", "granitemoeshared", "minimax_m2", "lfm2moe", "starcoder2", "apertus", "phi2", "gptneox", "gpt2", "starcoder", "bloom", "stablelm", "olmo", "falcon", "exaone", "minicpm", "nemotron", "deepseek", "internlm2", "orion", "mpt"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--new-layout", action="store_true")
@@ -5272,7 +5383,8 @@ def main():
     m.add_argument("--sequential", action="store_true", help="gptneox: use_parallel_residual false")
     m.add_argument("--prefix", action="store_true", help="gpt2: the transformer.* names GPT2LMHeadModel saves")
     m.add_argument("--parallel", action="store_true", help="stablelm: use_parallel_residual true (no post_attention_layernorm)")
-    m.add_argument("--clip", type=float, help="olmo: clip_qkv")
+    m.add_argument("--clip", type=float, help="olmo, mpt: clip_qkv")
+    m.add_argument("--kv-heads", type=int, help="mpt: attn_config.kv_n_heads (grouped-query attention)")
     m.add_argument("--new-arch", action="store_true", help="falcon: new_decoder_architecture (falcon-40b's)")
     m.add_argument("--dynamic", action="store_true", help="internlm2: the dynamic NTK rope scaling InternLM2.5 releases")
     m.add_argument("--masks", action="store_true", help="gpt2: the causal-mask buffers older checkpoints carry")
@@ -5346,6 +5458,8 @@ def main():
             make_lfm2(a.dir, a.tokenizer, a.seed)
         elif a.arch in ("cohere", "cohere2"):
             make_cohere(a.arch, a.dir, a.tokenizer, a.seed, a.qk_norm, a.theta, a.layer_types)
+        elif a.arch == "mpt":
+            make_mpt(a.dir, a.tokenizer, a.seed, a.clip, a.kv_heads)
         elif a.arch == "orion":
             make_orion(a.dir, a.sp, a.seed)
         elif a.arch == "internlm2":

@@ -409,6 +409,8 @@ class ConverterParityTest {
         f.addAll(NemotronToGgufTest.parityFolders(ALL, withAuto));
         // minicpm: llama's tensors and permuted rows, TextModel's keys then the three scales
         f.addAll(MiniCpmToGgufTest.parityFolders(ALL, withAuto));
+        // mpt: the fused Wqkv in blocks, tied, no biases, its keys from the nested attn_config (clamp, ALiBi, kv heads), no file type
+        f.addAll(MptToGgufTest.parityFolders(ALL, withAuto));
         // orion: llama's names with LayerNorm biases, unpermuted, its own keys (the file type first, the context's fallbacks)
         f.addAll(OrionToGgufTest.parityFolders(ALL, withAuto));
         // internlm2: the grouped fused wqkv split into q, k, v and permuted, its own names, dynamic NTK left out

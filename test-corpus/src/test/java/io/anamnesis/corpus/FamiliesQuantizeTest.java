@@ -30,7 +30,7 @@ class FamiliesQuantizeTest {
             "lfm2moe, Q4_K_M", "apertus, Q6_K", "starcoder2, Q4_K_M", "mistral3 --ministral3, Q4_K_M", "phi2, Q4_K_M", "gptneox, Q4_K_M",
             "gpt2, Q4_K_M", "gpt2 --prefix --masks, Q5_K_M", "starcoder, Q4_K_M", "bloom, Q4_K_M",
             "stablelm --parallel, Q4_K_M", "olmo --clip 8.0, Q4_K_M",
-            "falcon --new-arch, Q4_K_M", "exaone --llama3 8192, Q4_K_M", "minicpm --untied, Q4_K_M", "nemotron, Q4_K_M", "deepseek, Q4_K_M", "internlm2 --dynamic, Q4_K_M", "orion, Q4_K_M"})
+            "falcon --new-arch, Q4_K_M", "exaone --llama3 8192, Q4_K_M", "minicpm --untied, Q4_K_M", "nemotron, Q4_K_M", "deepseek, Q4_K_M", "internlm2 --dynamic, Q4_K_M", "orion, Q4_K_M", "mpt --clip 1, Q4_K_M"})
     void aQuantizedConversionIsLlamaQuantizeOfTheConvertersFile(String make, String type) throws Exception {
         Path oracles = DecoderReference.oracles();
         Path dir = tmp.resolve("folder");

@@ -340,7 +340,16 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         /** {@code <arch>.expert_weights_scale} 1.0, which the first DeepSeek's {@code set_gguf_parameters} writes. */
         EXPERT_WEIGHTS_SCALE_ONE,
         /** {@code <arch>.tensor_data_layout} "Meta AI original pth", which orion's {@code set_gguf_parameters} writes. */
-        META_AI_LAYOUT
+        META_AI_LAYOUT,
+        /** {@code <arch>.feed_forward_length} as mpt writes it: 4 x {@code d_model} ({@code expansion_ratio} other than 4 refused). */
+        MPT_FEED_FORWARD_LENGTH,
+        /**
+         * mpt's keys from its nested {@code attn_config}, in {@code set_gguf_parameters}' order:
+         * {@code attention.head_count_kv} when {@code kv_n_heads} is set and not 0, {@code attention.layer_norm_epsilon}
+         * 1e-5 (the converter's constant), {@code attention.clamp_kqv} when {@code clip_qkv} is not null (the key is
+         * required, as the converter reads it), {@code attention.max_alibi_bias} ({@code alibi_bias_max} with ALiBi, else 0).
+         */
+        MPT_ATTENTION_CONFIG
     }
 
     /**

@@ -63,7 +63,8 @@ import java.util.Optional;
  * convolutions beside attention; verified the same way. command-r: {@code CommandR2Model}
  * ({@code CohereForCausalLM}): one norm a block, tied; verified the same way. cohere2:
  * {@code Cohere2Model} ({@code Cohere2ForCausalLM}): three local layers to one global without
- * rope; verified the same way. orion: {@code OrionModel} ({@code OrionForCausalLM}): llama's names with LayerNorm
+ * rope; verified the same way. mpt: {@code MPTModel} ({@code MPTForCausalLM}): ALiBi, the fused Wqkv in blocks,
+ * its keys from the nested attn_config; verified the same way. orion: {@code OrionModel} ({@code OrionForCausalLM}): llama's names with LayerNorm
  * biases, unpermuted, its own keys; verified the same way. internlm2: {@code InternLM2Model} ({@code InternLM2ForCausalLM}): its grouped fused
  * q/k/v split and permuted, its own vocabulary reading; verified the same way. deepseek: {@code DeepseekModel} ({@code DeepseekForCausalLM}, deepseek-moe-16b):
  * llama's attention with DeepSeek's dense lead, stacked and shared experts; verified the same way. nemotron: {@code NemotronModel} ({@code NemotronForCausalLM}): LayerNorm1P's weights
@@ -818,6 +819,38 @@ final class Architectures {
                             new Architecture.ConfigValue("attention_bias", Boolean.FALSE, false, "llama.cpp's orion loads no "
                                     + "attention biases"),
                             new Architecture.ConfigValue("hidden_act", "silu", false, "llama.cpp's orion computes SwiGLU")))
+            .build();
+
+    /**
+     * MosaicML's MPT ({@code MPTForCausalLM}: mpt-7b and its instruct, chat and storywriter models, mpt-7b-8k, mpt-30b;
+     * the converter's {@code MPTModel}): {@code transformer.wte} (the output tied to it), per block {@code norm_1},
+     * {@code attn.Wqkv} (q, k and v in blocks, kept fused as {@code attn_qkv}), {@code attn.out_proj}, {@code norm_2},
+     * {@code ffn.up_proj} and {@code ffn.down_proj} (GELU), {@code norm_f}; LayerNorms without biases, no biases at
+     * all, ALiBi. Its own keys in its order, without a file type: context length ({@code max_seq_len}), embedding
+     * length ({@code d_model}), block count, feed-forward length 4 x {@code d_model}, heads, then {@code attn_config}'s
+     * (key/value heads, the epsilon 1e-5, the clamp, the ALiBi bias maximum); {@code _set_vocab_gpt2}'s vocabulary.
+     * What llama.cpp's mpt would not compute is refused ({@link HfGgufExporter}'s MPT check), and so is a folder with
+     * only a SentencePiece model (SEA-LION's, which the converter writes with ids of its own).
+     */
+    static final Architecture MPT = Architecture.of("mpt", "MPTForCausalLM")
+            .tensors(List.of(Architecture.TensorName.of("transformer.wte", "token_embd"),
+                    Architecture.TensorName.of("lm_head", "output"),
+                    Architecture.TensorName.of("transformer.norm_f", "output_norm"),
+                    Architecture.TensorName.of("transformer.blocks.{bid}.norm_1", "blk.{bid}.attn_norm"),
+                    Architecture.TensorName.of("transformer.blocks.{bid}.attn.Wqkv", "blk.{bid}.attn_qkv"),
+                    Architecture.TensorName.of("transformer.blocks.{bid}.attn.out_proj", "blk.{bid}.attn_output"),
+                    Architecture.TensorName.of("transformer.blocks.{bid}.norm_2", "blk.{bid}.ffn_norm"),
+                    Architecture.TensorName.of("transformer.blocks.{bid}.ffn.up_proj", "blk.{bid}.ffn_up"),
+                    Architecture.TensorName.of("transformer.blocks.{bid}.ffn.down_proj", "blk.{bid}.ffn_down")))
+            // MPTModel.set_gguf_parameters, in its order
+            .keys(List.of(HyperParameter.u32("{arch}.context_length", "max_seq_len").asRequired(),
+                    HyperParameter.u32("{arch}.embedding_length", "d_model").asRequired(), Architecture.OwnKey.BLOCK_COUNT,
+                    Architecture.OwnKey.MPT_FEED_FORWARD_LENGTH,
+                    HyperParameter.u32("{arch}.attention.head_count", "n_heads").asRequired(),
+                    Architecture.OwnKey.MPT_ATTENTION_CONFIG))
+            .ownKeysOnly()
+            .vocabulary(Architecture.VocabularyRule.GPT2)
+            .requires(List.of("vocab_size", "d_model", "n_heads", "max_seq_len"))
             .build();
 
     /** GPT-2's tensor names, as {@code GPT2Model.from_pretrained} saves them (no prefix) and as {@code GPT2LMHeadModel} does. */
@@ -1860,7 +1893,7 @@ final class Architectures {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, EXAONE, MINICPM, NEMOTRON, INTERNLM2, ORION, SMOLLM3,
+    static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, EXAONE, MINICPM, NEMOTRON, INTERNLM2, ORION, MPT, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
             DEEPSEEK, DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
 

@@ -105,6 +105,7 @@ public final class HfGgufExporter implements ModelExporter {
         if (arch == Architectures.COMMAND_R) expectCommandRQkNorms(config, blockCount);
         if (arch == Architectures.EXAONE4) expectExaone4Window(config, blockCount);
         if (arch == Architectures.EXAONE || arch == Architectures.NEMOTRON || arch == Architectures.ORION) expectWholeHeadRope(arch, config);
+        if (arch == Architectures.MPT) expectMpt(config);
         if (arch.extras().latentAttention().isPresent()) expectDeepSeekLayout(arch, stored, config, blockCount);
         if (arch == Architectures.LLAMA4) expectLlama4QkNorm(config);
         if (arch == Architectures.FALCON && !Boolean.TRUE.equals(config.get("new_decoder_architecture"))
@@ -1155,6 +1156,51 @@ public final class HfGgufExporter implements ModelExporter {
         }
     }
 
+    /** MPT's nested {@code attn_config}, which the converter reads (exit 3 without it). */
+    private static Map<?, ?> mptAttentionConfig(Map<?, ?> config) {
+        if (config.get("attn_config") instanceof Map<?, ?> m) return m;
+        throw badKey("attn_config", "is missing or not an object (mpt's attention settings, which the converter reads)");
+    }
+
+    /**
+     * What llama.cpp's mpt computes, checked against config.json: ALiBi (no rotary or learned positions), multi-head,
+     * grouped-query or multi-query attention without q/k LayerNorms at the default scale, no biases, LayerNorms, the
+     * GELU MLP, no logit scale. Each other setting is a model llama.cpp's mpt would run as another: exit 6 naming it.
+     */
+    private static void expectMpt(Map<?, ?> config) {
+        Map<?, ?> attn = mptAttentionConfig(config);
+        java.util.function.BiConsumer<String, String> refuse = (key, why) -> {
+            throw new UnsupportedFeatureException("config.json " + key + ": " + why + "; not converted");
+        };
+        if (!Boolean.TRUE.equals(attn.get("alibi"))) refuse.accept("attn_config.alibi", "is not true (llama.cpp's mpt computes ALiBi)");
+        if (Boolean.TRUE.equals(attn.get("qk_ln")) || Boolean.TRUE.equals(attn.get("qk_gn"))) {
+            refuse.accept("attn_config.qk_ln", "q/k LayerNorms are not converted for mpt");
+        }
+        Object type = attn.get("attn_type");
+        if (type != null && !List.of("multihead_attention", "grouped_query_attention", "multiquery_attention").contains(type)) {
+            refuse.accept("attn_config.attn_type", "is " + type);
+        }
+        Object scale = attn.get("softmax_scale");
+        if (scale != null && scale != io.anamnesis.api.json.Json.NULL) refuse.accept("attn_config.softmax_scale", "is set (llama.cpp's "
+                + "mpt scales by 1 / sqrt(head size))");
+        if (Boolean.TRUE.equals(attn.get("prefix_lm"))) refuse.accept("attn_config.prefix_lm", "is true (llama.cpp's mpt is causal)");
+        if (!Boolean.TRUE.equals(config.get("no_bias"))) refuse.accept("no_bias", "is not true (biases are not converted for mpt)");
+        if (!Boolean.FALSE.equals(config.get("learned_pos_emb"))) {
+            refuse.accept("learned_pos_emb", "is not false (MPT's default is true: learned positions are not converted for mpt)");
+        }
+        Object logitScale = config.get("logit_scale");
+        if (logitScale != null && logitScale != io.anamnesis.api.json.Json.NULL) refuse.accept("logit_scale", "is set");
+        Object norm = config.get("norm_type");
+        if (norm != null && !List.of("low_precision_layernorm", "layernorm").contains(norm)) refuse.accept("norm_type", "is " + norm);
+        if (config.get("ffn_config") instanceof Map<?, ?> ffn) {
+            Object ffnType = ffn.get("ffn_type");
+            if (ffnType != null && !"mptmlp".equals(ffnType)) refuse.accept("ffn_config.ffn_type", "is " + ffnType);
+            if (ffn.get("ffn_act_fn") != null && ffn.get("ffn_act_fn") != io.anamnesis.api.json.Json.NULL) {
+                refuse.accept("ffn_config.ffn_act_fn", "is set (llama.cpp's mpt computes GELU)");
+            }
+        }
+    }
+
     /** The family's experts' {@link Architecture.ConfigValue}s: each value as llama.cpp's graph assumes it, else refused naming it. */
     private static void expectConfig(Architecture arch, List<Architecture.ConfigValue> values, Map<?, ?> config) {
         for (Architecture.ConfigValue c : values) {
@@ -1396,6 +1442,34 @@ public final class HfGgufExporter implements ModelExporter {
             case OLMO_LAYER_NORM_EPSILON -> kv.put(a + ".attention.layer_norm_epsilon", MetaValue.Real.f32(1e-5f));
             case EXPERT_WEIGHTS_SCALE_ONE -> kv.put(a + ".expert_weights_scale", MetaValue.Real.f32(1.0f));
             case META_AI_LAYOUT -> kv.put(a + ".tensor_data_layout", new MetaValue.Str("Meta AI original pth"));
+            case MPT_FEED_FORWARD_LENGTH -> {
+                long hidden = HfConfig.integer(config, "d_model").orElseThrow(() -> badKey("d_model", "is missing"));
+                Object ratio = config.get("expansion_ratio");
+                if (ratio != null && HfConfig.number(ratio).filter(r -> r == 4).isEmpty()) {
+                    throw new UnsupportedFeatureException("config.json expansion_ratio is " + ratio + ": the converter writes mpt's "
+                            + "feed-forward width as 4 x d_model, and llama.cpp would not load another; not converted");
+                }
+                kv.put(a + ".feed_forward_length", MetaValue.u32(4 * hidden));
+            }
+            case MPT_ATTENTION_CONFIG -> {
+                Map<?, ?> attn = mptAttentionConfig(config);
+                Object kvHeads = attn.get("kv_n_heads");
+                if (kvHeads != null && kvHeads != io.anamnesis.api.json.Json.NULL) {
+                    long n = HfConfig.asInteger(kvHeads).filter(x -> x >= 0 && x <= 0xFFFF_FFFFL)
+                            .orElseThrow(() -> badKey("attn_config.kv_n_heads", "is not a GGUF uint32: " + kvHeads));
+                    if (n != 0) kv.put(a + ".attention.head_count_kv", MetaValue.u32(n));
+                }
+                kv.put(a + ".attention.layer_norm_epsilon", MetaValue.Real.f32(1e-5f));
+                if (!attn.containsKey("clip_qkv")) throw badKey("attn_config.clip_qkv", "is missing (the converter reads it; null for none)");
+                Object clip = attn.get("clip_qkv");
+                if (clip != io.anamnesis.api.json.Json.NULL) {
+                    kv.put(a + ".attention.clamp_kqv", MetaValue.Real.f32(HfConfig.number(clip)
+                            .orElseThrow(() -> badKey("attn_config.clip_qkv", "is not a number: " + clip)).floatValue()));
+                }
+                Object bias = attn.get("alibi_bias_max");
+                kv.put(a + ".attention.max_alibi_bias", MetaValue.Real.f32(HfConfig.number(bias)
+                        .orElseThrow(() -> badKey("attn_config.alibi_bias_max", "is missing or not a number: " + bias)).floatValue()));
+            }
             case NEMOTRON_ROPE_DIMENSION_COUNT -> {
                 String key = java.util.stream.Stream.of("partial_rotary_factor", "rope_pct", "rope_percent").filter(config::containsKey)
                         .findFirst().orElse("partial_rotary_factor");
@@ -1857,9 +1931,21 @@ public final class HfGgufExporter implements ModelExporter {
                 expect(d, 1, config.containsKey("hidden_size") ? "hidden_size" : "n_embed", "columns");
                 expect(d, 0, "vocab_size", "rows");
             } else if (n.equals("wte.weight") || n.equals("transformer.wte.weight")) {
-                // GPT-2's token embeddings (and EXAONE 3's, whose config names the width hidden_size)
-                expect(d, 1, config.containsKey("n_embd") || !config.containsKey("hidden_size") ? "n_embd" : "hidden_size", "columns");
+                // GPT-2's token embeddings (and EXAONE 3's and MPT's, whose configs name the width hidden_size and d_model)
+                expect(d, 1, config.containsKey("hidden_size") ? "hidden_size" : config.containsKey("d_model") ? "d_model" : "n_embd",
+                        "columns");
                 expect(d, 0, "vocab_size", "rows");
+            } else if (n.endsWith("attn.Wqkv.weight") && config.get("attn_config") instanceof Map<?, ?> attn) {
+                // MPT's fused q/k/v in blocks: the query heads, then kv_n_heads key and value heads (the heads without it)
+                long hidden = HfConfig.integer(config, "d_model").orElseThrow(() -> badKey("d_model", "is missing"));
+                long heads = HfConfig.integer(config, "n_heads").filter(h -> h > 0).orElseThrow(() -> badKey("n_heads", "is missing"));
+                long kv = HfConfig.asInteger(attn.get("kv_n_heads")).filter(k -> k > 0).orElse(heads);
+                long rows = hidden % heads == 0 ? (heads + 2 * kv) * (hidden / heads) : -1;
+                if (d.shape().rank() != 2 || d.shape().dim(0) != rows || d.shape().dim(1) != hidden) {
+                    throw badKey(attn.containsKey("kv_n_heads") ? "attn_config.kv_n_heads" : "n_heads", "gives " + heads + " heads and "
+                            + kv + " key/value heads of " + (hidden / heads) + " in d_model " + hidden + ", but " + n + " has shape "
+                            + d.shape() + ", not [" + rows + ", " + hidden + "]");
+                }
             } else if (internLm2 && (n.equals("model.tok_embeddings.weight") || n.equals("output.weight"))) {
                 expect(d, 1, "hidden_size", "columns");
                 expect(d, 0, "vocab_size", "rows");
