@@ -986,6 +986,29 @@ def write_safetensors_bf16(path, tensors, dtypes=None):
             f.write(b)
 
 
+def write_folder(out, tensors, config, tokenizer=None, sp=None):
+    """A made model folder: the tensors as BF16 model.safetensors in name order, config.json, and the tokenizer's
+    files copied from a models folder (tokenizer.json, tokenizer_config.json) or a SentencePiece model as tokenizer.model."""
+    os.makedirs(out, exist_ok=True)
+    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(tensors.items())))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    copies = [(os.path.join(tokenizer, n), n) for n in ("tokenizer.json", "tokenizer_config.json")] if tokenizer else []
+    if sp:
+        copies.append((sp, "tokenizer.model"))
+    for src, name in copies:
+        with open(src, "rb") as a, open(os.path.join(out, name), "wb") as b:
+            b.write(a.read())
+
+
+def layer_norm(x, w, b=None, eps=1e-5):
+    """LayerNorm over the last axis, times w, plus b when given."""
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    y = (x - mu) / np.sqrt(var + eps) * w
+    return y if b is None else y + b
+
+
 def _fp8_e4m3_values():
     # float8_e4m3fn (torch.float8_e4m3fn, safetensors F8_E4M3): sign, 4 exponent bits (bias 7), 3 mantissa bits;
     # exponent 0 subnormal (m/8 * 2^-6), no infinities, S.1111.111 the only NaNs, 448 the largest finite
@@ -1111,13 +1134,7 @@ def make_gemma(arch, out, sp, seed):
         t[p + "mlp.up_proj.weight"] = w(inter, hidden)
         t[p + "mlp.down_proj.weight"] = w(hidden, inter)
     t["model.norm.weight"] = w(hidden, s=0.3)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if sp:
-        with open(sp, "rb") as src, open(os.path.join(out, "tokenizer.model"), "wb") as dst:
-            dst.write(src.read())
+    write_folder(out, t, config, sp=sp)
 
 
 GEMMA3_TEXT_DEFAULTS = {"rope_theta": 1_000_000.0, "rope_local_base_freq": 10_000.0, "rms_norm_eps": 1e-6,
@@ -1183,13 +1200,7 @@ def make_gemma3(out, sp, seed, linear=None, multimodal=False, final_softcap=None
         t["vision_tower.vision_model.post_layernorm.weight"] = w(16)
         t["multi_modal_projector.mm_input_projection_weight"] = w(16, hidden)
         t["multi_modal_projector.mm_soft_emb_norm.weight"] = w(16)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if sp:
-        with open(sp, "rb") as src, open(os.path.join(out, "tokenizer.model"), "wb") as dst:
-            dst.write(src.read())
+    write_folder(out, t, config, sp=sp)
 
 
 def longrope_factors(pairs):
@@ -1636,14 +1647,7 @@ def make_starcoder2(out, tokenizer=None, seed=0, tied=True):
     t["model.norm.weight"], t["model.norm.bias"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
     if not tied:
         t["lm_head.weight"] = w(vocab, hidden, s=0.3)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if tokenizer:
-        for n in ("tokenizer.json", "tokenizer_config.json"):
-            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
-                dst.write(src.read())
+    write_folder(out, t, config, tokenizer=tokenizer)
 
 
 def starcoder2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
@@ -1742,14 +1746,7 @@ def make_apertus(out, tokenizer=None, seed=0, llama3=16):
         t[p + "mlp.act_fn.alpha_n"] = np.array([softplus_inv(0.8 - beta + 0.2 * i)])
         t[p + "mlp.act_fn.beta"] = np.array(beta)
         t[p + "mlp.act_fn.eps"] = np.array(-1e-6)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if tokenizer:
-        for n in ("tokenizer.json", "tokenizer_config.json"):
-            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
-                dst.write(src.read())
+    write_folder(out, t, config, tokenizer=tokenizer)
 
 
 def apertus_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
@@ -1828,14 +1825,7 @@ def make_phi2(out, tokenizer=None, seed=0):
         t[p + "self_attn.dense.weight"], t[p + "self_attn.dense.bias"] = w(hidden, hidden), w(hidden, s=0.1)
         t[p + "mlp.fc1.weight"], t[p + "mlp.fc1.bias"] = w(inter, hidden), w(inter, s=0.3)
         t[p + "mlp.fc2.weight"], t[p + "mlp.fc2.bias"] = w(hidden, inter), w(hidden, s=0.1)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if tokenizer:
-        for n in ("tokenizer.json", "tokenizer_config.json"):
-            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
-                dst.write(src.read())
+    write_folder(out, t, config, tokenizer=tokenizer)
 
 
 def phi2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
@@ -1923,14 +1913,7 @@ def make_gpt2(out, tokenizer=None, seed=0, prefix=False, masks=False):
         if masks:
             t[p + "attn.bias"] = np.tril(np.ones((positions, positions))).reshape(1, 1, positions, positions)
             t[p + "attn.masked_bias"] = np.array(-1e4)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if tokenizer:
-        for n in ("tokenizer.json", "tokenizer_config.json"):
-            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
-                dst.write(src.read())
+    write_folder(out, t, config, tokenizer=tokenizer)
 
 
 def make_starcoder(out, tokenizer=None, seed=0):
@@ -1963,14 +1946,7 @@ def make_starcoder(out, tokenizer=None, seed=0):
         t[p + "attn.c_proj.weight"], t[p + "attn.c_proj.bias"] = w(hidden, hidden), w(hidden, s=0.1)
         t[p + "mlp.c_fc.weight"], t[p + "mlp.c_fc.bias"] = w(4 * hidden, hidden), w(4 * hidden, s=0.3)
         t[p + "mlp.c_proj.weight"], t[p + "mlp.c_proj.bias"] = w(hidden, 4 * hidden), w(hidden, s=0.1)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if tokenizer:
-        for n in ("tokenizer.json", "tokenizer_config.json"):
-            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
-                dst.write(src.read())
+    write_folder(out, t, config, tokenizer=tokenizer)
 
 
 def gpt2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
@@ -2066,14 +2042,7 @@ def make_bloom(out, tokenizer=None, seed=0):
         t[p + "self_attention.dense.weight"], t[p + "self_attention.dense.bias"] = w(hidden, hidden), w(hidden, s=0.1)
         t[p + "mlp.dense_h_to_4h.weight"], t[p + "mlp.dense_h_to_4h.bias"] = w(4 * hidden, hidden), w(4 * hidden, s=0.3)
         t[p + "mlp.dense_4h_to_h.weight"], t[p + "mlp.dense_4h_to_h.bias"] = w(hidden, 4 * hidden), w(hidden, s=0.1)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if tokenizer:
-        for n in ("tokenizer.json", "tokenizer_config.json"):
-            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
-                dst.write(src.read())
+    write_folder(out, t, config, tokenizer=tokenizer)
 
 
 def bloom_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
@@ -2176,14 +2145,7 @@ def make_stablelm(out, tokenizer=None, seed=0, parallel=False):
         t[p + "self_attn.o_proj.weight"] = w(hidden, hidden)
         t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"] = w(inter, hidden), w(inter, hidden)
         t[p + "mlp.down_proj.weight"] = w(hidden, inter)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if tokenizer:
-        for n in ("tokenizer.json", "tokenizer_config.json"):
-            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
-                dst.write(src.read())
+    write_folder(out, t, config, tokenizer=tokenizer)
 
 
 def stablelm_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
@@ -2267,14 +2229,7 @@ def make_olmo(out, tokenizer=None, seed=0, clip=None):
         t[p + "self_attn.o_proj.weight"] = w(hidden, hidden)
         t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"] = w(inter, hidden), w(inter, hidden)
         t[p + "mlp.down_proj.weight"] = w(hidden, inter)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if tokenizer:
-        for n in ("tokenizer.json", "tokenizer_config.json"):
-            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
-                dst.write(src.read())
+    write_folder(out, t, config, tokenizer=tokenizer)
 
 
 def olmo_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
@@ -2357,14 +2312,7 @@ def make_falcon(out, tokenizer=None, seed=0, new_arch=False):
         t[p + "self_attention.query_key_value.weight"] = w((heads + 2 * kv) * d, hidden, s=0.3)
         t[p + "self_attention.dense.weight"] = w(hidden, hidden)
         t[p + "mlp.dense_h_to_4h.weight"], t[p + "mlp.dense_4h_to_h.weight"] = w(4 * hidden, hidden), w(hidden, 4 * hidden)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if tokenizer:
-        for n in ("tokenizer.json", "tokenizer_config.json"):
-            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
-                dst.write(src.read())
+    write_folder(out, t, config, tokenizer=tokenizer)
 
 
 def falcon_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
@@ -2459,14 +2407,7 @@ def make_gptneox(out, tokenizer=None, seed=0, parallel=True):
         t[p + "attention.dense.weight"], t[p + "attention.dense.bias"] = w(hidden, hidden), w(hidden, s=0.1)
         t[p + "mlp.dense_h_to_4h.weight"], t[p + "mlp.dense_h_to_4h.bias"] = w(inter, hidden), w(inter, s=0.3)
         t[p + "mlp.dense_4h_to_h.weight"], t[p + "mlp.dense_4h_to_h.bias"] = w(hidden, inter), w(hidden, s=0.1)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if tokenizer:
-        for n in ("tokenizer.json", "tokenizer_config.json"):
-            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
-                dst.write(src.read())
+    write_folder(out, t, config, tokenizer=tokenizer)
 
 
 def gptneox_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
@@ -2696,14 +2637,7 @@ def make_exaone(out, tokenizer=None, seed=0, tied=False, llama3=None):
         t[p + "attn.attention.out_proj.weight"] = w(hidden, heads * d)
         t[p + "mlp.c_fc_0.weight"], t[p + "mlp.c_fc_1.weight"] = w(inter, hidden), w(inter, hidden)
         t[p + "mlp.c_proj.weight"] = w(hidden, inter)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if tokenizer:
-        for n in ("tokenizer.json", "tokenizer_config.json"):
-            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
-                dst.write(src.read())
+    write_folder(out, t, config, tokenizer=tokenizer)
 
 
 def exaone_forward(cfg, W, toks, weights="f32", kv_cache="f64", rope_scaling=True, variant=None):
@@ -2771,13 +2705,7 @@ def make_minicpm(out, sp=None, seed=0, untied=False):
         t[p + "self_attn.o_proj.weight"] = w(hidden, heads * d)
         t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"] = w(inter, hidden), w(inter, hidden)
         t[p + "mlp.down_proj.weight"] = w(hidden, inter)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if sp:
-        with open(sp, "rb") as src, open(os.path.join(out, "tokenizer.model"), "wb") as dst:
-            dst.write(src.read())
+    write_folder(out, t, config, sp=sp)
 
 
 def minicpm_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
@@ -2847,13 +2775,7 @@ def make_nemotron(out, sp=None, seed=0):
             t[p + f"self_attn.{n}_proj.weight"] = w(rows, hidden)
         t[p + "self_attn.o_proj.weight"] = w(hidden, heads * d)
         t[p + "mlp.up_proj.weight"], t[p + "mlp.down_proj.weight"] = w(inter, hidden), w(hidden, inter, s=0.1)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if sp:
-        with open(sp, "rb") as src, open(os.path.join(out, "tokenizer.model"), "wb") as dst:
-            dst.write(src.read())
+    write_folder(out, t, config, sp=sp)
 
 
 def nemotron_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
@@ -2875,9 +2797,7 @@ def nemotron_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     mask = np.triu(np.full((T, T), -np.inf), 1)
 
     def layernorm1p(x, p):
-        mu = x.mean(-1, keepdims=True)
-        var = ((x - mu) ** 2).mean(-1, keepdims=True)
-        return (x - mu) / np.sqrt(var + eps) * (W[p + ".weight"] + shift) + W[p + ".bias"]
+        return layer_norm(x, W[p + ".weight"] + shift, W[p + ".bias"], eps)
 
     x = W["model.embed_tokens.weight"][np.array(toks)]
     for i in range(n_layers):
@@ -2940,14 +2860,7 @@ def make_deepseek(out, tokenizer=None, seed=0, experts=4, top_k=2, width=32, sha
         q = p + "mlp.shared_experts."
         t[q + "gate_proj.weight"], t[q + "up_proj.weight"] = w(shared * width, hidden), w(shared * width, hidden)
         t[q + "down_proj.weight"] = w(hidden, shared * width)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if tokenizer:
-        for n in ("tokenizer.json", "tokenizer_config.json"):
-            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
-                dst.write(src.read())
+    write_folder(out, t, config, tokenizer=tokenizer)
 
 
 def deepseek_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None, mutate=None):
@@ -3021,13 +2934,8 @@ def make_internlm2(out, sp=None, seed=0, dynamic=False):
         t[p + "attention.wo.weight"] = w(hidden, heads * d)
         t[p + "feed_forward.w1.weight"], t[p + "feed_forward.w3.weight"] = w(inter, hidden), w(inter, hidden)
         t[p + "feed_forward.w2.weight"] = w(hidden, inter)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
+    write_folder(out, t, config, sp=sp)
     if sp:
-        with open(sp, "rb") as src, open(os.path.join(out, "tokenizer.model"), "wb") as dst:
-            dst.write(src.read())
         with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
             json.dump({"added_tokens_decoder": {"2": {"content": "<|im_end|>", "special": True}}, "bos_token": "<s>",
                        "eos_token": "</s>", "add_bos_token": True, "add_eos_token": False}, f, indent=2)
@@ -3102,13 +3010,7 @@ def make_orion(out, sp=None, seed=0):
         t[p + "self_attn.o_proj.weight"] = w(hidden, heads * d)
         t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"] = w(inter, hidden), w(inter, hidden)
         t[p + "mlp.down_proj.weight"] = w(hidden, inter)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if sp:
-        with open(sp, "rb") as src, open(os.path.join(out, "tokenizer.model"), "wb") as dst:
-            dst.write(src.read())
+    write_folder(out, t, config, sp=sp)
 
 
 def orion_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
@@ -3129,9 +3031,7 @@ def orion_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     def norm(x, p):
         if variant == "rms-norm":
             return rmsnorm(x, W[p + ".weight"], eps)
-        mu = x.mean(-1, keepdims=True)
-        var = ((x - mu) ** 2).mean(-1, keepdims=True)
-        return (x - mu) / np.sqrt(var + eps) * W[p + ".weight"] + W[p + ".bias"]
+        return layer_norm(x, W[p + ".weight"], W[p + ".bias"], eps)
 
     x = W["model.embed_tokens.weight"][np.array(toks)]
     for i in range(n_layers):
@@ -3181,14 +3081,7 @@ def make_mpt(out, tokenizer=None, seed=0, clip=None, kv=None):
         t[p + "attn.Wqkv.weight"] = w((heads + 2 * kvh) * d, hidden)
         t[p + "attn.out_proj.weight"] = w(hidden, hidden)
         t[p + "ffn.up_proj.weight"], t[p + "ffn.down_proj.weight"] = w(4 * hidden, hidden), w(hidden, 4 * hidden, s=0.1)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if tokenizer:
-        for n in ("tokenizer.json", "tokenizer_config.json"):
-            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
-                dst.write(src.read())
+    write_folder(out, t, config, tokenizer=tokenizer)
 
 
 def mpt_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
@@ -3212,10 +3105,7 @@ def mpt_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     # MPT adds slope * (j - (T - 1)) to row i; a row's constant shift, llama.cpp's -slope |i - j| the same after softmax
     alibi = -slopes[:, None, None] * np.abs(pos[:, None] - pos[None, :])[None]
 
-    def layernorm(x, w):
-        mu = x.mean(-1, keepdims=True)
-        var = ((x - mu) ** 2).mean(-1, keepdims=True)
-        return (x - mu) / np.sqrt(var + 1e-5) * w
+    layernorm = layer_norm   # no biases; the epsilon 1e-5 (MPT's LayerNorm default)
 
     def gelu(x):
         if variant != "gelu-tanh":
@@ -3510,14 +3400,7 @@ def make(arch, out, tokenizer=None, tied=False, seed=0, llama3=None, theta=10000
     t["model.norm.weight"] = 1 + w(hidden, s=0.2)
     if not tied:
         t["lm_head.weight"] = w(vocab, hidden, s=0.3)
-    os.makedirs(out, exist_ok=True)
-    write_safetensors_bf16(os.path.join(out, "model.safetensors"), dict(sorted(t.items())))
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if tokenizer:
-        for n in ("tokenizer.json", "tokenizer_config.json"):
-            with open(os.path.join(tokenizer, n), "rb") as src, open(os.path.join(out, n), "wb") as dst:
-                dst.write(src.read())
+    write_folder(out, t, config, tokenizer=tokenizer)
     if sp:
         with open(sp, "rb") as src, open(os.path.join(out, "tokenizer.model"), "wb") as dst:
             dst.write(src.read())

@@ -129,6 +129,22 @@ final class DecoderReference {
         }
     }
 
+    /**
+     * The refusal of a bad config.json, as each family's test states it: {@code config} with {@code from} replaced by
+     * {@code to} (removed when null) over {@code tensors} gives exit {@code exit}, a message naming {@code key} and no
+     * stack trace, and writes nothing.
+     */
+    static void refused(Path tmp, String config, String from, String to, Map<String, ReferenceSafetensors.Tensor> tensors, int exit,
+                        String key) throws java.io.IOException {
+        assertThat(config).as("the config.json the case edits").contains(from);
+        Path out = tmp.resolve("refused.gguf");
+        CorpusCliTest.Run r = convert(HfToGgufTest.folder(tmp, "refused", config.replace(from, to == null ? "" : to), tensors), "f16",
+                out, false);
+        assertThat(r.code()).as(r.err()).isEqualTo(exit);
+        assertThat(r.err()).contains(key).doesNotContain("Exception");
+        assertThat(out).doesNotExist();
+    }
+
     /** {@code a;b;c} as a list, or null for none: the compare options written in one CSV cell. */
     static List<String> options(String cell) {
         return cell == null ? null : List.of(cell.split(";"));

@@ -320,34 +320,10 @@ final class Vocabulary {
         int[] types = table.types();
         table.addedTokens(files, true);
         Optional<Map<?, ?>> tokenizerJson = files.json(ByteLevelBpe.FILE);
-        List<Map.Entry<Object, Object>> added = new ArrayList<>();
-        if (tokenizerConfig.isPresent() && tokenizerConfig.get().get("added_tokens_decoder") instanceof Map<?, ?> decoder) {
-            for (Map.Entry<?, ?> e : decoder.entrySet()) added.add(Map.entry(e.getKey(), e.getValue()));
-        }
-        if (tokenizerJson.isPresent() && tokenizerJson.get().get("added_tokens") instanceof List<?> list) {
-            for (Object t : list) {
-                if (!(t instanceof Map<?, ?> m)) throw new MalformedFileException(ByteLevelBpe.FILE + ": an added token is not an object");
-                added.add(Map.entry(m.get("id") == null ? "" : m.get("id"), m));
-            }
-        }
-        for (Map.Entry<Object, Object> e : added) {
-            long id;
-            Object key = e.getKey();
-            try {
-                id = key instanceof String str ? Long.parseLong(str) : HfConfig.asInteger(key).orElseThrow(NumberFormatException::new);
-            } catch (NumberFormatException bad) {
-                throw new MalformedFileException("an added token's id " + key + " (tokenizer_config.json or tokenizer.json) is not an integer");
-            }
-            if (id < 0 || id >= vocabSize) {
-                throw new MalformedFileException("added token " + id + " (tokenizer_config.json or tokenizer.json) is outside "
-                        + "the vocabulary of " + vocabSize + " (config.json vocab_size)");
-            }
-            if (!(e.getValue() instanceof Map<?, ?> data) || !(data.get("content") instanceof String content)) {
-                throw new MalformedFileException("added token " + id + " (tokenizer_config.json or tokenizer.json) has no content");
-            }
-            tokens[(int) id] = content;
-            scores[(int) id] = -1000.0f;
-            types[(int) id] = truthy(data.get("special")) ? CONTROL : USER_DEFINED;
+        for (AddedToken a : addedTokens(tokenizerConfig, tokenizerJson, vocabSize, " (config.json vocab_size)")) {
+            tokens[a.id()] = a.content();
+            scores[a.id()] = -1000.0f;
+            types[a.id()] = a.special() ? CONTROL : USER_DEFINED;
         }
 
         kv.put("tokenizer.ggml.model", MetaValue.str("llama"));
@@ -410,36 +386,12 @@ final class Vocabulary {
         }));
         Optional<Map<?, ?>> tokenizerConfig = files.json("tokenizer_config.json");
         Optional<Map<?, ?>> tokenizerJson = files.json(ByteLevelBpe.FILE);
-        List<Map.Entry<Object, Object>> added = new ArrayList<>();
-        if (tokenizerConfig.isPresent() && tokenizerConfig.get().get("added_tokens_decoder") instanceof Map<?, ?> decoder) {
-            for (Map.Entry<?, ?> e : decoder.entrySet()) added.add(Map.entry(e.getKey(), e.getValue()));
-        }
-        if (tokenizerJson.isPresent() && tokenizerJson.get().get("added_tokens") instanceof List<?> list) {
-            for (Object t : list) {
-                if (!(t instanceof Map<?, ?> m)) throw new MalformedFileException(ByteLevelBpe.FILE + ": an added token is not an object");
-                added.add(Map.entry(m.get("id") == null ? "" : m.get("id"), m));
-            }
-        }
         Long chatEos = null;
-        for (Map.Entry<Object, Object> e : added) {
-            long id;
-            Object key = e.getKey();
-            try {
-                id = key instanceof String str ? Long.parseLong(str) : HfConfig.asInteger(key).orElseThrow(NumberFormatException::new);
-            } catch (NumberFormatException bad) {
-                throw new MalformedFileException("an added token's id " + key + " (tokenizer_config.json or tokenizer.json) is not an integer");
-            }
-            if (id < 0 || id >= tokens.size()) {
-                throw new MalformedFileException("added token " + id + " (tokenizer_config.json or tokenizer.json) is outside the "
-                        + tokens.size() + " tokens of the vocabulary");
-            }
-            if (!(e.getValue() instanceof Map<?, ?> data) || !(data.get("content") instanceof String content)) {
-                throw new MalformedFileException("added token " + id + " (tokenizer_config.json or tokenizer.json) has no content");
-            }
-            if (content.equals("<|im_end|>")) chatEos = id;
-            tokens.set((int) id, content);
-            scores.set((int) id, -1000.0f);
-            types.set((int) id, truthy(data.get("special")) ? CONTROL : USER_DEFINED);
+        for (AddedToken a : addedTokens(tokenizerConfig, tokenizerJson, tokens.size(), " (its tokens)")) {
+            if (a.content().equals("<|im_end|>")) chatEos = (long) a.id();
+            tokens.set(a.id(), a.content());
+            scores.set(a.id(), -1000.0f);
+            types.set(a.id(), a.special() ? CONTROL : USER_DEFINED);
         }
         kv.put("tokenizer.ggml.model", MetaValue.str("llama"));
         kv.put("tokenizer.ggml.pre", MetaValue.str("default"));
@@ -455,6 +407,48 @@ final class Vocabulary {
         }
         // InternLM2Model.set_vocab: "so that the conversation can end normally", the chat EOS over SpecialVocab's
         if (chatEos != null) kv.put("tokenizer.ggml.eos_token_id", MetaValue.u32(chatEos));
+    }
+
+    /** An added token that tokenizer_config.json or tokenizer.json puts over a SentencePiece vocabulary's id. */
+    private record AddedToken(int id, String content, boolean special) {
+    }
+
+    /**
+     * tokenizer_config.json's {@code added_tokens_decoder}, then tokenizer.json's {@code added_tokens}, in their order, as
+     * phi3's and InternLM2's {@code set_vocab} walk them; an id that is not an integer, outside the {@code size} tokens
+     * (the converter's IndexError), or a token without content is malformed.
+     */
+    private static List<AddedToken> addedTokens(Optional<Map<?, ?>> tokenizerConfig, Optional<Map<?, ?>> tokenizerJson, int size,
+                                                String sizeWhat) {
+        List<Map.Entry<Object, Object>> added = new ArrayList<>();
+        if (tokenizerConfig.isPresent() && tokenizerConfig.get().get("added_tokens_decoder") instanceof Map<?, ?> decoder) {
+            for (Map.Entry<?, ?> e : decoder.entrySet()) added.add(Map.entry(e.getKey(), e.getValue()));
+        }
+        if (tokenizerJson.isPresent() && tokenizerJson.get().get("added_tokens") instanceof List<?> list) {
+            for (Object t : list) {
+                if (!(t instanceof Map<?, ?> m)) throw new MalformedFileException(ByteLevelBpe.FILE + ": an added token is not an object");
+                added.add(Map.entry(m.get("id") == null ? "" : m.get("id"), m));
+            }
+        }
+        List<AddedToken> out = new ArrayList<>();
+        for (Map.Entry<Object, Object> e : added) {
+            long id;
+            Object key = e.getKey();
+            try {
+                id = key instanceof String str ? Long.parseLong(str) : HfConfig.asInteger(key).orElseThrow(NumberFormatException::new);
+            } catch (NumberFormatException bad) {
+                throw new MalformedFileException("an added token's id " + key + " (tokenizer_config.json or tokenizer.json) is not an integer");
+            }
+            if (id < 0 || id >= size) {
+                throw new MalformedFileException("added token " + id + " (tokenizer_config.json or tokenizer.json) is outside "
+                        + "the vocabulary of " + size + sizeWhat);
+            }
+            if (!(e.getValue() instanceof Map<?, ?> data) || !(data.get("content") instanceof String content)) {
+                throw new MalformedFileException("added token " + id + " (tokenizer_config.json or tokenizer.json) has no content");
+            }
+            out.add(new AddedToken((int) id, content, truthy(data.get("special"))));
+        }
+        return out;
     }
 
     private static MalformedFileException noTokenizer(ModelFiles files) {
