@@ -33,7 +33,7 @@ import java.util.concurrent.Callable;
                         + "byte-level BPE tokenizer.json) with "
                         + "--to gguf becomes the GGUF llama.cpp's convert_hf_to_gguf.py writes (architectures: "
                         + "LlamaForCausalLM and MistralForCausalLM, with Llama 3.1's rope scaling and YaRN; Qwen2ForCausalLM, "
-                        + "Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM and the text model of "
+                        + "Qwen3ForCausalLM (and Qwen3Model: Qwen3-Embedding), GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM and the text model of "
                         + "Gemma3ForConditionalGeneration (its vision tower left out), Phi3ForCausalLM, with the 128k models' longrope; "
                         + "GraniteForCausalLM, Starcoder2ForCausalLM, ApertusForCausalLM, PhiForCausalLM, GPTNeoXForCausalLM, GPT2LMHeadModel, GPTBigCodeForCausalLM, BloomForCausalLM, StableLmForCausalLM, StableLMEpochForCausalLM, OlmoForCausalLM, FalconForCausalLM, RWForCausalLM, SmolLM3ForCausalLM, Olmo2ForCausalLM, Olmo3ForCausalLM, the text model of "
                         + "Mistral3ForConditionalGeneration (Mistral Small 3.x, Ministral 3) and Ministral3ForCausalLM, ArceeForCausalLM, SeedOssForCausalLM, Glm4ForCausalLM, Lfm2ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ExaoneForCausalLM, MiniCPMForCausalLM, NemotronForCausalLM, InternLM2ForCausalLM, OrionForCausalLM, MPTForCausalLM, Exaone4ForCausalLM, Ernie4_5ForCausalLM, the language model of "

@@ -261,6 +261,16 @@ class ConverterParityTest {
                 + "\"extrapolation_factor\": 1.0, \"attention_factor\": " + (0.1 * Math.log(4) + 1) + "}"),
                 QwenToGgufTest.tensors("qwen3", true, 8), List.of("f16", "q8_0")));
 
+        // Qwen3-Embedding's layout: the base model's names without model. (embed_tokens, layers.N.*, norm), tied, last-token
+        // pooling; and the same under the architecture name Qwen3Model
+        f.add(new Folder("Qwen3-Embedding-tiny", qwen3, QwenToGgufTest.unprefixed(QwenToGgufTest.tensors("qwen3", true, 40)), Map.of(
+                "modules.json", "[{\"idx\": 0, \"name\": \"0\", \"path\": \"\", \"type\": \"sentence_transformers.models.Transformer\"}, "
+                        + "{\"idx\": 1, \"name\": \"1\", \"path\": \"1_Pooling\", \"type\": \"sentence_transformers.models.Pooling\"}]",
+                "1_Pooling/config.json", "{\"word_embedding_dimension\": 32, \"pooling_mode_cls_token\": false, "
+                        + "\"pooling_mode_mean_tokens\": false, \"pooling_mode_max_tokens\": false, \"pooling_mode_lasttoken\": true}"),
+                List.of("f32", "f16", "q8_0")));
+        f.add(new Folder("Qwen3Model-tiny-bf16", qwen3.replace("Qwen3ForCausalLM", "Qwen3Model"),
+                as("BF16", QwenToGgufTest.unprefixed(QwenToGgufTest.tensors("qwen3", true, 41))), withAuto));
         f.add(new Folder("Qwen3-MoE-tiny", MoeToGgufTest.config(), MoeToGgufTest.tensors(9), ALL));
         f.add(new Folder("Qwen3-MoE-tiny-f16", MoeToGgufTest.config(), as("F16", MoeToGgufTest.tensors(10)), withAuto));
         // transformers 5's layout: each block's experts fused (gate_up_proj split by rows, down_proj as it is), block 0

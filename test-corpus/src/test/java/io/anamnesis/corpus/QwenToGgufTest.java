@@ -194,6 +194,41 @@ class QwenToGgufTest {
         assertThat(g.kv.get("qwen3.pooling_type").asLong()).as("LAST").isEqualTo(3);
     }
 
+    /** The tensors as the base model class saves them (Qwen3-Embedding's checkpoints): without the {@code model.} prefix. */
+    static Map<String, ReferenceSafetensors.Tensor> unprefixed(Map<String, ReferenceSafetensors.Tensor> in) {
+        Map<String, ReferenceSafetensors.Tensor> out = new java.util.TreeMap<>();
+        in.forEach((k, v) -> out.put(k.startsWith("model.") ? k.substring("model.".length()) : k, v));
+        return out;
+    }
+
+    /**
+     * Qwen3-Embedding's checkpoints name their tensors without {@code model.} (embed_tokens, layers.N.*, norm), which
+     * gguf-py maps as the prefixed names, and some name the architecture {@code Qwen3Model}: the same file either way.
+     */
+    @ParameterizedTest
+    @CsvSource({"Qwen3ForCausalLM", "Qwen3Model"})
+    void theBaseModelsNamesWithoutModelPrefix(String architecture) throws IOException {
+        Map<String, ReferenceSafetensors.Tensor> in = tensors("qwen3", true, 77);
+        Path prefixed = Files.createDirectories(tmp.resolve("prefixed"));
+        Files.writeString(prefixed.resolve("config.json"), config("qwen3", true));
+        HfToGgufTest.writeSafetensors(prefixed.resolve("model.safetensors"), in);
+        Path bare = Files.createDirectories(tmp.resolve("bare-" + architecture));
+        Files.writeString(bare.resolve("config.json"), config("qwen3", true).replace("Qwen3ForCausalLM", architecture));
+        HfToGgufTest.writeSafetensors(bare.resolve("model.safetensors"), unprefixed(in));
+        assertThat(unprefixed(in)).containsKeys("embed_tokens.weight", "layers.1.self_attn.q_norm.weight", "norm.weight");
+        Path a = tmp.resolve("a.gguf"), b = tmp.resolve("b.gguf");
+        assertThat(DecoderReference.convert(prefixed, "q8_0", a, false).code()).isZero();
+        CorpusCliTest.Run r = DecoderReference.convert(bare, "q8_0", b, false);
+        assertThat(r.code()).as(r.err()).isZero();
+        // the file name is the folder's (general.name), so compare what the folders share: every tensor, every other key
+        ReferenceGguf ga = ReferenceGguf.read(a), gb = ReferenceGguf.read(b);
+        ga.kv.remove("general.name");
+        gb.kv.remove("general.name");
+        assertThat(ConverterParityTest.differences(ga, gb)).isEmpty();
+        assertThat(gb.tensors.stream().map(ReferenceGguf.Tensor::name)).contains("token_embd.weight", "blk.1.attn_q_norm.weight",
+                "output_norm.weight");
+    }
+
     @ParameterizedTest
     @CsvSource({"qwen3,head_dim", "qwen3,rms_norm_eps", "qwen2,rope_theta", "qwen2,num_key_value_heads",
             "qwen2,max_position_embeddings", "qwen2,vocab_size"})

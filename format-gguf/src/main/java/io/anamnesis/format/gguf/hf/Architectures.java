@@ -934,7 +934,7 @@ final class Architectures {
             .requires(QWEN2_REQUIRED)
             .build();
 
-    static final Architecture QWEN3 = Architecture.of("qwen3", "Qwen3ForCausalLM")
+    static final Architecture QWEN3 = Architecture.of("qwen3", "Qwen3ForCausalLM", "Qwen3Model")
             .tensors(concat(QWEN2_TENSORS, QK_NORMS))
             // Qwen3Model.set_gguf_parameters: Qwen2Model's (reranker keys aside)
             .keys(List.of(new Architecture.PoolingType()))

@@ -195,7 +195,8 @@ public final class HfGgufExporter implements ModelExporter {
                 activationScales++;
                 continue;
             }
-            Optional<String> textName = arch.extras().multimodal().map(m -> m.textName(input.name())).orElse(Optional.of(input.name()));
+            Optional<String> textName = arch.extras().multimodal().map(m -> m.textName(input.name())).orElse(Optional.of(input.name()))
+                    .map(n -> underModel(arch, n, blockCount));
             if (textName.isEmpty()) {
                 String part = arch.extras().multimodal().get().leftOut().stream().filter(input.name()::startsWith).findFirst()
                         .orElse(input.name().substring(0, input.name().indexOf('.') + 1));
@@ -1129,6 +1130,21 @@ public final class HfGgufExporter implements ModelExporter {
     private static final HyperParameter EXPERT_COUNT = HyperParameter.u32("{arch}.expert_count", "num_local_experts", "num_experts");
     private static final HyperParameter EXPERT_USED_COUNT =
             HyperParameter.u32("{arch}.expert_used_count", "num_experts_per_tok", "num_experts_per_token", "top_k_experts");
+
+    /**
+     * gguf-py maps a decoder's tensors saved without the {@code model.} prefix (from the base model class, as
+     * Qwen3-Embedding's checkpoints are) as it maps the prefixed ones: {@code embed_tokens}, {@code norm} and each
+     * block's {@code layers.N.} norms, attention and MLP projections and q/k norms. Such a name is taken as its
+     * {@code model.} form when the family maps that form.
+     */
+    private static String underModel(Architecture arch, String name, long blockCount) {
+        if (!BARE_DECODER_NAME.matcher(name).matches()) return name;
+        String prefixed = "model." + name;
+        return arch.map(prefixed, (int) blockCount).isPresent() ? prefixed : name;
+    }
+
+    private static final Pattern BARE_DECODER_NAME = Pattern.compile("(embed_tokens|norm|layers\\.\\d+\\.(input_layernorm|post_attention_layernorm"
+            + "|self_attn\\.(q_proj|k_proj|v_proj|o_proj|q_norm|k_norm)|mlp\\.(up_proj|gate_proj|down_proj)))\\.(weight|bias)");
 
     /** A config.json number the family's keys are computed from: missing or not a number is exit 3. */
     private static double requiredNumber(Map<?, ?> config, String key) {
