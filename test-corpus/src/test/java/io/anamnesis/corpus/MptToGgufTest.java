@@ -98,6 +98,20 @@ class MptToGgufTest {
         assertThat(h.kv).doesNotContainKey(a + ".attention.clamp_kqv");
     }
 
+    /** A folder with a SentencePiece model and no tokenizer.json (SEA-LION's, which the converter gives ids of its own): exit 6. */
+    @Test
+    void aSentencePieceModelAloneIsNotConverted() throws IOException {
+        Path dir = folder("sea-lion-tiny", config("null", ""), tensors(1006, HEADS));
+        java.nio.file.Files.write(dir.resolve("tokenizer.model"), new byte[]{0x0A, 0x07, 0x0A, 0x05, '<', 'u', 'n', 'k', '>'});
+        Path out = tmp.resolve("sea-lion.gguf");
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f16", out, true);
+        assertThat(r.code()).as(r.err()).isEqualTo(6);
+        assertThat(r.err()).contains("tokenizer.model").contains("no tokenizer.json").contains("--no-vocab").doesNotContain("Exception");
+        assertThat(out).doesNotExist();
+        // without the vocabulary it converts
+        assertThat(DecoderReference.convert(dir, "f16", out, false).code()).isZero();
+    }
+
     /** What llama.cpp's mpt would compute as another model (exit 6); what config.json lacks or gives wrong (exit 3). */
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {

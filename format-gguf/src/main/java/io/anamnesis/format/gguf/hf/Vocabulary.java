@@ -144,6 +144,13 @@ final class Vocabulary {
      * ({@code _set_vocab_gpt2}): the byte-level BPE tokenizer.json only.
      */
     static void gpt2(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
+        if (!files.has(ByteLevelBpe.FILE) && files.has(SentencePieceModel.FILE)) {
+            // the family's set_vocab reads a byte-level BPE only (MPT's converter falls back to SentencePiece with ids of
+            // its own, SEA-LION's, which is not converted here)
+            throw new UnsupportedFeatureException("the model folder has " + SentencePieceModel.FILE + " but no " + ByteLevelBpe.FILE
+                    + ": this family's vocabulary is read from a byte-level BPE " + ByteLevelBpe.FILE + " (--no-vocab writes the "
+                    + "GGUF without a vocabulary)");
+        }
         if (!files.has(ByteLevelBpe.FILE)) throw noTokenizer(files);
         gpt2(files, config, files.json(ByteLevelBpe.FILE).orElseThrow(), kv, BpePreTokenizers::require);
     }
