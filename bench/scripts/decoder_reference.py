@@ -1671,9 +1671,7 @@ def starcoder2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None
     bias = (lambda name: 0.0) if variant == "no-bias" else (lambda name: W.get(name, 0.0))
 
     def layernorm(x, p):
-        mu = x.mean(-1, keepdims=True)
-        var = ((x - mu) ** 2).mean(-1, keepdims=True)
-        return (x - mu) / np.sqrt(var + eps) * W[p + ".weight"] + W[p + ".bias"]
+        return layer_norm(x, W[p + ".weight"], W[p + ".bias"], eps)
 
     def gelu(x):
         if variant == "gelu-erf":
@@ -1846,9 +1844,7 @@ def phi2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     mask = np.triu(np.full((T, T), -np.inf), 1)
 
     def layernorm(x, p):
-        mu = x.mean(-1, keepdims=True)
-        var = ((x - mu) ** 2).mean(-1, keepdims=True)
-        return (x - mu) / np.sqrt(var + eps) * W[p + ".weight"] + W[p + ".bias"]
+        return layer_norm(x, W[p + ".weight"], W[p + ".bias"], eps)
 
     def gelu(x):
         if kv_cache == "f16":
@@ -1971,9 +1967,7 @@ def gpt2_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     mask = np.triu(np.full((T, T), -np.inf), 1)
 
     def layernorm(x, p):
-        mu = x.mean(-1, keepdims=True)
-        var = ((x - mu) ** 2).mean(-1, keepdims=True)
-        return (x - mu) / np.sqrt(var + eps) * W[p + ".weight"] + W[p + ".bias"]
+        return layer_norm(x, W[p + ".weight"], W[p + ".bias"], eps)
 
     def gelu(x):
         if kv_cache == "f16":
@@ -2071,9 +2065,7 @@ def bloom_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     mask = np.triu(np.full((T, T), -np.inf), 1)
 
     def layernorm(x, p):
-        mu = x.mean(-1, keepdims=True)
-        var = ((x - mu) ** 2).mean(-1, keepdims=True)
-        return (x - mu) / np.sqrt(var + eps) * W[p + ".weight"] + W[p + ".bias"]
+        return layer_norm(x, W[p + ".weight"], W[p + ".bias"], eps)
 
     def gelu(x):
         if kv_cache == "f16":
@@ -2167,9 +2159,7 @@ def stablelm_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     mask = np.triu(np.full((T, T), -np.inf), 1)
 
     def layernorm(x, p):
-        mu = x.mean(-1, keepdims=True)
-        var = ((x - mu) ** 2).mean(-1, keepdims=True)
-        return (x - mu) / np.sqrt(var + eps) * W[p + ".weight"] + W[p + ".bias"]
+        return layer_norm(x, W[p + ".weight"], W[p + ".bias"], eps)
 
     def proj(h, p, n, heads):
         y = h @ W[p + f"self_attn.{n}_proj.weight"].T
@@ -2337,9 +2327,7 @@ def falcon_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     mask = np.triu(np.full((T, T), -np.inf), 1)
 
     def layernorm(x, p):
-        mu = x.mean(-1, keepdims=True)
-        var = ((x - mu) ** 2).mean(-1, keepdims=True)
-        return (x - mu) / np.sqrt(var + eps) * W[p + ".weight"] + W[p + ".bias"]
+        return layer_norm(x, W[p + ".weight"], W[p + ".bias"], eps)
 
     def gelu(x):
         if variant == "gelu-tanh":
@@ -2431,9 +2419,7 @@ def gptneox_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
     mask = np.triu(np.full((T, T), -np.inf), 1)
 
     def layernorm(x, p):
-        mu = x.mean(-1, keepdims=True)
-        var = ((x - mu) ** 2).mean(-1, keepdims=True)
-        return (x - mu) / np.sqrt(var + eps) * W[p + ".weight"] + W[p + ".bias"]
+        return layer_norm(x, W[p + ".weight"], W[p + ".bias"], eps)
 
     def gelu(x):
         if variant == "gelu-tanh":

@@ -96,11 +96,7 @@ class OlmoToGgufTest {
             "\"intermediate_size\": 48|\"intermediate_size\": 64|3|intermediate_size",
             "\"num_key_value_heads\": 2|\"num_key_value_heads\": 4|3|num_key_value_heads"})
     void whatDoesNotFitIsRefused(String from, String to, int exit, String key) throws IOException {
-        Path out = tmp.resolve("bad.gguf");
-        CorpusCliTest.Run r = DecoderReference.convert(folder("olmo-bad", config("").replace(from, to), tensors(302)), "f16", out, false);
-        assertThat(r.code()).as(r.err()).isEqualTo(exit);
-        assertThat(r.err()).contains(key).doesNotContain("Exception");
-        assertThat(out).doesNotExist();
+        DecoderReference.refused(tmp, config(""), from, to, tensors(302), exit, key);
     }
 
     /**

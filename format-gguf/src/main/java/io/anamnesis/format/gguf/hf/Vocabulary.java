@@ -88,10 +88,7 @@ final class Vocabulary {
     }
 
     static void sentencePieceSpacePrefixFromConfig(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
-        byte[] model = files.bytes(SentencePieceModel.FILE).orElseThrow(() -> new MalformedFileException("no "
-                + SentencePieceModel.FILE + " beside the model (the SentencePiece vocabulary this family reads; --no-vocab "
-                + "writes the GGUF without a vocabulary)"));
-        sentencePiece(model, files, config, kv);
+        sentencePieceOnly(files, config, kv);
         files.json("tokenizer_config.json").ifPresent(tc -> {
             if (tc.get("add_prefix_space") instanceof Boolean b) kv.put("tokenizer.ggml.add_space_prefix", new MetaValue.Bool(b));
         });
