@@ -120,7 +120,15 @@ final class BpePreTokenizers {
 
     /** The Python {@code str} of the check text's ids, hashed: the converter's {@code chkhsh}. */
     static String checkHash(ByteLevelBpe tokenizer) {
-        List<Integer> ids = tokenizer.encode(CHECK_TEXT, true);
+        return checkHash(tokenizer.encode(CHECK_TEXT, true));
+    }
+
+    /** The converter's {@code chkhsh} of a WordPiece vocabulary (BERT's), found the same way. */
+    static String checkHash(WordPiece tokenizer) {
+        return checkHash(tokenizer.encode(CHECK_TEXT, true));
+    }
+
+    private static String checkHash(List<Integer> ids) {
         String repr = ids.stream().map(String::valueOf).collect(Collectors.joining(", ", "[", "]"));
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(repr.getBytes(StandardCharsets.UTF_8)));

