@@ -421,6 +421,9 @@ class ConverterParityTest {
         f.addAll(MiniCpmToGgufTest.parityFolders(ALL, withAuto));
         // mpt: the fused Wqkv in blocks, tied, no biases, its keys from the nested attn_config (clamp, ALiBi, kv heads), no file type
         f.addAll(MptToGgufTest.parityFolders(ALL, withAuto));
+        // bert: an encoder's names (and BertForMaskedLM's under bert., gamma/beta), the pooler and heads left out, position and
+        // token type embeddings F32, TextModel's keys then causal false and the sentence-transformers pooling type
+        f.addAll(BertToGgufTest.parityFolders(ALL, withAuto));
         // orion: llama's names with LayerNorm biases, unpermuted, its own keys (the file type first, the context's fallbacks)
         f.addAll(OrionToGgufTest.parityFolders(ALL, withAuto));
         // internlm2: the grouped fused wqkv split into q, k, v and permuted, its own names, dynamic NTK left out

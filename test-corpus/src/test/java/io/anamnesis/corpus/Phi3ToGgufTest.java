@@ -214,7 +214,7 @@ class Phi3ToGgufTest {
         return dir;
     }
 
-    private static List<String> strings(ReferenceGguf.Kv kv) {
+    static List<String> strings(ReferenceGguf.Kv kv) {
         ByteBuffer b = ByteBuffer.wrap(kv.value()).order(ByteOrder.LITTLE_ENDIAN);
         assertThat(b.getInt()).as("an array of strings").isEqualTo(8);
         long n = b.getLong();

@@ -339,6 +339,8 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         NEMOTRON_ROPE_DIMENSION_COUNT,
         /** {@code <arch>.expert_weights_scale} 1.0, which the first DeepSeek's {@code set_gguf_parameters} writes. */
         EXPERT_WEIGHTS_SCALE_ONE,
+        /** {@code <arch>.attention.causal} false, which {@code BertModel.set_gguf_parameters} writes: an encoder attends both ways. */
+        NOT_CAUSAL,
         /** {@code <arch>.tensor_data_layout} "Meta AI original pth", which orion's {@code set_gguf_parameters} writes. */
         META_AI_LAYOUT,
         /** {@code <arch>.feed_forward_length} as mpt writes it: 4 x {@code d_model} ({@code expansion_ratio} other than 4 refused). */
@@ -417,7 +419,9 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          * its own way, the added tokens of added_tokens.json, tokenizer_config.json and
          * tokenizer.json over it.
          */
-        PHI3
+        PHI3,
+        /** {@code BertModel.set_vocab}: a WordPiece tokenizer.json in llama.cpp's phantom-space spelling ({@link Vocabulary#bert}). */
+        BERT
     }
 
     /**
@@ -774,9 +778,14 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
                 return this;
             }
 
-            /** A name ending the family rewrites ({@code from} replaced by {@code to}) before the name is mapped. */
+            /**
+             * A name ending the family rewrites ({@code from} replaced by {@code to}) before the name is mapped; called
+             * again for each further one (BERT's first checkpoints have two: {@code gamma} and {@code beta}).
+             */
             Builder suffixRename(String from, String to) {
-                this.suffixRenames = Map.of(from, to);
+                Map<String, String> renames = new java.util.LinkedHashMap<>(suffixRenames);
+                renames.put(from, to);
+                this.suffixRenames = java.util.Collections.unmodifiableMap(renames);
                 return this;
             }
 

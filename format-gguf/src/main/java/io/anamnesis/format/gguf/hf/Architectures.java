@@ -853,6 +853,63 @@ final class Architectures {
             .requires(List.of("vocab_size", "d_model", "n_heads", "max_seq_len"))
             .build();
 
+    /**
+     * Google's BERT encoder ({@code BertModel}, {@code BertForMaskedLM}: bert-base/large, and the sentence-transformers
+     * embedding models built on it, all-MiniLM-L6-v2, bge-small/base/large-en-v1.5, e5, gte and others; the converter's
+     * {@code BertModel}): names with or without {@code bert.}, the old {@code LayerNorm.gamma}/{@code beta} names as
+     * {@code weight}/{@code bias}; word, learned position ({@code position_embd}, F32) and token type ({@code token_types},
+     * F32) embeddings with their LayerNorm ({@code token_embd_norm}); per layer q/k/v with biases, the attention output
+     * ({@code attn_output}) and its post-LayerNorm ({@code attn_output_norm}), {@code intermediate.dense} ({@code ffn_up})
+     * and {@code output.dense} ({@code ffn_down}) and their post-LayerNorm ({@code layer_output_norm}); no output head (the
+     * pooler and the pre-training heads are left out, as the converter leaves them). TextModel's keys, then
+     * {@code attention.causal} false and a sentence-transformers folder's pooling type; the vocabulary a WordPiece
+     * tokenizer.json ({@link Vocabulary#bert}). llama.cpp's bert computes GELU's tanh approximation where transformers
+     * computes the exact one (a difference of about 1e-3 of the output), and only absolute positions.
+     */
+    static final Architecture BERT = Architecture.of("bert", "BertModel", "BertForMaskedLM")
+            .tensors(bertNames())
+            // BertModel.set_gguf_parameters: TextModel's, then these
+            .keys(List.of(Architecture.OwnKey.NOT_CAUSAL, new Architecture.PoolingType()))
+            .vocabulary(Architecture.VocabularyRule.BERT)
+            .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
+                    "layer_norm_eps"))
+            .skips(List.of("embeddings.position_ids", "bert.embeddings.position_ids"))
+            .extras(Architecture.Extras.builder()
+                    .leftOut(new Architecture.LeftOut(List.of("pooler.", "bert.pooler.", "cls.predictions.", "cls.seq_relationship."),
+                            "pooler and pre-training heads"))
+                    .suffixRename(".gamma", ".weight")
+                    .suffixRename(".beta", ".bias")
+                    .configValues(new Architecture.ConfigValue("hidden_act", "gelu", false, "llama.cpp's bert computes GELU"),
+                            new Architecture.ConfigValue("position_embedding_type", "absolute", false, "llama.cpp's bert adds "
+                                    + "absolute position embeddings"),
+                            new Architecture.ConfigValue("is_decoder", Boolean.FALSE, false, "llama.cpp's bert is an encoder"),
+                            new Architecture.ConfigValue("add_cross_attention", Boolean.FALSE, false, "llama.cpp's bert has no "
+                                    + "cross-attention")))
+            .build();
+
+    /**
+     * BERT's tensor names ({@code MODEL_ARCH.BERT}'s in gguf-py), as {@code BertModel} saves them and under {@code bert.}
+     * as {@code BertForMaskedLM} does ({@code BertModel.modify_tensors} takes the prefix off).
+     */
+    private static List<Architecture.TensorName> bertNames() {
+        List<Architecture.TensorName> names = new java.util.ArrayList<>();
+        for (String p : List.of("", "bert.")) {
+            names.add(Architecture.TensorName.of(p + "embeddings.word_embeddings", "token_embd"));
+            names.add(Architecture.TensorName.of(p + "embeddings.position_embeddings", "position_embd"));
+            names.add(Architecture.TensorName.of(p + "embeddings.token_type_embeddings", "token_types"));
+            names.add(Architecture.TensorName.of(p + "embeddings.LayerNorm", "token_embd_norm"));
+            names.add(Architecture.TensorName.of(p + "encoder.layer.{bid}.attention.self.query", "blk.{bid}.attn_q"));
+            names.add(Architecture.TensorName.of(p + "encoder.layer.{bid}.attention.self.key", "blk.{bid}.attn_k"));
+            names.add(Architecture.TensorName.of(p + "encoder.layer.{bid}.attention.self.value", "blk.{bid}.attn_v"));
+            names.add(Architecture.TensorName.of(p + "encoder.layer.{bid}.attention.output.dense", "blk.{bid}.attn_output"));
+            names.add(Architecture.TensorName.of(p + "encoder.layer.{bid}.attention.output.LayerNorm", "blk.{bid}.attn_output_norm"));
+            names.add(Architecture.TensorName.of(p + "encoder.layer.{bid}.intermediate.dense", "blk.{bid}.ffn_up"));
+            names.add(Architecture.TensorName.of(p + "encoder.layer.{bid}.output.dense", "blk.{bid}.ffn_down"));
+            names.add(Architecture.TensorName.of(p + "encoder.layer.{bid}.output.LayerNorm", "blk.{bid}.layer_output_norm"));
+        }
+        return List.copyOf(names);
+    }
+
     /** GPT-2's tensor names, as {@code GPT2Model.from_pretrained} saves them (no prefix) and as {@code GPT2LMHeadModel} does. */
     private static List<Architecture.TensorName> gpt2Names() {
         List<Architecture.TensorName> names = new java.util.ArrayList<>();
@@ -1895,7 +1952,7 @@ final class Architectures {
 
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, EXAONE, MINICPM, NEMOTRON, INTERNLM2, ORION, MPT, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
-            DEEPSEEK, DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE);
+            DEEPSEEK, DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE, BERT);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

@@ -52,10 +52,11 @@ public final class HfGgufExporter implements ModelExporter {
     /**
      * The weights {@code prepare_tensors} keeps F32 whatever the output type, of those the
      * families here have: the routers (FFN_GATE_INP, FFN_GATE_INP_SHEXP), LFM2's short
-     * convolution (SHORTCONV_CONV) and GPT-2's position embeddings (POS_EMBD).
+     * convolution (SHORTCONV_CONV), GPT-2's and BERT's position embeddings (POS_EMBD) and BERT's
+     * token type embeddings (TOKEN_TYPES).
      */
     private static final Pattern KEPT_F32 =
-            Pattern.compile("blk\\.\\d+\\.(ffn_gate_inp(_shexp)?|shortconv\\.conv)\\.weight|position_embd\\.weight");
+            Pattern.compile("blk\\.\\d+\\.(ffn_gate_inp(_shexp)?|shortconv\\.conv)\\.weight|position_embd\\.weight|token_types\\.weight");
 
     @Override
     public String format() {
@@ -372,6 +373,7 @@ public final class HfGgufExporter implements ModelExporter {
                 case SENTENCEPIECE_NO_SPACE_PREFIX_ELSE_GPT2 -> Vocabulary.sentencePieceNoSpacePrefixElseGpt2(files, config, kv);
                 case PHI3 -> Vocabulary.phi3(files, config, kv);
                 case GLM4 -> Vocabulary.glm4(files, config, kv);
+                case BERT -> Vocabulary.bert(files, config, kv);
             }
         } else {
             Vocabulary.none(kv);
@@ -1457,6 +1459,7 @@ public final class HfGgufExporter implements ModelExporter {
             case ONE_KEY_VALUE_HEAD -> kv.put(a + ".attention.head_count_kv", MetaValue.u32(1));
             case OLMO_LAYER_NORM_EPSILON -> kv.put(a + ".attention.layer_norm_epsilon", MetaValue.Real.f32(1e-5f));
             case EXPERT_WEIGHTS_SCALE_ONE -> kv.put(a + ".expert_weights_scale", MetaValue.Real.f32(1.0f));
+            case NOT_CAUSAL -> kv.put(a + ".attention.causal", new MetaValue.Bool(false));
             case META_AI_LAYOUT -> kv.put(a + ".tensor_data_layout", new MetaValue.Str("Meta AI original pth"));
             case MPT_FEED_FORWARD_LENGTH -> {
                 long hidden = HfConfig.integer(config, "d_model").orElseThrow(() -> badKey("d_model", "is missing"));
@@ -1942,6 +1945,24 @@ public final class HfGgufExporter implements ModelExporter {
             } else if (n.equals("model.embed_tokens.weight") || n.equals("lm_head.weight")) {
                 expect(d, 1, config.containsKey("hidden_size") || !config.containsKey("n_embd") ? "hidden_size" : "n_embd", "columns");
                 expect(d, 0, "vocab_size", "rows");
+            } else if (n.endsWith("embeddings.word_embeddings.weight") || n.endsWith("embeddings.position_embeddings.weight")
+                    || n.endsWith("embeddings.token_type_embeddings.weight")) {
+                // BERT's word, position and token type embeddings
+                expect(d, 1, "hidden_size", "columns");
+                expect(d, 0, n.contains("word_") ? "vocab_size" : n.contains("position_") ? "max_position_embeddings"
+                        : "type_vocab_size", "rows");
+            } else if (n.matches("(bert\\.)?encoder\\.layer\\.\\d+\\.attention\\.(self\\.(query|key|value)|output\\.dense)\\.weight")) {
+                expect(d, 0, "hidden_size", "rows");
+                expect(d, 1, "hidden_size", "columns");
+                if (n.contains(".self.")) attentionRows(d, "num_attention_heads");
+            } else if (n.matches("(bert\\.)?(embeddings|encoder\\.layer\\.\\d+\\.(attention\\.)?output)\\.LayerNorm\\.(weight|bias|gamma|beta)")) {
+                expect(d, 0, "hidden_size", "elements");
+            } else if (n.matches("(bert\\.)?encoder\\.layer\\.\\d+\\.intermediate\\.dense\\.weight")) {
+                expect(d, 0, "intermediate_size", "rows");
+                expect(d, 1, "hidden_size", "columns");
+            } else if (n.matches("(bert\\.)?encoder\\.layer\\.\\d+\\.output\\.dense\\.weight")) {
+                expect(d, 0, "hidden_size", "rows");
+                expect(d, 1, "intermediate_size", "columns");
             } else if (n.equals("word_embeddings.weight") || n.equals("transformer.word_embeddings.weight")) {
                 // BLOOM's embeddings
                 expect(d, 1, config.containsKey("hidden_size") ? "hidden_size" : "n_embed", "columns");

@@ -50,6 +50,15 @@ final class Vocabulary {
     private Vocabulary() {
     }
 
+    /** BERT's {@code tokenizer.ggml.token_type_count}: config.json's {@code type_vocab_size}, 1 without one. */
+    private static void tokenTypeCount(Map<?, ?> config, Map<String, MetaValue> kv) {
+        long typeCount = HfConfig.integer(config, "type_vocab_size").orElse(1L);
+        if (typeCount < 0 || typeCount > 0xFFFF_FFFFL) {
+            throw new MalformedFileException("config.json: type_vocab_size " + typeCount + " is not a uint32");
+        }
+        kv.put("tokenizer.ggml.token_type_count", MetaValue.u32(typeCount));
+    }
+
     /** What llama.cpp loads as "no vocabulary" ({@code _set_vocab_none}). */
     static void none(Map<String, MetaValue> kv) {
         kv.put("tokenizer.ggml.model", MetaValue.str("none"));
@@ -150,6 +159,62 @@ final class Vocabulary {
         }
         if (!files.has(ByteLevelBpe.FILE)) throw noTokenizer(files);
         gpt2(files, config, files.json(ByteLevelBpe.FILE).orElseThrow(), kv, BpePreTokenizers::require);
+    }
+
+    /** The tokenizer classes whose encoding of the check text is tokenizer.json's (its post-processor's specials around it). */
+    private static final List<String> BERT_CLASSES = List.of("BertTokenizer", "BertTokenizerFast", "PreTrainedTokenizerFast");
+
+    /**
+     * Adds the vocabulary's keys as {@code BertModel.set_vocab} writes them: the token type count
+     * ({@code type_vocab_size}, 1 without it), then {@code get_vocab_base}'s tokens of a WordPiece
+     * tokenizer.json in llama.cpp's "phantom space" spelling (a control token as it is, a
+     * continuation without its {@code ##}, any other token after U+2581), model {@code bert}, the
+     * pre-tokenizer named by the check hash ({@link WordPiece}), the token types, then
+     * SpecialVocab without merges over {@code vocab_size} tokens.
+     */
+    static void bert(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
+        if (!files.has(ByteLevelBpe.FILE)) {
+            throw new MalformedFileException("no tokenizer: " + ByteLevelBpe.FILE + " is not in "
+                    + files.folder().map(Object::toString).orElse("the model folder") + (files.has("vocab.txt") ? " (a vocab.txt "
+                    + "alone, which transformers turns into one, is not read here)" : "") + " (--no-vocab writes the GGUF "
+                    + "without a vocabulary)");
+        }
+        Map<?, ?> tokenizer = files.json(ByteLevelBpe.FILE).orElseThrow();
+        if (!WordPiece.is(tokenizer)) {
+            Object type = tokenizer.get("model") instanceof Map<?, ?> m ? m.get("type") : null;
+            throw new UnsupportedFeatureException("the model's " + ByteLevelBpe.FILE + " is a " + type + " vocabulary: BERT's is "
+                    + "converted from a WordPiece one (--no-vocab writes the GGUF without a vocabulary)");
+        }
+        WordPiece wordPiece = WordPiece.of(tokenizer);
+        List<ByteLevelBpe.AddedToken> added = ByteLevelBpe.addedTokens(tokenizer);
+        Optional<Map<?, ?>> tokenizerConfig = files.json("tokenizer_config.json");
+        Map<?, ?> tc = tokenizerConfig.orElse(Map.of());
+        Object cls = tc.get("tokenizer_class");
+        if (cls != null && cls != Json.NULL && !BERT_CLASSES.contains(cls)) {
+            throw new UnsupportedFeatureException("tokenizer_config.json: tokenizer class " + cls + " is not converted yet for "
+                    + "a WordPiece vocabulary (these are: " + String.join(", ", BERT_CLASSES) + "; --no-vocab writes the GGUF "
+                    + "without a vocabulary)");
+        }
+        agreesWithTokenizerJson(tc, added);
+        String hash = BpePreTokenizers.checkHash(wordPiece);
+        String pre = BpePreTokenizers.name(hash).orElseThrow(() -> new UnsupportedFeatureException("the model's "
+                + ByteLevelBpe.FILE + " has a WordPiece pre-tokenizer llama.cpp's converter does not know (its check hash is "
+                + hash + "), so the converter would stop too (--no-vocab writes the GGUF without a vocabulary)"));
+
+        BaseTokens base = baseTokens(files, config, tokenizer, added, false);
+        List<MetaValue> tokens = new ArrayList<>(base.tokens().size()), types = new ArrayList<>(base.tokens().size());
+        for (int i = 0; i < base.tokens().size(); i++) {
+            String t = base.tokens().get(i);
+            int type = base.types()[i];
+            tokens.add(MetaValue.str(type == CONTROL ? t : t.startsWith("##") ? t.substring(2) : "\u2581" + t));
+            types.add(MetaValue.i32(type));
+        }
+        tokenTypeCount(config, kv);
+        kv.put("tokenizer.ggml.model", MetaValue.str("bert"));
+        kv.put("tokenizer.ggml.pre", MetaValue.str(pre));
+        kv.put("tokenizer.ggml.tokens", new MetaValue.Array(MetaValue.Type.STRING, tokens));
+        kv.put("tokenizer.ggml.token_type", new MetaValue.Array(MetaValue.Type.I32, types));
+        special(files, config, Optional.of(tokenizer), tokenizerConfig, Optional.of(tokens.size()), false, kv);
     }
 
     /**
@@ -601,6 +666,33 @@ final class Vocabulary {
         agreesWithTokenizerJson(tc, added);
         String pre = preTokenizer.apply(asTransformersLoadsIt(bpe, tc, added));
 
+        boolean byteLevelDecoder = tokenizer.get("decoder") instanceof Map<?, ?> d && "ByteLevel".equals(d.get("type"));
+        BaseTokens base = baseTokens(files, config, tokenizer, added, byteLevelDecoder);
+        List<MetaValue> tokens = new ArrayList<>(base.tokens().size()), types = new ArrayList<>(base.tokens().size());
+        for (int i = 0; i < base.tokens().size(); i++) {
+            tokens.add(MetaValue.str(base.tokens().get(i)));
+            types.add(MetaValue.i32(base.types()[i]));
+        }
+        kv.put("tokenizer.ggml.model", MetaValue.str("gpt2"));
+        kv.put("tokenizer.ggml.pre", MetaValue.str(pre));
+        kv.put("tokenizer.ggml.tokens", new MetaValue.Array(MetaValue.Type.STRING, tokens));
+        kv.put("tokenizer.ggml.token_type", new MetaValue.Array(MetaValue.Type.I32, types));
+        special(files, config, Optional.of(tokenizer), tokenizerConfig, Optional.empty(), true, SPECIAL, fixed, true, kv);
+    }
+
+    /** {@code get_vocab_base}'s tokens and token types, in id order. */
+    private record BaseTokens(List<String> tokens, int[] types) {
+    }
+
+    /**
+     * {@code get_vocab_base}'s token list of a tokenizer.json: {@code vocab_size} entries
+     * (config.json's, else the vocabulary's), the model's vocabulary with each added token's
+     * content at its id, {@code [PAD<i>]} (unused) where no token is; an added token control
+     * when special or when it looks special, else user-defined (its U+2581 as spaces); the
+     * others normal.
+     */
+    private static BaseTokens baseTokens(ModelFiles files, Map<?, ?> config, Map<?, ?> tokenizer,
+                                         List<ByteLevelBpe.AddedToken> added, boolean byteLevelDecoder) {
         // tokenizer.vocab: the model's vocabulary, an added token's content taking its id
         Map<String, Integer> byContent = new LinkedHashMap<>();
         for (Map.Entry<?, ?> e : ((Map<?, ?>) ((Map<?, ?>) tokenizer.get("model")).get("vocab")).entrySet()) {
@@ -626,8 +718,8 @@ final class Vocabulary {
                     + maxId + ")");
         }
         int vocabSize = (int) declared;
-        boolean byteLevelDecoder = tokenizer.get("decoder") instanceof Map<?, ?> d && "ByteLevel".equals(d.get("type"));
-        List<MetaValue> tokens = new ArrayList<>(vocabSize), types = new ArrayList<>(vocabSize);
+        List<String> tokens = new ArrayList<>(vocabSize);
+        int[] types = new int[vocabSize];
         for (int i = 0; i < vocabSize; i++) {
             String token = byId.get(i);
             int type;
@@ -645,14 +737,10 @@ final class Vocabulary {
             } else {
                 type = NORMAL;
             }
-            tokens.add(MetaValue.str(token));
-            types.add(MetaValue.i32(type));
+            tokens.add(token);
+            types[i] = type;
         }
-        kv.put("tokenizer.ggml.model", MetaValue.str("gpt2"));
-        kv.put("tokenizer.ggml.pre", MetaValue.str(pre));
-        kv.put("tokenizer.ggml.tokens", new MetaValue.Array(MetaValue.Type.STRING, tokens));
-        kv.put("tokenizer.ggml.token_type", new MetaValue.Array(MetaValue.Type.I32, types));
-        special(files, config, Optional.of(tokenizer), tokenizerConfig, Optional.empty(), true, SPECIAL, fixed, true, kv);
+        return new BaseTokens(tokens, types);
     }
 
     /**

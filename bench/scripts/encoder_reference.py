@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""An independent forward pass of a Hugging Face BERT encoder folder (BertModel, BertForMaskedLM), to check what
+`amn convert --to gguf` writes against what llama.cpp computes from it: the output of every token (the model's last
+hidden states, llama.cpp's embeddings with pooling NONE) and the sentence embedding of the folder's pooling
+(sentence-transformers' modules.json; llama.cpp's sequence embedding). NumPy only; written from BERT's description
+(the original paper and Hugging Face's modeling conventions), not from amn's code or the converter's.
+
+    python3 encoder_reference.py make bert DIR [--tokenizer DIR] [--seed N] [--pooling mean|cls] [--masked-lm] [--gamma-beta]
+        a tiny random BERT folder: config.json (bert-base-uncased's keys: absolute positions, gelu, layer_norm_eps
+        1e-12, type_vocab_size 2), model.safetensors (BF16): embeddings (word, position, token type, LayerNorm), 2
+        layers (q/k/v, attention output and its LayerNorm, intermediate, output and its LayerNorm, all with biases),
+        the pooler; hidden 64, 4 heads, intermediate 256, 64 positions. With --tokenizer, that folder's
+        tokenizer.json, tokenizer_config.json and vocab.txt are copied and its vocabulary is the model's (30522 for
+        bert-base-uncased's, which bert_uncased_tokenizer.py makes); else 512 tokens and no tokenizer. --pooling adds
+        modules.json and 1_Pooling/config.json as sentence-transformers saves them. --masked-lm saves it as
+        BertForMaskedLM does: every name under bert., the masked-language-model head (cls.predictions.*). --gamma-beta
+        names the LayerNorms' parameters gamma and beta, as checkpoints of the first BERT releases do.
+    python3 encoder_reference.py compare DIR GGUF ORACLES [--tokens 101,7592,...] [--weights f32|f16] [--variant gelu-erf]
+        llama.cpp's per-token outputs and pooled embedding of GGUF (the oracles' llama_ref.py library), against this
+        forward pass of DIR, printed as max abs / max relative differences. llama.cpp's bert computes GELU's tanh
+        approximation, which ggml's CPU code looks up in an F16 table: that is the default here; --variant gelu-tanh
+        computes the approximation in full, --variant gelu-erf the exact GELU transformers computes; no-positions,
+        no-token-types and kv-swapped are deliberately wrong models, to see how far a mistake lands. --weights f16 rounds the matrices to F16 first (what a --dtype f16 GGUF holds).
+"""
+import argparse
+import ctypes as C
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from decoder_reference import f16, gelu_tanh, layer_norm, read_safetensors, write_folder  # noqa: E402
+
+
+def make_bert(out, tokenizer=None, seed=0, pooling=None, masked_lm=False, gamma_beta=False):
+    rng = np.random.default_rng(seed)
+    vocab = 512
+    if tokenizer:
+        tj = json.load(open(os.path.join(tokenizer, "tokenizer.json"), encoding="utf-8"))
+        vocab = max(tj["model"]["vocab"].values()) + 1
+    hidden, layers, heads, inter, positions = 64, 2, 4, 256, 64
+    arch = "BertForMaskedLM" if masked_lm else "BertModel"
+    config = {"architectures": [arch], "model_type": "bert", "vocab_size": vocab, "hidden_size": hidden,
+              "num_hidden_layers": layers, "num_attention_heads": heads, "intermediate_size": inter,
+              "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
+              "max_position_embeddings": positions, "type_vocab_size": 2, "initializer_range": 0.02,
+              "layer_norm_eps": 1e-12, "pad_token_id": 0, "position_embedding_type": "absolute", "use_cache": True,
+              "classifier_dropout": None, "torch_dtype": "float32", "transformers_version": "4.41.2"}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    g, b = ("gamma", "beta") if gamma_beta else ("weight", "bias")
+    t = {"embeddings.word_embeddings.weight": w(vocab, hidden, s=0.5),
+         "embeddings.position_embeddings.weight": w(positions, hidden, s=0.3),
+         "embeddings.token_type_embeddings.weight": w(2, hidden, s=0.3),
+         f"embeddings.LayerNorm.{g}": 1 + w(hidden, s=0.2), f"embeddings.LayerNorm.{b}": w(hidden, s=0.1),
+         "pooler.dense.weight": w(hidden, hidden), "pooler.dense.bias": w(hidden, s=0.1)}
+    for i in range(layers):
+        p = f"encoder.layer.{i}."
+        for n in ("query", "key", "value"):
+            t[p + f"attention.self.{n}.weight"], t[p + f"attention.self.{n}.bias"] = w(hidden, hidden), w(hidden, s=0.2)
+        t[p + "attention.output.dense.weight"], t[p + "attention.output.dense.bias"] = w(hidden, hidden), w(hidden, s=0.1)
+        t[p + f"attention.output.LayerNorm.{g}"], t[p + f"attention.output.LayerNorm.{b}"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+        t[p + "intermediate.dense.weight"], t[p + "intermediate.dense.bias"] = w(inter, hidden), w(inter, s=0.3)
+        t[p + "output.dense.weight"], t[p + "output.dense.bias"] = w(hidden, inter), w(hidden, s=0.1)
+        t[p + f"output.LayerNorm.{g}"], t[p + f"output.LayerNorm.{b}"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+    if masked_lm:
+        t = {"bert." + k: v for k, v in t.items() if not k.startswith("pooler.")}
+        t["cls.predictions.bias"] = w(vocab, s=0.1)
+        t["cls.predictions.transform.dense.weight"], t["cls.predictions.transform.dense.bias"] = w(hidden, hidden), w(hidden)
+        t[f"cls.predictions.transform.LayerNorm.{g}"], t[f"cls.predictions.transform.LayerNorm.{b}"] = 1 + w(hidden), w(hidden)
+    write_folder(out, t, config, tokenizer=tokenizer)
+    if tokenizer and os.path.exists(os.path.join(tokenizer, "vocab.txt")):
+        with open(os.path.join(tokenizer, "vocab.txt"), "rb") as a, open(os.path.join(out, "vocab.txt"), "wb") as c:
+            c.write(a.read())
+    if pooling:
+        modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+                   {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+                   {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}]
+        json.dump(modules, open(os.path.join(out, "modules.json"), "w"), indent=2)
+        os.makedirs(os.path.join(out, "1_Pooling"), exist_ok=True)
+        json.dump({"word_embedding_dimension": hidden, "pooling_mode_cls_token": pooling == "cls",
+                   "pooling_mode_mean_tokens": pooling == "mean", "pooling_mode_max_tokens": False,
+                   "pooling_mode_mean_sqrt_len_tokens": False, "pooling_mode_weightedmean_tokens": False,
+                   "pooling_mode_lasttoken": False, "include_prompt": True},
+                  open(os.path.join(out, "1_Pooling", "config.json"), "w"), indent=2)
+
+
+def bert_forward(cfg, W, toks, weights="f32", variant=None):
+    """The last hidden states of BertModel (token type 0 everywhere, no padding) in float64: word + position + token
+    type 0 embeddings, LayerNorm; per layer softmax(q k^T / sqrt(d)) v over all tokens (both ways), its output dense,
+    LayerNorm(x + that); LayerNorm(h + output(gelu(intermediate(h)))). The LayerNorm parameters under either name."""
+    from math import erf
+    W = {k.removeprefix("bert.").replace(".gamma", ".weight").replace(".beta", ".bias"): v for k, v in W.items()}
+    H, hidden = cfg["num_attention_heads"], cfg["hidden_size"]
+    d = hidden // H
+    eps = cfg.get("layer_norm_eps", 1e-12)
+    if weights == "f16":
+        keep = ("position_embeddings", "token_type_embeddings")
+        W = {k: (f16(v) if v.ndim == 2 and not any(s in k for s in keep) else v) for k, v in W.items()}
+    T = len(toks)
+
+    def ln(x, p):
+        return layer_norm(x, W[p + ".weight"], W[p + ".bias"], eps)
+
+    def dense(x, p):
+        return x @ W[p + ".weight"].T + W[p + ".bias"]
+
+    def gelu(x):
+        if variant == "gelu-erf":
+            return 0.5 * x * (1 + np.vectorize(erf)(x / np.sqrt(2)))
+        if variant == "gelu-tanh":
+            return gelu_tanh(x)
+        # ggml's CPU GELU: the tanh approximation looked up in an F16 table by the F16 of x, below |x| 10
+        return np.where(x <= -10, 0.0, np.where(x >= 10, x, f16(gelu_tanh(f16(x)))))
+
+    x = W["embeddings.word_embeddings.weight"][np.array(toks)]
+    if variant != "no-positions":
+        x = x + W["embeddings.position_embeddings.weight"][:T]
+    if variant != "no-token-types":
+        x = x + W["embeddings.token_type_embeddings.weight"][0]
+    x = ln(x, "embeddings.LayerNorm")
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"encoder.layer.{i}."
+        q, k, v = (dense(x, p + f"attention.self.{n}").reshape(T, H, d) for n in ("query", "key", "value"))
+        if variant == "kv-swapped":
+            k, v = v, k
+        s = np.einsum("thd,uhd->htu", q, k) / np.sqrt(d)
+        s = np.exp(s - s.max(-1, keepdims=True))
+        s /= s.sum(-1, keepdims=True)
+        a = np.einsum("htu,uhd->thd", s, v).reshape(T, hidden)
+        x = ln(x + dense(a, p + "attention.output.dense"), p + "attention.output.LayerNorm")
+        x = ln(x + dense(gelu(dense(x, p + "intermediate.dense")), p + "output.dense"), p + "output.LayerNorm")
+    return x
+
+
+def pooling_of(folder):
+    path = os.path.join(folder, "modules.json")
+    if not os.path.exists(path):
+        return None
+    for m in json.load(open(path)):
+        if m["type"] == "sentence_transformers.models.Pooling":
+            c = json.load(open(os.path.join(folder, m["path"], "config.json")))
+            return "mean" if c["pooling_mode_mean_tokens"] else "cls" if c["pooling_mode_cls_token"] else None
+    return None
+
+
+def llama_embeddings(gguf, toks, oracles, pooled):
+    """llama.cpp's outputs of toks as one sequence: each token's (pooling NONE) or the sequence's (the model's pooling)."""
+    sys.path.insert(0, oracles)
+    import llama_ref  # noqa: E402
+    ll = llama_ref.Llama.get()
+    L = ll.lib
+    L.llama_get_embeddings_ith.restype = C.POINTER(C.c_float)
+    L.llama_get_embeddings_ith.argtypes = [C.c_void_p, C.c_int32]
+    L.llama_get_embeddings_seq.restype = C.POINTER(C.c_float)
+    L.llama_get_embeddings_seq.argtypes = [C.c_void_p, C.c_int32]
+    L.llama_model_n_embd.restype = C.c_int32
+    L.llama_model_n_embd.argtypes = [C.c_void_p]
+    mp = llama_ref.LlamaModelParams.from_buffer_copy(bytes(ll.defaults["llama_model_default_params"]))
+    mp.n_gpu_layers, mp.load_mode, mp.use_extra_bufts, mp.check_tensors = 0, 0, False, True
+    start = len(ll.log)
+    model = L.llama_model_load_from_file(gguf.encode(), mp)
+    if not model:
+        raise RuntimeError(f"llama.cpp could not load {gguf}:\n" + "".join(ll.log[start:])[-4000:])
+    ctx = None
+    try:
+        cp = llama_ref.LlamaContextParams.from_buffer_copy(bytes(ll.defaults["llama_context_default_params"]))
+        n = len(toks)
+        cp.n_ctx = cp.n_batch = cp.n_ubatch = max(64, n)
+        cp.n_threads = cp.n_threads_batch = 2
+        cp.flash_attn_type = 0
+        cp.no_perf = True
+        cp.embeddings = True
+        cp.pooling_type = -1 if pooled else 0   # the model's pooling, or LLAMA_POOLING_TYPE_NONE
+        ctx = L.llama_init_from_model(model, cp)
+        if not ctx:
+            raise RuntimeError("llama_init_from_model failed:\n" + "".join(ll.log[start:])[-4000:])
+        arr = (C.c_int32 * n)(*toks)
+        rc = L.llama_decode(ctx, L.llama_batch_get_one(arr, n))
+        if rc != 0:
+            raise RuntimeError(f"llama_decode returned {rc}:\n" + "".join(ll.log[start:])[-4000:])
+        L.llama_synchronize(ctx)
+        e = L.llama_model_n_embd(model)
+        if pooled:
+            ptr = L.llama_get_embeddings_seq(ctx, 0)
+            return np.ctypeslib.as_array(ptr, shape=(e,)).astype(np.float64).copy()
+        return np.stack([np.ctypeslib.as_array(L.llama_get_embeddings_ith(ctx, i), shape=(e,)).astype(np.float64).copy()
+                         for i in range(n)])
+    finally:
+        if ctx:
+            L.llama_free(ctx)
+        L.llama_model_free(model)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("make")
+    m.add_argument("arch", choices=["bert"])
+    m.add_argument("dir")
+    m.add_argument("--tokenizer")
+    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--pooling", choices=["mean", "cls"])
+    m.add_argument("--masked-lm", action="store_true")
+    m.add_argument("--gamma-beta", action="store_true")
+    c = sub.add_parser("compare")
+    c.add_argument("dir")
+    c.add_argument("gguf")
+    c.add_argument("oracles")
+    c.add_argument("--tokens", default="101,7,42,100,3,250,17,64,5,9,200,102")
+    c.add_argument("--weights", choices=["f32", "f16"], default="f32")
+    c.add_argument("--variant", choices=["gelu-erf", "gelu-tanh", "no-positions", "no-token-types", "kv-swapped"])
+    a = ap.parse_args()
+    if a.cmd == "make":
+        make_bert(a.dir, a.tokenizer, a.seed, a.pooling, a.masked_lm, a.gamma_beta)
+        return
+    toks = [int(t) for t in a.tokens.split(",")]
+    cfg = json.load(open(os.path.join(a.dir, "config.json")))
+    W = {}
+    for f in sorted(f for f in os.listdir(a.dir) if f.endswith(".safetensors")):
+        W.update(read_safetensors(os.path.join(a.dir, f)))
+    want = bert_forward(cfg, W, toks, a.weights, a.variant)
+    got = llama_embeddings(a.gguf, toks, a.oracles, pooled=False)
+    diff = np.abs(got - want)
+    res = {"gguf": os.path.basename(a.gguf), "tokens": toks, "variant": a.variant, "weights": a.weights,
+           "tokens_max_abs_diff": float(diff.max()), "tokens_max_rel_diff": float(diff.max() / np.abs(want).max())}
+    pooling = pooling_of(a.dir)
+    if pooling:
+        want_pooled = want.mean(0) if pooling == "mean" else want[0]
+        got_pooled = llama_embeddings(a.gguf, toks, a.oracles, pooled=True)
+        d = np.abs(got_pooled - want_pooled)
+        res.update({"pooling": pooling, "pooled_max_abs_diff": float(d.max()),
+                    "pooled_max_rel_diff": float(d.max() / np.abs(want_pooled).max())})
+    print(json.dumps(res))
+
+
+if __name__ == "__main__":
+    main()
