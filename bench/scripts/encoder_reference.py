@@ -15,6 +15,12 @@ hidden states, llama.cpp's embeddings with pooling NONE) and the sentence embedd
         modules.json and 1_Pooling/config.json as sentence-transformers saves them. --masked-lm saves it as
         BertForMaskedLM does: every name under bert., the masked-language-model head (cls.predictions.*). --gamma-beta
         names the LayerNorms' parameters gamma and beta, as checkpoints of the first BERT releases do.
+    python3 encoder_reference.py make nomic-bert DIR [--tokenizer DIR] [--seed N] [--pooling mean|cls]
+        a tiny random NomicBertModel folder: config.json as nomic-embed-text-v1.5's (n_embd, n_head, n_inner, n_layer,
+        n_positions 8192 over max_trained_positions 2048, rotary_emb_base 1000, swiglu, no biases, post-norm; the
+        vocabulary padded to a multiple of 64), model.safetensors (BF16): word and token type embeddings, emb_ln, per
+        layer attn.Wqkv (q, k, v in blocks), attn.out_proj, norm1, mlp.fc11 / fc12 / fc2, norm2; hidden 64, 4 heads,
+        intermediate 192.
     python3 encoder_reference.py compare DIR GGUF ORACLES [--tokens 101,7592,...] [--weights f32|f16] [--variant gelu-erf]
         llama.cpp's per-token outputs and pooled embedding of GGUF (the oracles' llama_ref.py library), against this
         forward pass of DIR, printed as max abs / max relative differences. llama.cpp's bert computes GELU's tanh
@@ -76,17 +82,110 @@ def make_bert(out, tokenizer=None, seed=0, pooling=None, masked_lm=False, gamma_
     if tokenizer and os.path.exists(os.path.join(tokenizer, "vocab.txt")):
         with open(os.path.join(tokenizer, "vocab.txt"), "rb") as a, open(os.path.join(out, "vocab.txt"), "wb") as c:
             c.write(a.read())
-    if pooling:
-        modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-                   {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-                   {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}]
-        json.dump(modules, open(os.path.join(out, "modules.json"), "w"), indent=2)
-        os.makedirs(os.path.join(out, "1_Pooling"), exist_ok=True)
-        json.dump({"word_embedding_dimension": hidden, "pooling_mode_cls_token": pooling == "cls",
-                   "pooling_mode_mean_tokens": pooling == "mean", "pooling_mode_max_tokens": False,
-                   "pooling_mode_mean_sqrt_len_tokens": False, "pooling_mode_weightedmean_tokens": False,
-                   "pooling_mode_lasttoken": False, "include_prompt": True},
-                  open(os.path.join(out, "1_Pooling", "config.json"), "w"), indent=2)
+    write_pooling(out, pooling, hidden)
+
+
+def make_nomic_bert(out, tokenizer=None, seed=0, pooling=None):
+    rng = np.random.default_rng(seed)
+    vocab = 512
+    if tokenizer:
+        tj = json.load(open(os.path.join(tokenizer, "tokenizer.json"), encoding="utf-8"))
+        vocab = (max(tj["model"]["vocab"].values()) + 1 + 63) // 64 * 64
+    hidden, layers, heads, inter = 64, 2, 4, 192
+    config = {"activation_function": "swiglu", "architectures": ["NomicBertModel"], "attn_pdrop": 0.0,
+              "auto_map": {"AutoConfig": "nomic-ai/nomic-bert-2048--configuration_hf_nomic_bert.NomicBertConfig",
+                           "AutoModel": "nomic-ai/nomic-bert-2048--modeling_hf_nomic_bert.NomicBertModel"},
+              "bos_token_id": None, "causal": False, "dense_seq_output": True, "embd_pdrop": 0.0, "eos_token_id": None,
+              "fused_bias_fc": True, "fused_dropout_add_ln": True, "initializer_range": 0.02, "layer_norm_epsilon": 1e-12,
+              "max_trained_positions": 2048, "mlp_fc1_bias": False, "mlp_fc2_bias": False, "model_type": "nomic_bert",
+              "n_embd": hidden, "n_head": heads, "n_inner": inter, "n_layer": layers, "n_positions": 8192,
+              "pad_vocab_size_multiple": 64, "parallel_block": False, "parallel_block_tied_norm": False, "prenorm": False,
+              "qkv_proj_bias": False, "reorder_and_upcast_attn": False, "resid_pdrop": 0.0, "rotary_emb_base": 1000,
+              "rotary_emb_fraction": 1.0, "rotary_emb_interleaved": False, "rotary_emb_scale_base": None,
+              "rotary_scaling_factor": None, "scale_attn_by_inverse_layer_idx": False, "scale_attn_weights": True,
+              "summary_activation": None, "summary_first_dropout": 0.0, "summary_proj_to_labels": True,
+              "summary_type": "cls_index", "summary_use_proj": True, "torch_dtype": "float32",
+              "transformers_version": "4.34.0", "type_vocab_size": 2, "use_cache": True, "use_flash_attn": True,
+              "use_rms_norm": False, "use_xentropy": True, "vocab_size": vocab}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"embeddings.word_embeddings.weight": w(vocab, hidden, s=0.5), "embeddings.token_type_embeddings.weight": w(2, hidden, s=0.3),
+         "emb_ln.weight": 1 + w(hidden, s=0.2), "emb_ln.bias": w(hidden, s=0.1)}
+    for i in range(layers):
+        p = f"encoder.layers.{i}."
+        t[p + "attn.Wqkv.weight"] = w(3 * hidden, hidden)
+        t[p + "attn.out_proj.weight"] = w(hidden, hidden)
+        t[p + "mlp.fc11.weight"], t[p + "mlp.fc12.weight"] = w(inter, hidden), w(inter, hidden)
+        t[p + "mlp.fc2.weight"] = w(hidden, inter)
+        for n in ("norm1", "norm2"):
+            t[p + n + ".weight"], t[p + n + ".bias"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+    write_folder(out, t, config, tokenizer=tokenizer)
+    write_pooling(out, pooling, hidden)
+
+
+def write_pooling(out, pooling, hidden):
+    """modules.json and 1_Pooling/config.json as sentence-transformers saves them, when a pooling is asked for."""
+    if not pooling:
+        return
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+               {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}]
+    json.dump(modules, open(os.path.join(out, "modules.json"), "w"), indent=2)
+    os.makedirs(os.path.join(out, "1_Pooling"), exist_ok=True)
+    json.dump({"word_embedding_dimension": hidden, "pooling_mode_cls_token": pooling == "cls",
+               "pooling_mode_mean_tokens": pooling == "mean", "pooling_mode_max_tokens": False,
+               "pooling_mode_mean_sqrt_len_tokens": False, "pooling_mode_weightedmean_tokens": False,
+               "pooling_mode_lasttoken": False, "include_prompt": True},
+              open(os.path.join(out, "1_Pooling", "config.json"), "w"), indent=2)
+
+
+def nomic_bert_forward(cfg, W, toks, weights="f32", variant=None):
+    """NomicBertModel's last hidden states (token type 0, no padding) in float64, as its remote code computes them with
+    prenorm false: word + token type 0 embeddings, emb_ln; per layer Wqkv's output as q, k, v blocks of heads, the
+    rotate-half rope over whole heads (base rotary_emb_base), softmax(q k^T / sqrt(d)) v both ways, out_proj,
+    norm1(x + that); norm2(h + fc2(fc11(h) * silu(fc12(h)))). --variant interleaved-rope rotates adjacent pairs,
+    gate-up-swapped takes fc11 as the gate."""
+    H, hidden = cfg["n_head"], cfg["n_embd"]
+    d = hidden // H
+    eps = cfg.get("layer_norm_epsilon", 1e-12)
+    if weights == "f16":
+        W = {k: (f16(v) if v.ndim == 2 and "token_type" not in k else v) for k, v in W.items()}
+    T = len(toks)
+    inv = float(cfg["rotary_emb_base"]) ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    ang = np.arange(T, dtype=np.float64)[:, None] * inv[None, :]
+    cos, sin = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
+
+    def rope(x):
+        if variant == "interleaved-rope":
+            a, b = x[..., 0::2], x[..., 1::2]
+            out = np.empty_like(x)
+            out[..., 0::2], out[..., 1::2] = a * cos - b * sin, b * cos + a * sin
+            return out
+        a, b = x[..., :d // 2], x[..., d // 2:]
+        return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
+
+    def ln(x, p):
+        return layer_norm(x, W[p + ".weight"], W[p + ".bias"], eps)
+
+    x = W["embeddings.word_embeddings.weight"][np.array(toks)] + W["embeddings.token_type_embeddings.weight"][0]
+    x = ln(x, "emb_ln")
+    for i in range(cfg["n_layer"]):
+        p = f"encoder.layers.{i}."
+        qkv = x @ W[p + "attn.Wqkv.weight"].T
+        q, k, v = (y.reshape(T, H, d) for y in np.split(qkv, 3, axis=-1))
+        q, k = rope(q), rope(k)
+        s = np.einsum("thd,uhd->htu", q, k) / np.sqrt(d)
+        s = np.exp(s - s.max(-1, keepdims=True))
+        s /= s.sum(-1, keepdims=True)
+        a = np.einsum("htu,uhd->thd", s, v).reshape(T, hidden)
+        x = ln(x + a @ W[p + "attn.out_proj.weight"].T, p + "norm1")
+        up, gate = x @ W[p + "mlp.fc11.weight"].T, x @ W[p + "mlp.fc12.weight"].T
+        if variant == "gate-up-swapped":
+            up, gate = gate, up
+        x = ln(x + (up * (gate / (1 + np.exp(-gate)))) @ W[p + "mlp.fc2.weight"].T, p + "norm2")
+    return x
 
 
 def bert_forward(cfg, W, toks, weights="f32", variant=None):
@@ -200,7 +299,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
-    m.add_argument("arch", choices=["bert"])
+    m.add_argument("arch", choices=["bert", "nomic-bert"])
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--seed", type=int, default=0)
@@ -213,17 +312,22 @@ def main():
     c.add_argument("oracles")
     c.add_argument("--tokens", default="101,7,42,100,3,250,17,64,5,9,200,102")
     c.add_argument("--weights", choices=["f32", "f16"], default="f32")
-    c.add_argument("--variant", choices=["gelu-erf", "gelu-tanh", "no-positions", "no-token-types", "kv-swapped"])
+    c.add_argument("--variant", choices=["gelu-erf", "gelu-tanh", "no-positions", "no-token-types", "kv-swapped",
+                                         "interleaved-rope", "gate-up-swapped"])
     a = ap.parse_args()
     if a.cmd == "make":
-        make_bert(a.dir, a.tokenizer, a.seed, a.pooling, a.masked_lm, a.gamma_beta)
+        if a.arch == "nomic-bert":
+            make_nomic_bert(a.dir, a.tokenizer, a.seed, a.pooling)
+        else:
+            make_bert(a.dir, a.tokenizer, a.seed, a.pooling, a.masked_lm, a.gamma_beta)
         return
     toks = [int(t) for t in a.tokens.split(",")]
     cfg = json.load(open(os.path.join(a.dir, "config.json")))
     W = {}
     for f in sorted(f for f in os.listdir(a.dir) if f.endswith(".safetensors")):
         W.update(read_safetensors(os.path.join(a.dir, f)))
-    want = bert_forward(cfg, W, toks, a.weights, a.variant)
+    forward = nomic_bert_forward if cfg["architectures"][0] == "NomicBertModel" else bert_forward
+    want = forward(cfg, W, toks, a.weights, a.variant)
     got = llama_embeddings(a.gguf, toks, a.oracles, pooled=False)
     diff = np.abs(got - want)
     res = {"gguf": os.path.basename(a.gguf), "tokens": toks, "variant": a.variant, "weights": a.weights,

@@ -48,7 +48,8 @@ import java.util.concurrent.Callable;
                         + "an FP8 checkpoint recovered on the way, the multi-token-prediction layers left out), "
                         + "Glm4MoeForCausalLM (GLM-4.5/4.6), Glm4MoeLiteForCausalLM (GLM-4.7-Flash) and the text model of "
                         + "Llama4ForConditionalGeneration (Llama 4 Scout, Maverick; its vision model left out); the encoders "
-                        + "BertModel and BertForMaskedLM (BERT and the sentence-transformers embedding models on it)): GGUF names, rope "
+                        + "BertModel and BertForMaskedLM (BERT and the sentence-transformers embedding models on it) and NomicBertModel "
+                        + "(nomic-embed-text v1, v1.5)): GGUF names, rope "
                         + "row order, hyper-parameters, vocabulary; --dtype f32|f16|bf16|q8_0|auto as its --outtype (default auto), or a "
                         + "llama-quantize type (q4_k_m) applied to that file in the same pass. A quantized folder "
                         + "(FP8, GPTQ, AWQ, ...) is recovered on the way.",

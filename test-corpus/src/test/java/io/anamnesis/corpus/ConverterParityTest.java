@@ -424,6 +424,8 @@ class ConverterParityTest {
         // bert: an encoder's names (and BertForMaskedLM's under bert., gamma/beta), the pooler and heads left out, position and
         // token type embeddings F32, TextModel's keys then causal false and the sentence-transformers pooling type
         f.addAll(BertToGgufTest.parityFolders(ALL, withAuto));
+        // nomic-bert: the fused Wqkv kept, fc11/fc12/fc2 as up/gate/down, the trained context rewritten, rotary_emb_base
+        f.addAll(NomicBertToGgufTest.parityFolders(ALL, withAuto));
         // orion: llama's names with LayerNorm biases, unpermuted, its own keys (the file type first, the context's fallbacks)
         f.addAll(OrionToGgufTest.parityFolders(ALL, withAuto));
         // internlm2: the grouped fused wqkv split into q, k, v and permuted, its own names, dynamic NTK left out

@@ -888,6 +888,48 @@ final class Architectures {
             .build();
 
     /**
+     * Nomic's BERT ({@code NomicBertModel}: nomic-embed-text v1 and v1.5, their remote-code model; the converter's
+     * {@code NomicBertModel}): BERT's embeddings without position embeddings ({@code emb_ln} {@code token_embd_norm}),
+     * per layer the fused {@code attn.Wqkv} ({@code attn_qkv}: q, k, v in blocks, kept fused), {@code attn.out_proj},
+     * {@code norm1} ({@code attn_output_norm}), a SwiGLU MLP ({@code mlp.fc11} {@code ffn_up}, {@code mlp.fc12}
+     * {@code ffn_gate}, {@code mlp.fc2} {@code ffn_down}) and {@code norm2} ({@code layer_output_norm}), no biases but
+     * the norms'; NEOX rope over whole heads from {@code rotary_emb_base}. TextModel's keys, its context length the
+     * positions it was trained for ({@code n_positions} 8192 over {@code max_trained_positions} 2048 is 2048, as the
+     * converter rewrites it), then BERT's; BERT's WordPiece vocabulary. The mixture-of-experts model
+     * (nomic-embed-text-v2-moe, an XLM-RoBERTa vocabulary) is not converted yet.
+     */
+    static final Architecture NOMIC_BERT = Architecture.of("nomic-bert", "NomicBertModel")
+            .tensors(List.of(Architecture.TensorName.of("embeddings.word_embeddings", "token_embd"),
+                    Architecture.TensorName.of("embeddings.token_type_embeddings", "token_types"),
+                    Architecture.TensorName.of("emb_ln", "token_embd_norm"),
+                    Architecture.TensorName.of("encoder.layers.{bid}.attn.Wqkv", "blk.{bid}.attn_qkv"),
+                    Architecture.TensorName.of("encoder.layers.{bid}.attn.out_proj", "blk.{bid}.attn_output"),
+                    Architecture.TensorName.of("encoder.layers.{bid}.norm1", "blk.{bid}.attn_output_norm"),
+                    Architecture.TensorName.of("encoder.layers.{bid}.mlp.fc11", "blk.{bid}.ffn_up"),
+                    Architecture.TensorName.of("encoder.layers.{bid}.mlp.fc12", "blk.{bid}.ffn_gate"),
+                    Architecture.TensorName.of("encoder.layers.{bid}.mlp.fc2", "blk.{bid}.ffn_down"),
+                    Architecture.TensorName.of("encoder.layers.{bid}.norm2", "blk.{bid}.layer_output_norm")))
+            // NomicBertModel.set_gguf_parameters: BertModel's (TextModel's, then these)
+            .keys(List.of(Architecture.OwnKey.NOT_CAUSAL, new Architecture.PoolingType()))
+            .vocabulary(Architecture.VocabularyRule.BERT)
+            .requires(List.of("vocab_size", "n_embd", "n_head", "n_inner", "n_positions", "layer_norm_epsilon", "rotary_emb_base"))
+            .extras(Architecture.Extras.builder()
+                    // NomicBertModel.__init__'s asserts (a missing key is its KeyError)
+                    .configValues(new Architecture.ConfigValue("activation_function", "swiglu", true, "llama.cpp's nomic-bert "
+                                    + "computes a SwiGLU MLP"),
+                            new Architecture.ConfigValue("causal", Boolean.FALSE, true, "llama.cpp's nomic-bert attends both ways"),
+                            new Architecture.ConfigValue("qkv_proj_bias", Boolean.FALSE, true, "the converter takes a model without "
+                                    + "q/k/v biases"),
+                            new Architecture.ConfigValue("mlp_fc1_bias", Boolean.FALSE, true, "the converter takes an MLP without biases"),
+                            new Architecture.ConfigValue("mlp_fc2_bias", Boolean.FALSE, true, "the converter takes an MLP without biases"),
+                            new Architecture.ConfigValue("prenorm", Boolean.FALSE, true, "llama.cpp's nomic-bert normalizes after each "
+                                    + "block"),
+                            new Architecture.ConfigValue("rotary_emb_fraction", 1.0, true, "llama.cpp's nomic-bert rotates whole heads"),
+                            new Architecture.ConfigValue("rotary_emb_interleaved", Boolean.FALSE, true, "llama.cpp's nomic-bert rotates "
+                                    + "halves (NEOX), not adjacent pairs")))
+            .build();
+
+    /**
      * BERT's tensor names ({@code MODEL_ARCH.BERT}'s in gguf-py), as {@code BertModel} saves them and under {@code bert.}
      * as {@code BertForMaskedLM} does ({@code BertModel.modify_tensors} takes the prefix off).
      */
@@ -1952,7 +1994,7 @@ final class Architectures {
 
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, EXAONE, MINICPM, NEMOTRON, INTERNLM2, ORION, MPT, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
-            DEEPSEEK, DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE, BERT);
+            DEEPSEEK, DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE, BERT, NOMIC_BERT);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

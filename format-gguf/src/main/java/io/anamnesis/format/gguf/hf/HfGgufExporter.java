@@ -91,7 +91,7 @@ public final class HfGgufExporter implements ModelExporter {
         Map<?, ?> stored = files.json("config.json").orElseThrow(() ->
                 new MalformedFileException("no config.json beside the model: it is not a Hugging Face model folder"));
         Architecture arch = architecture(stored);
-        Map<?, ?> config = textModelConfig(arch, stored);
+        Map<?, ?> config = arch == Architectures.NOMIC_BERT ? nomicPositions(textModelConfig(arch, stored)) : textModelConfig(arch, stored);
         String folder = files.folder().map(p -> p.getFileName() == null ? "" : p.getFileName().toString()).orElse("");
         requireConfig(arch, config);
         arch.experts().ifPresent(e -> expectConfig(arch, e.config(), config));
@@ -107,6 +107,7 @@ public final class HfGgufExporter implements ModelExporter {
         if (arch == Architectures.EXAONE4) expectExaone4Window(config, blockCount);
         if (arch == Architectures.EXAONE || arch == Architectures.NEMOTRON || arch == Architectures.ORION) expectWholeHeadRope(arch, config);
         if (arch == Architectures.MPT) expectMpt(config);
+        if (arch == Architectures.NOMIC_BERT) expectNomicBert(config);
         if (arch.extras().latentAttention().isPresent()) expectDeepSeekLayout(arch, stored, config, blockCount);
         if (arch == Architectures.LLAMA4) expectLlama4QkNorm(config);
         if (arch == Architectures.FALCON && !Boolean.TRUE.equals(config.get("new_decoder_architecture"))
@@ -452,6 +453,47 @@ public final class HfGgufExporter implements ModelExporter {
         extras.configIgnored().forEach(merged::remove);
         extras.configFrom().forEach((key, from) -> HfConfig.find(merged, from).ifPresent(v -> merged.put(key, v)));
         return merged;
+    }
+
+    /**
+     * {@code NomicBertModel.__init__}'s context length: {@code n_positions} 8192 with {@code max_trained_positions} 2048
+     * (nomic-embed-text v1 and v1.5, trained for 2048 tokens) becomes 2048, 2048 with 2048 becomes 512; any other pair
+     * stops the converter (exit 3 here). {@code max_trained_positions} is 2048 when absent, as the converter reads it.
+     */
+    private static Map<?, ?> nomicPositions(Map<?, ?> config) {
+        long positions = HfConfig.integer(config, "n_positions").orElseThrow(() -> badKey("n_positions", "is missing"));
+        long trained = HfConfig.integer(config, "max_trained_positions").orElse(2048L);
+        long context;
+        if (positions == 8192 && trained == 2048) {
+            context = 2048;
+        } else if (positions == 2048 && trained == 2048) {
+            context = 512;
+        } else {
+            throw badKey("n_positions", "is " + positions + " with max_trained_positions " + trained + ": the converter knows "
+                    + "nomic-embed-text's 8192 over 2048 (a context of 2048) and 2048 over 2048 (512), and stops on others");
+        }
+        Map<Object, Object> rewritten = new LinkedHashMap<>(config);
+        rewritten.put("n_positions", context);
+        return rewritten;
+    }
+
+    /**
+     * What llama.cpp's nomic-bert does not compute, beyond the asserts of {@link Architectures#NOMIC_BERT}'s config
+     * values: a scaled rotary embedding ({@code rotary_emb_scale_base}, which the converter asserts null, or a
+     * {@code rotary_scaling_factor}, which it drops) and the mixture-of-experts layers of nomic-embed-text-v2-moe (exit 6).
+     */
+    private static void expectNomicBert(Map<?, ?> config) {
+        for (String key : List.of("rotary_emb_scale_base", "rotary_scaling_factor")) {
+            Object v = config.get(key);
+            if (v != null && v != io.anamnesis.api.json.Json.NULL) {
+                throw new UnsupportedFeatureException("config.json " + key + " is " + v + ": llama.cpp's nomic-bert rotates "
+                        + "without scaling (the converter writes no scaling); not converted");
+            }
+        }
+        if (HfConfig.integer(config, "moe_every_n_layers").filter(n -> n != 0).isPresent()) {
+            throw new UnsupportedFeatureException("config.json moe_every_n_layers is set: the mixture-of-experts nomic-bert "
+                    + "(nomic-embed-text-v2-moe, arch nomic-bert-moe) is not converted yet");
+        }
     }
 
     /**
@@ -1947,10 +1989,25 @@ public final class HfGgufExporter implements ModelExporter {
                 expect(d, 0, "vocab_size", "rows");
             } else if (n.endsWith("embeddings.word_embeddings.weight") || n.endsWith("embeddings.position_embeddings.weight")
                     || n.endsWith("embeddings.token_type_embeddings.weight")) {
-                // BERT's word, position and token type embeddings
-                expect(d, 1, "hidden_size", "columns");
+                // BERT's word, position and token type embeddings (Nomic's BERT names the width n_embd)
+                expect(d, 1, config.containsKey("hidden_size") || !config.containsKey("n_embd") ? "hidden_size" : "n_embd", "columns");
                 expect(d, 0, n.contains("word_") ? "vocab_size" : n.contains("position_") ? "max_position_embeddings"
                         : "type_vocab_size", "rows");
+            } else if (n.matches("encoder\\.layers\\.\\d+\\.attn\\.Wqkv\\.weight")) {
+                // Nomic's BERT: q, k and v in blocks of n_embd rows
+                expect(d, 1, "n_embd", "columns");
+                HfConfig.integer(config, "n_embd").ifPresent(h -> {
+                    if (d.shape().rank() != 2 || d.shape().dim(0) != 3 * h) {
+                        throw badKey("n_embd", "is " + h + ", but " + n + " has shape " + d.shape() + ", not the three blocks of q, "
+                                + "k and v [" + 3 * h + ", " + h + "]");
+                    }
+                });
+            } else if (n.matches("encoder\\.layers\\.\\d+\\.mlp\\.fc1[12]\\.weight")) {
+                expect(d, 0, "n_inner", "rows");
+                expect(d, 1, "n_embd", "columns");
+            } else if (n.matches("encoder\\.layers\\.\\d+\\.mlp\\.fc2\\.weight")) {
+                expect(d, 0, "n_embd", "rows");
+                expect(d, 1, "n_inner", "columns");
             } else if (n.matches("(bert\\.)?encoder\\.layer\\.\\d+\\.attention\\.(self\\.(query|key|value)|output\\.dense)\\.weight")) {
                 expect(d, 0, "hidden_size", "rows");
                 expect(d, 1, "hidden_size", "columns");
