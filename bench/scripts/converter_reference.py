@@ -31,7 +31,10 @@ What is stubbed, and why it does not touch what is compared:
   `general.quantization_version`) is replaced by one that writes
   `tokenizer.ggml.model = none`, as the converter's own `_set_vocab_none` does and as
   `amn convert --no-vocab` does, so that the whole files can be compared byte for byte.
-  Everything `set_vocab` writes in the real converter is a `tokenizer.*` key.
+  Everything `set_vocab` writes in the real converter is a `tokenizer.*` key. With
+  CONVERTER_REFERENCE_VOCAB=1 the family's own `set_vocab` runs instead, for the vocabularies it
+  reads without transformers (XLM-RoBERTa's sentencepiece.bpe.model, through the sentencepiece
+  and protobuf packages), so that the whole files can be compared, vocabulary and all.
 - torch older than 2.3 (Debian's 1.13 here; the converter's requirements pin 2.6) has no
   `uint16`/`uint32`/`uint64` and no `float8_e4m3fn`/`float8_e5m2`, which the converter
   names only as keys of its dtype tables (for byte swapping and for U16..U64 or FP8
@@ -139,11 +142,12 @@ def convert(converter_dir, jobs):
             hparams = conv.ModelBase.load_hparams(Path(model_dir), False)
             arch = conv.get_model_architecture(hparams, conv.ModelType.TEXT)
             model_class = conv.ModelBase.from_model_architecture(arch, model_type=conv.ModelType.TEXT)
-            model_class.set_vocab = _no_vocab
-            # a class that hands its work to a nested one (Mistral3Model's Ministral3Model): that one's too
-            for nested in vars(model_class).values():
-                if isinstance(nested, type) and issubclass(nested, conv.ModelBase):
-                    nested.set_vocab = _no_vocab
+            if os.environ.get("CONVERTER_REFERENCE_VOCAB") != "1":
+                model_class.set_vocab = _no_vocab
+                # a class that hands its work to a nested one (Mistral3Model's Ministral3Model): that one's too
+                for nested in vars(model_class).values():
+                    if isinstance(nested, type) and issubclass(nested, conv.ModelBase):
+                        nested.set_vocab = _no_vocab
             sys.argv = ["convert_hf_to_gguf.py", str(model_dir), "--outfile", str(out), "--outtype", outtype]
             conv.main()
         except BaseException as e:  # SystemExit too: main() exits on an unsupported model

@@ -21,12 +21,18 @@ hidden states, llama.cpp's embeddings with pooling NONE) and the sentence embedd
         vocabulary padded to a multiple of 64), model.safetensors (BF16): word and token type embeddings, emb_ln, per
         layer attn.Wqkv (q, k, v in blocks), attn.out_proj, norm1, mlp.fc11 / fc12 / fc2, norm2; hidden 64, 4 heads,
         intermediate 192.
+    python3 encoder_reference.py make xlm-roberta DIR --sp SENTENCEPIECE_MODEL [--seed N] [--pooling mean|cls] [--prefix]
+        a tiny random XLMRobertaModel folder: config.json as xlm-roberta-base's (pad_token_id 1, positions from 2,
+        max_position_embeddings 66, type_vocab_size 1, layer_norm_eps 1e-5), BERT's tensors (under roberta. with
+        --prefix), the SentencePiece unigram model as sentencepiece.bpe.model, its vocabulary (pieces + 2: fairseq's
+        shift of one and <mask>), a tokenizer.json with the added tokens and RobertaProcessing, tokenizer_config.json.
     python3 encoder_reference.py compare DIR GGUF ORACLES [--tokens 101,7592,...] [--weights f32|f16] [--variant gelu-erf]
         llama.cpp's per-token outputs and pooled embedding of GGUF (the oracles' llama_ref.py library), against this
         forward pass of DIR, printed as max abs / max relative differences. llama.cpp's bert computes GELU's tanh
         approximation, which ggml's CPU code looks up in an F16 table: that is the default here; --variant gelu-tanh
         computes the approximation in full, --variant gelu-erf the exact GELU transformers computes; no-positions,
-        no-token-types and kv-swapped are deliberately wrong models, to see how far a mistake lands. --weights f16 rounds the matrices to F16 first (what a --dtype f16 GGUF holds).
+        no-token-types, kv-swapped, positions-from-0 (XLM-RoBERTa's rows not cut), interleaved-rope and gate-up-swapped
+        (nomic-bert's) are deliberately wrong models, to see how far a mistake lands. --weights f16 rounds the matrices to F16 first (what a --dtype f16 GGUF holds).
 """
 import argparse
 import ctypes as C
@@ -83,6 +89,111 @@ def make_bert(out, tokenizer=None, seed=0, pooling=None, masked_lm=False, gamma_
         with open(os.path.join(tokenizer, "vocab.txt"), "rb") as a, open(os.path.join(out, "vocab.txt"), "wb") as c:
             c.write(a.read())
     write_pooling(out, pooling, hidden)
+
+
+def make_xlm_roberta(out, sp_model, seed=0, pooling=None, prefix=False):
+    import struct
+    rng = np.random.default_rng(seed)
+    pieces = sentencepiece_pieces(open(sp_model, "rb").read())
+    vocab = len(pieces) + 2
+    hidden, layers, heads, inter, positions = 64, 2, 4, 256, 66
+    config = {"architectures": ["XLMRobertaModel"], "attention_probs_dropout_prob": 0.1, "bos_token_id": 0,
+              "classifier_dropout": None, "eos_token_id": 2, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
+              "hidden_size": hidden, "initializer_range": 0.02, "intermediate_size": inter, "layer_norm_eps": 1e-05,
+              "max_position_embeddings": positions, "model_type": "xlm-roberta", "num_attention_heads": heads,
+              "num_hidden_layers": layers, "output_past": True, "pad_token_id": 1, "position_embedding_type": "absolute",
+              "torch_dtype": "float32", "transformers_version": "4.41.2", "type_vocab_size": 1, "use_cache": True,
+              "vocab_size": vocab}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"embeddings.word_embeddings.weight": w(vocab, hidden, s=0.5),
+         "embeddings.position_embeddings.weight": w(positions, hidden, s=0.3),
+         "embeddings.token_type_embeddings.weight": w(1, hidden, s=0.3),
+         "embeddings.LayerNorm.weight": 1 + w(hidden, s=0.2), "embeddings.LayerNorm.bias": w(hidden, s=0.1),
+         "pooler.dense.weight": w(hidden, hidden), "pooler.dense.bias": w(hidden, s=0.1)}
+    for i in range(layers):
+        p = f"encoder.layer.{i}."
+        for n in ("query", "key", "value"):
+            t[p + f"attention.self.{n}.weight"], t[p + f"attention.self.{n}.bias"] = w(hidden, hidden), w(hidden, s=0.2)
+        t[p + "attention.output.dense.weight"], t[p + "attention.output.dense.bias"] = w(hidden, hidden), w(hidden, s=0.1)
+        t[p + "attention.output.LayerNorm.weight"], t[p + "attention.output.LayerNorm.bias"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+        t[p + "intermediate.dense.weight"], t[p + "intermediate.dense.bias"] = w(inter, hidden), w(inter, s=0.3)
+        t[p + "output.dense.weight"], t[p + "output.dense.bias"] = w(hidden, inter), w(hidden, s=0.1)
+        t[p + "output.LayerNorm.weight"], t[p + "output.LayerNorm.bias"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+    if prefix:
+        t = {"roberta." + k: v for k, v in t.items()}
+    write_folder(out, t, config)
+    with open(sp_model, "rb") as a, open(os.path.join(out, "sentencepiece.bpe.model"), "wb") as c:
+        c.write(a.read())
+    # fairseq's ids: <s> <pad> </s> <unk>, then piece j (from 3) at j + 1, <mask> last
+    specials = [("<s>", 0), ("<pad>", 1), ("</s>", 2), ("<unk>", 3), ("<mask>", vocab - 1)]
+    model_vocab = [["<s>", 0.0], ["<pad>", 0.0], ["</s>", 0.0], ["<unk>", 0.0]] + [[p, s] for p, s in pieces[3:]] + [["<mask>", 0.0]]
+    tokenizer = {"version": "1.0", "truncation": None, "padding": None,
+                 "added_tokens": [{"id": i, "content": c, "single_word": False, "lstrip": c == "<mask>", "rstrip": False,
+                                   "normalized": False, "special": True} for c, i in specials],
+                 "normalizer": {"type": "Sequence", "normalizers": [{"type": "Precompiled", "precompiled_charsmap": ""},
+                                                                    {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]},
+                 "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
+                 "post_processor": {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0], "trim_offsets": True,
+                                    "add_prefix_space": True},
+                 "decoder": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
+                 "model": {"type": "Unigram", "unk_id": 3, "vocab": model_vocab, "byte_fallback": False}}
+    json.dump(tokenizer, open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8"), ensure_ascii=False)
+    json.dump({"bos_token": "<s>", "clean_up_tokenization_spaces": True, "cls_token": "<s>", "eos_token": "</s>",
+               "mask_token": "<mask>", "model_max_length": 512, "pad_token": "<pad>", "sep_token": "</s>",
+               "tokenizer_class": "XLMRobertaTokenizer", "unk_token": "<unk>"},
+              open(os.path.join(out, "tokenizer_config.json"), "w"), indent=2)
+    write_pooling(out, pooling, hidden)
+
+
+def sentencepiece_pieces(data):
+    """(piece, score) of a SentencePiece ModelProto's repeated field 1, read from the wire format."""
+    import struct
+
+    def varint(b, i):
+        v = shift = 0
+        while True:
+            c = b[i]
+            i += 1
+            v |= (c & 0x7F) << shift
+            if c < 0x80:
+                return v, i
+            shift += 7
+
+    out, i = [], 0
+    while i < len(data):
+        tag, i = varint(data, i)
+        wire = tag & 7
+        if wire == 2:
+            n, i = varint(data, i)
+            body, i = data[i:i + n], i + n
+            if tag >> 3 == 1:
+                piece, score, j = "", 0.0, 0
+                while j < len(body):
+                    t, j = varint(body, j)
+                    if t & 7 == 2:
+                        m, j = varint(body, j)
+                        if t >> 3 == 1:
+                            piece = body[j:j + m].decode("utf-8")
+                        j += m
+                    elif t & 7 == 5:
+                        if t >> 3 == 2:
+                            score = struct.unpack("<f", body[j:j + 4])[0]
+                        j += 4
+                    elif t & 7 == 0:
+                        _, j = varint(body, j)
+                    else:
+                        j += 8
+                out.append((piece, score))
+        elif wire == 0:
+            _, i = varint(data, i)
+        elif wire == 5:
+            i += 4
+        else:
+            i += 8
+    return out
 
 
 def make_nomic_bert(out, tokenizer=None, seed=0, pooling=None):
@@ -193,7 +304,12 @@ def bert_forward(cfg, W, toks, weights="f32", variant=None):
     type 0 embeddings, LayerNorm; per layer softmax(q k^T / sqrt(d)) v over all tokens (both ways), its output dense,
     LayerNorm(x + that); LayerNorm(h + output(gelu(intermediate(h)))). The LayerNorm parameters under either name."""
     from math import erf
-    W = {k.removeprefix("bert.").replace(".gamma", ".weight").replace(".beta", ".bias"): v for k, v in W.items()}
+    W = {k.removeprefix("bert.").removeprefix("roberta.").replace(".gamma", ".weight").replace(".beta", ".bias"): v
+         for k, v in W.items()}
+    # RoBERTa's positions start past the padding id (no token here is padding)
+    offset = cfg.get("pad_token_id", 0) + 1 if cfg["architectures"][0].startswith("XLMRoberta") else 0
+    if variant == "positions-from-0":
+        offset = 0
     H, hidden = cfg["num_attention_heads"], cfg["hidden_size"]
     d = hidden // H
     eps = cfg.get("layer_norm_eps", 1e-12)
@@ -218,7 +334,7 @@ def bert_forward(cfg, W, toks, weights="f32", variant=None):
 
     x = W["embeddings.word_embeddings.weight"][np.array(toks)]
     if variant != "no-positions":
-        x = x + W["embeddings.position_embeddings.weight"][:T]
+        x = x + W["embeddings.position_embeddings.weight"][offset:offset + T]
     if variant != "no-token-types":
         x = x + W["embeddings.token_type_embeddings.weight"][0]
     x = ln(x, "embeddings.LayerNorm")
@@ -299,7 +415,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
-    m.add_argument("arch", choices=["bert", "nomic-bert"])
+    m.add_argument("arch", choices=["bert", "nomic-bert", "xlm-roberta"])
+    m.add_argument("--sp")
+    m.add_argument("--prefix", action="store_true")
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--seed", type=int, default=0)
@@ -313,10 +431,12 @@ def main():
     c.add_argument("--tokens", default="101,7,42,100,3,250,17,64,5,9,200,102")
     c.add_argument("--weights", choices=["f32", "f16"], default="f32")
     c.add_argument("--variant", choices=["gelu-erf", "gelu-tanh", "no-positions", "no-token-types", "kv-swapped",
-                                         "interleaved-rope", "gate-up-swapped"])
+                                         "interleaved-rope", "gate-up-swapped", "positions-from-0"])
     a = ap.parse_args()
     if a.cmd == "make":
-        if a.arch == "nomic-bert":
+        if a.arch == "xlm-roberta":
+            make_xlm_roberta(a.dir, a.sp, a.seed, a.pooling, a.prefix)
+        elif a.arch == "nomic-bert":
             make_nomic_bert(a.dir, a.tokenizer, a.seed, a.pooling)
         else:
             make_bert(a.dir, a.tokenizer, a.seed, a.pooling, a.masked_lm, a.gamma_beta)

@@ -30,7 +30,7 @@ import java.util.concurrent.Callable;
                 "With --dtype naming a quantizer's target (--to gguf --dtype q4_k_m), the recovered tensors are "
                         + "quantized in the same pass: an FP8 or GPTQ safetensors file straight to a Q4_K_M GGUF.",
                 "A Hugging Face model folder (config.json, model.safetensors or its shards, tokenizer.model, a "
-                        + "byte-level BPE tokenizer.json or BERT's WordPiece one) with "
+                        + "byte-level BPE tokenizer.json, BERT's WordPiece one or sentencepiece.bpe.model) with "
                         + "--to gguf becomes the GGUF llama.cpp's convert_hf_to_gguf.py writes (architectures: "
                         + "LlamaForCausalLM and MistralForCausalLM, with Llama 3.1's rope scaling and YaRN; Qwen2ForCausalLM, "
                         + "Qwen3ForCausalLM (and Qwen3Model: Qwen3-Embedding), GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM and the text model of "
@@ -48,8 +48,8 @@ import java.util.concurrent.Callable;
                         + "an FP8 checkpoint recovered on the way, the multi-token-prediction layers left out), "
                         + "Glm4MoeForCausalLM (GLM-4.5/4.6), Glm4MoeLiteForCausalLM (GLM-4.7-Flash) and the text model of "
                         + "Llama4ForConditionalGeneration (Llama 4 Scout, Maverick; its vision model left out); the encoders "
-                        + "BertModel and BertForMaskedLM (BERT and the sentence-transformers embedding models on it) and NomicBertModel "
-                        + "(nomic-embed-text v1, v1.5)): GGUF names, rope "
+                        + "BertModel and BertForMaskedLM (BERT and the sentence-transformers embedding models on it), NomicBertModel "
+                        + "(nomic-embed-text v1, v1.5) and XLMRobertaModel (multilingual-e5, bge-m3)): GGUF names, rope "
                         + "row order, hyper-parameters, vocabulary; --dtype f32|f16|bf16|q8_0|auto as its --outtype (default auto), or a "
                         + "llama-quantize type (q4_k_m) applied to that file in the same pass. A quantized folder "
                         + "(FP8, GPTQ, AWQ, ...) is recovered on the way.",

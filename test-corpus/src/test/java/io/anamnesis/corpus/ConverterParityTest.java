@@ -426,6 +426,8 @@ class ConverterParityTest {
         f.addAll(BertToGgufTest.parityFolders(ALL, withAuto));
         // nomic-bert: the fused Wqkv kept, fc11/fc12/fc2 as up/gate/down, the trained context rewritten, rotary_emb_base
         f.addAll(NomicBertToGgufTest.parityFolders(ALL, withAuto));
+        // xlm-roberta: bert's layout under roberta. or bare names, the position rows cut past the padding id
+        f.addAll(XlmRobertaToGgufTest.parityFolders(ALL, withAuto));
         // orion: llama's names with LayerNorm biases, unpermuted, its own keys (the file type first, the context's fallbacks)
         f.addAll(OrionToGgufTest.parityFolders(ALL, withAuto));
         // internlm2: the grouped fused wqkv split into q, k, v and permuted, its own names, dynamic NTK left out

@@ -421,7 +421,12 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
          */
         PHI3,
         /** {@code BertModel.set_vocab}: a WordPiece tokenizer.json in llama.cpp's phantom-space spelling ({@link Vocabulary#bert}). */
-        BERT
+        BERT,
+        /**
+         * {@code XLMRobertaModel.set_vocab} ({@code _xlmroberta_set_vocab}): sentencepiece.bpe.model as llama.cpp's t5
+         * tokenizer reads it ({@link Vocabulary#xlmRoberta}).
+         */
+        XLM_ROBERTA
     }
 
     /**

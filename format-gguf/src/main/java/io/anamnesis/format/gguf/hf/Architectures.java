@@ -866,8 +866,16 @@ final class Architectures {
      * tokenizer.json ({@link Vocabulary#bert}). llama.cpp's bert computes GELU's tanh approximation where transformers
      * computes the exact one (a difference of about 1e-3 of the output), and only absolute positions.
      */
+    /** What llama.cpp's bert computes: GELU, absolute positions, an encoder without cross-attention. */
+    private static final Architecture.ConfigValue[] BERT_CONFIG = {
+            new Architecture.ConfigValue("hidden_act", "gelu", false, "llama.cpp's bert computes GELU"),
+            new Architecture.ConfigValue("position_embedding_type", "absolute", false, "llama.cpp's bert adds absolute position "
+                    + "embeddings"),
+            new Architecture.ConfigValue("is_decoder", Boolean.FALSE, false, "llama.cpp's bert is an encoder"),
+            new Architecture.ConfigValue("add_cross_attention", Boolean.FALSE, false, "llama.cpp's bert has no cross-attention")};
+
     static final Architecture BERT = Architecture.of("bert", "BertModel", "BertForMaskedLM")
-            .tensors(bertNames())
+            .tensors(bertNames("", "bert."))
             // BertModel.set_gguf_parameters: TextModel's, then these
             .keys(List.of(Architecture.OwnKey.NOT_CAUSAL, new Architecture.PoolingType()))
             .vocabulary(Architecture.VocabularyRule.BERT)
@@ -879,12 +887,29 @@ final class Architectures {
                             "pooler and pre-training heads"))
                     .suffixRename(".gamma", ".weight")
                     .suffixRename(".beta", ".bias")
-                    .configValues(new Architecture.ConfigValue("hidden_act", "gelu", false, "llama.cpp's bert computes GELU"),
-                            new Architecture.ConfigValue("position_embedding_type", "absolute", false, "llama.cpp's bert adds "
-                                    + "absolute position embeddings"),
-                            new Architecture.ConfigValue("is_decoder", Boolean.FALSE, false, "llama.cpp's bert is an encoder"),
-                            new Architecture.ConfigValue("add_cross_attention", Boolean.FALSE, false, "llama.cpp's bert has no "
-                                    + "cross-attention")))
+                    .configValues(BERT_CONFIG))
+            .build();
+
+    /**
+     * XLM-RoBERTa encoders ({@code XLMRobertaModel}: multilingual-e5-small/base/large, bge-m3, paraphrase-multilingual and
+     * other sentence-transformers models on xlm-roberta; the converter's {@code XLMRobertaModel}): BERT's layout (arch
+     * {@code bert}) under names with or without {@code roberta.}, the position embeddings without their first
+     * {@code pad_token_id + 1} rows (RoBERTa's positions start past the padding id) and the context length as many
+     * fewer; the vocabulary the SentencePiece unigram model {@code sentencepiece.bpe.model} as llama.cpp's t5 tokenizer
+     * reads it ({@link Vocabulary#xlmRoberta}). jina-embeddings-v3's LoRA adapters ({@code lora_adaptations}) are not
+     * converted yet.
+     */
+    static final Architecture XLM_ROBERTA = Architecture.of("bert", "XLMRobertaModel")
+            .tensors(bertNames("", "roberta."))
+            // XLMRobertaModel.set_gguf_parameters: BertModel's (TextModel's, then these)
+            .keys(List.of(Architecture.OwnKey.NOT_CAUSAL, new Architecture.PoolingType()))
+            .vocabulary(Architecture.VocabularyRule.XLM_ROBERTA)
+            .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
+                    "layer_norm_eps"))
+            .skips(List.of("embeddings.position_ids", "roberta.embeddings.position_ids"))
+            .extras(Architecture.Extras.builder()
+                    .leftOut(new Architecture.LeftOut(List.of("pooler.", "roberta.pooler.", "lm_head."), "pooler and pre-training heads"))
+                    .configValues(BERT_CONFIG))
             .build();
 
     /**
@@ -930,12 +955,13 @@ final class Architectures {
             .build();
 
     /**
-     * BERT's tensor names ({@code MODEL_ARCH.BERT}'s in gguf-py), as {@code BertModel} saves them and under {@code bert.}
-     * as {@code BertForMaskedLM} does ({@code BertModel.modify_tensors} takes the prefix off).
+     * BERT's tensor names ({@code MODEL_ARCH.BERT}'s in gguf-py) under each of {@code prefixes}: as {@code BertModel}
+     * saves them, under {@code bert.} as {@code BertForMaskedLM} does, under {@code roberta.} as some XLM-RoBERTa
+     * checkpoints do (the converter's {@code modify_tensors} take those prefixes off).
      */
-    private static List<Architecture.TensorName> bertNames() {
+    private static List<Architecture.TensorName> bertNames(String... prefixes) {
         List<Architecture.TensorName> names = new java.util.ArrayList<>();
-        for (String p : List.of("", "bert.")) {
+        for (String p : prefixes) {
             names.add(Architecture.TensorName.of(p + "embeddings.word_embeddings", "token_embd"));
             names.add(Architecture.TensorName.of(p + "embeddings.position_embeddings", "position_embd"));
             names.add(Architecture.TensorName.of(p + "embeddings.token_type_embeddings", "token_types"));
@@ -1994,7 +2020,7 @@ final class Architectures {
 
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, EXAONE, MINICPM, NEMOTRON, INTERNLM2, ORION, MPT, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
-            DEEPSEEK, DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE, BERT, NOMIC_BERT);
+            DEEPSEEK, DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE, BERT, NOMIC_BERT, XLM_ROBERTA);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

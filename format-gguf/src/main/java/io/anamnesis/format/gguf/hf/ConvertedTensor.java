@@ -190,6 +190,30 @@ final class ConvertedTensor {
                 d.values().map(v -> cut(v, shape)), d.keep());
     }
 
+    /**
+     * {@code d} without its first {@code first} rows (rows along the first dimension), as {@code d[first:]}: what
+     * RoBERTa's converters make of position embeddings that start at the padding id + 1.
+     */
+    static DenseTensor rowsFrom(DenseTensor d, long first) {
+        long[] dims = d.shape().toArray();
+        if (dims.length == 0 || first < 0 || first > dims[0]) throw new IllegalArgumentException("rows from " + first + " of " + d.shape());
+        long skip = first * (dims[0] == 0 ? 0 : d.elementCount() / dims[0]);
+        dims[0] -= first;
+        io.anamnesis.api.Shape shape = io.anamnesis.api.Shape.of(dims);
+        return new DenseTensor(d.name(), shape, d.storedDType(), d.recoveredFrom(), shifted(d.asStored(), shape, skip),
+                d.values().map(v -> shifted(v, shape, skip)), d.keep());
+    }
+
+    private static PlannedTensor shifted(PlannedTensor t, io.anamnesis.api.Shape shape, long skip) {
+        if (skip % t.granule() != 0) throw new IllegalArgumentException(t.name() + ": " + skip + " elements is not whole granules");
+        long n = shape.elementCount();
+        long granule = n == 0 || n % t.granule() != 0 ? Math.max(1, n) : t.granule();
+        return new PlannedTensor(t.name(), t.dtype(), shape, granule, arena -> {
+            ChunkFiller inner = t.producer().open(arena);
+            return (start, count, dest) -> inner.fill(start + skip, count, dest);
+        });
+    }
+
     /** {@code d} under another shape of as many elements: the same values in the same order ({@code reshape}/{@code squeeze}). */
     static DenseTensor reshaped(DenseTensor d, io.anamnesis.api.Shape shape) {
         if (shape.elementCount() != d.elementCount()) throw new IllegalArgumentException(shape + " is not " + d.shape() + " reshaped");

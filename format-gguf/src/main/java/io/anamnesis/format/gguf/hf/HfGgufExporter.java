@@ -91,7 +91,9 @@ public final class HfGgufExporter implements ModelExporter {
         Map<?, ?> stored = files.json("config.json").orElseThrow(() ->
                 new MalformedFileException("no config.json beside the model: it is not a Hugging Face model folder"));
         Architecture arch = architecture(stored);
-        Map<?, ?> config = arch == Architectures.NOMIC_BERT ? nomicPositions(textModelConfig(arch, stored)) : textModelConfig(arch, stored);
+        Map<?, ?> asStored = textModelConfig(arch, stored);
+        Map<?, ?> config = arch == Architectures.NOMIC_BERT ? nomicPositions(asStored)
+                : arch == Architectures.XLM_ROBERTA ? robertaPositions(asStored) : asStored;
         String folder = files.folder().map(p -> p.getFileName() == null ? "" : p.getFileName().toString()).orElse("");
         requireConfig(arch, config);
         arch.experts().ifPresent(e -> expectConfig(arch, e.config(), config));
@@ -108,6 +110,10 @@ public final class HfGgufExporter implements ModelExporter {
         if (arch == Architectures.EXAONE || arch == Architectures.NEMOTRON || arch == Architectures.ORION) expectWholeHeadRope(arch, config);
         if (arch == Architectures.MPT) expectMpt(config);
         if (arch == Architectures.NOMIC_BERT) expectNomicBert(config);
+        if (arch == Architectures.XLM_ROBERTA && config.containsKey("lora_adaptations")) {
+            throw new UnsupportedFeatureException("config.json has lora_adaptations: jina-embeddings-v3's task adapters (written "
+                    + "by the converter as LoRA GGUFs beside the model, arch jina-bert-v3) are not converted yet");
+        }
         if (arch.extras().latentAttention().isPresent()) expectDeepSeekLayout(arch, stored, config, blockCount);
         if (arch == Architectures.LLAMA4) expectLlama4QkNorm(config);
         if (arch == Architectures.FALCON && !Boolean.TRUE.equals(config.get("new_decoder_architecture"))
@@ -140,7 +146,8 @@ public final class HfGgufExporter implements ModelExporter {
         inputs.sort(Comparator.comparingInt((DenseTensor d) -> rank.getOrDefault(d.name(), Integer.MAX_VALUE))
                 .thenComparing(DenseTensor::name));
 
-        Shapes shapes = new Shapes(config, arch == Architectures.OLMO2 || arch == Architectures.OLMOE || arch == Architectures.MINIMAX_M2,
+        // the shapes as stored: XLM-RoBERTa's position rows are checked before the converter's cut
+        Shapes shapes = new Shapes(asStored, arch == Architectures.OLMO2 || arch == Architectures.OLMOE || arch == Architectures.MINIMAX_M2,
                 arch == Architectures.LFM2 ? Optional.of(adjustedFeedForward(config)) : Optional.empty(),
                 arch.extras().latentAttention().isPresent(), arch == Architectures.STARCODER, arch == Architectures.INTERNLM2);
         List<PlannedTensor> out = new ArrayList<>();
@@ -297,6 +304,10 @@ public final class HfGgufExporter implements ModelExporter {
                         + " (as the converter removes a Gemma 3 model's rows past its vocabulary)");
                 d = ConvertedTensor.firstRows(d, vocabularyRows.get());
             }
+            if (arch == Architectures.XLM_ROBERTA && name.startsWith("position_embd.") && positionOffset(asStored).isPresent()) {
+                // XLMRobertaModel.modify_tensors: positions start at pad_token_id + 1, so the rows before are cut
+                d = ConvertedTensor.rowsFrom(d, Math.min(positionOffset(asStored).get(), d.shape().dim(0)));
+            }
             Optional<Long> heads = Optional.empty();
             for (Architecture.RopeRows r : arch.ropeRows()) {
                 if (d.name().endsWith(r.suffix())) heads = Optional.of(shapes.ropeHeads(d, r.keyValueHeads()));
@@ -375,6 +386,7 @@ public final class HfGgufExporter implements ModelExporter {
                 case PHI3 -> Vocabulary.phi3(files, config, kv);
                 case GLM4 -> Vocabulary.glm4(files, config, kv);
                 case BERT -> Vocabulary.bert(files, config, kv);
+                case XLM_ROBERTA -> Vocabulary.xlmRoberta(files, config, kv);
             }
         } else {
             Vocabulary.none(kv);
@@ -474,6 +486,28 @@ public final class HfGgufExporter implements ModelExporter {
         }
         Map<Object, Object> rewritten = new LinkedHashMap<>(config);
         rewritten.put("n_positions", context);
+        return rewritten;
+    }
+
+    /** RoBERTa's position offset, {@code pad_token_id + 1}, when config.json has a padding id. */
+    private static Optional<Long> positionOffset(Map<?, ?> config) {
+        return HfConfig.integer(config, "pad_token_id").map(p -> p + 1);
+    }
+
+    /**
+     * {@code _xlmroberta_tokenizer_init}'s context length: {@code max_position_embeddings} less the position offset
+     * ({@code pad_token_id + 1}) when config.json has a padding id; the position rows are cut to match.
+     */
+    private static Map<?, ?> robertaPositions(Map<?, ?> config) {
+        Optional<Long> offset = positionOffset(config);
+        Optional<Long> positions = HfConfig.integer(config, "max_position_embeddings");
+        if (offset.isEmpty() || positions.isEmpty()) return config;
+        if (offset.get() < 1 || offset.get() > positions.get()) {
+            throw badKey("pad_token_id", "is " + (offset.get() - 1) + ": RoBERTa's positions start past it, and "
+                    + "max_position_embeddings " + positions.get() + " leaves none");
+        }
+        Map<Object, Object> rewritten = new LinkedHashMap<>(config);
+        rewritten.put("max_position_embeddings", positions.get() - offset.get());
         return rewritten;
     }
 

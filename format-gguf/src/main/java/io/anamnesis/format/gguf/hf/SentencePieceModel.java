@@ -13,18 +13,23 @@ import java.util.List;
 /**
  * The pieces of a SentencePiece {@code tokenizer.model}: a protobuf {@code ModelProto}, of
  * which the converter reads field 1, the repeated {@code SentencePiece} (1: piece, a
- * string; 2: score, a float; 3: type, an enum whose default is NORMAL), and (for InternLM2)
- * field 3's {@code NormalizerSpec.add_dummy_prefix}. The few fields
+ * string; 2: score, a float; 3: type, an enum whose default is NORMAL), field 2's
+ * {@code TrainerSpec.model_type} (3, UNIGRAM by default) and field 3's {@code NormalizerSpec}
+ * ({@code precompiled_charsmap} 2, {@code add_dummy_prefix} 3, {@code remove_extra_whitespaces} 4; both true
+ * by default), which InternLM2's and XLM-RoBERTa's vocabularies read. The few fields
  * needed do not justify a protobuf library: this reader walks the wire format
  * (varint, 64-bit, length-delimited and 32-bit fields), skips every other field, and refuses
  * anything that runs past its bounds.
  */
-record SentencePieceModel(List<Piece> pieces, boolean addDummyPrefix) {
+record SentencePieceModel(List<Piece> pieces, boolean addDummyPrefix, boolean removeExtraWhitespaces, byte[] precompiledCharsmap,
+                          int modelType) {
     /** The protobuf file name, for messages. */
     static final String FILE = "tokenizer.model";
 
     /** {@code sentencepiece_model.proto}'s {@code SentencePiece.Type}. */
     static final int NORMAL = 1, UNKNOWN = 2, CONTROL = 3, USER_DEFINED = 4, UNUSED = 5, BYTE = 6;
+    /** {@code TrainerSpec.ModelType}'s UNIGRAM, the default. */
+    static final int UNIGRAM = 1;
 
     record Piece(String text, float score, int type) {
     }
@@ -32,7 +37,9 @@ record SentencePieceModel(List<Piece> pieces, boolean addDummyPrefix) {
     static SentencePieceModel parse(byte[] bytes, long maxPieces) {
         ByteBuffer in = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         List<Piece> pieces = new ArrayList<>();
-        boolean addDummyPrefix = true;
+        boolean addDummyPrefix = true, removeExtraWhitespaces = true;
+        byte[] charsmap = new byte[0];
+        int modelType = UNIGRAM;
         while (in.hasRemaining()) {
             long tag = varint(in);
             int field = (int) (tag >>> 3);
@@ -40,26 +47,44 @@ record SentencePieceModel(List<Piece> pieces, boolean addDummyPrefix) {
             if (field == 1 && wire == 2) {
                 if (pieces.size() >= maxPieces) throw malformed("more than " + maxPieces + " pieces");
                 pieces.add(piece(slice(in)));
+            } else if (field == 2 && wire == 2) {
+                modelType = modelType(slice(in));
             } else if (field == 3 && wire == 2) {
-                addDummyPrefix = addDummyPrefix(slice(in));
+                // NormalizerSpec: a later occurrence merges into the earlier one, as protobuf merges messages
+                ByteBuffer spec = slice(in);
+                while (spec.hasRemaining()) {
+                    long t = varint(spec);
+                    int f = (int) (t >>> 3), w = (int) (t & 7);
+                    if (f == 2 && w == 2) {
+                        ByteBuffer b = slice(spec);
+                        charsmap = new byte[b.remaining()];
+                        b.get(charsmap);
+                    } else if (f == 3 && w == 0) {
+                        addDummyPrefix = varint(spec) != 0;
+                    } else if (f == 4 && w == 0) {
+                        removeExtraWhitespaces = varint(spec) != 0;
+                    } else {
+                        skip(spec, w);
+                    }
+                }
             } else {
                 skip(in, wire);
             }
         }
-        return new SentencePieceModel(List.copyOf(pieces), addDummyPrefix);
+        return new SentencePieceModel(List.copyOf(pieces), addDummyPrefix, removeExtraWhitespaces, charsmap, modelType);
     }
 
-    /** {@code NormalizerSpec.add_dummy_prefix} (field 3, a bool whose default is true) of the model's normalizer_spec. */
-    private static boolean addDummyPrefix(ByteBuffer in) {
-        boolean add = true;
+    /** {@code TrainerSpec.model_type} (field 3, UNIGRAM when absent). */
+    private static int modelType(ByteBuffer in) {
+        int type = UNIGRAM;
         while (in.hasRemaining()) {
             long tag = varint(in);
             int field = (int) (tag >>> 3);
             int wire = (int) (tag & 7);
-            if (field == 3 && wire == 0) add = varint(in) != 0;
+            if (field == 3 && wire == 0) type = (int) varint(in);
             else skip(in, wire);
         }
-        return add;
+        return type;
     }
 
     private static Piece piece(ByteBuffer in) {

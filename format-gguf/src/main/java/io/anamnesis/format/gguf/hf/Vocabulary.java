@@ -217,6 +217,71 @@ final class Vocabulary {
         special(files, config, Optional.of(tokenizer), tokenizerConfig, Optional.of(tokens.size()), false, kv);
     }
 
+    /** XLM-RoBERTa's SentencePiece model, under the name fairseq gave it. */
+    static final String XLM_ROBERTA_FILE = "sentencepiece.bpe.model";
+
+    /**
+     * Adds the vocabulary's keys as {@code _xlmroberta_set_vocab} writes them from sentencepiece.bpe.model (a unigram
+     * model; another type is exit 6, where the converter's assert fails): {@code max(vocab_size, pieces)} entries laid
+     * out as {@link Pieces#of} lays them, then shifted as fairseq's ids are: {@code <s> <pad> </s> <unk>} (control,
+     * control, control, unknown, scores 0) and the pieces from id 3 on, the last entry dropped, so that piece {@code j}
+     * is token {@code j + 1}; model {@code t5}, pre-tokenizer {@code default}, tokens, scores, types, the normalizer's
+     * {@code add_dummy_prefix} as {@code add_space_prefix}, the token type count, {@code remove_extra_whitespaces}, the
+     * precompiled character map (when the model has one), then SpecialVocab without merges. A folder with only a
+     * tokenizer.json (which the converter reads through transformers) is exit 6; neither is exit 3.
+     */
+    static void xlmRoberta(ModelFiles files, Map<?, ?> config, Map<String, MetaValue> kv) {
+        Optional<byte[]> model = files.bytes(XLM_ROBERTA_FILE);
+        if (model.isEmpty()) {
+            if (files.has(ByteLevelBpe.FILE)) {
+                throw new UnsupportedFeatureException("the model folder has " + ByteLevelBpe.FILE + " but no " + XLM_ROBERTA_FILE
+                        + ": the converter then reads the vocabulary through transformers' tokenizer, which is not converted yet "
+                        + "(--no-vocab writes the GGUF without a vocabulary)");
+            }
+            throw new MalformedFileException("no tokenizer: " + XLM_ROBERTA_FILE + " is not in "
+                    + files.folder().map(Object::toString).orElse("the model folder") + " (--no-vocab writes the GGUF without a "
+                    + "vocabulary)");
+        }
+        SentencePieceModel sp = SentencePieceModel.parse(model.get(), files.limits().maxArrayLength());
+        if (sp.modelType() != SentencePieceModel.UNIGRAM) {
+            throw new UnsupportedFeatureException(XLM_ROBERTA_FILE + " is a SentencePiece model of type " + sp.modelType()
+                    + ", not unigram (1), which the converter asserts and llama.cpp's t5 tokenizer runs");
+        }
+        long declared = Math.max(HfConfig.integer(config, "vocab_size").orElse(0L), sp.pieces().size());
+        if (declared < 4 || declared > files.limits().maxArrayLength()) {
+            throw new MalformedFileException("config.json: vocab_size " + declared + " is out of range for an XLM-RoBERTa vocabulary");
+        }
+        int vocabSize = (int) declared;
+        Pieces table = Pieces.of(sp, vocabSize);
+        List<MetaValue> tokens = new ArrayList<>(vocabSize), types = new ArrayList<>(vocabSize), scores = new ArrayList<>(vocabSize);
+        String[] head = {"<s>", "<pad>", "</s>", "<unk>"};
+        int[] headTypes = {CONTROL, CONTROL, CONTROL, UNKNOWN};
+        for (int i = 0; i < 4; i++) {
+            tokens.add(MetaValue.str(head[i]));
+            scores.add(MetaValue.Real.f32(0.0f));
+            types.add(MetaValue.i32(headTypes[i]));
+        }
+        for (int i = 3; i < vocabSize - 1; i++) {
+            tokens.add(MetaValue.str(table.tokens()[i]));
+            scores.add(MetaValue.Real.f32(table.scores()[i]));
+            types.add(MetaValue.i32(table.types()[i]));
+        }
+        kv.put("tokenizer.ggml.model", MetaValue.str("t5"));
+        kv.put("tokenizer.ggml.pre", MetaValue.str("default"));
+        kv.put("tokenizer.ggml.tokens", new MetaValue.Array(MetaValue.Type.STRING, tokens));
+        kv.put("tokenizer.ggml.scores", new MetaValue.Array(MetaValue.Type.F32, scores));
+        kv.put("tokenizer.ggml.token_type", new MetaValue.Array(MetaValue.Type.I32, types));
+        kv.put("tokenizer.ggml.add_space_prefix", new MetaValue.Bool(sp.addDummyPrefix()));
+        tokenTypeCount(config, kv);
+        kv.put("tokenizer.ggml.remove_extra_whitespaces", new MetaValue.Bool(sp.removeExtraWhitespaces()));
+        if (sp.precompiledCharsmap().length > 0) {
+            List<MetaValue> bytes = new ArrayList<>(sp.precompiledCharsmap().length);
+            for (byte b : sp.precompiledCharsmap()) bytes.add(new MetaValue.Int(MetaValue.Type.U8, b & 0xFF));
+            kv.put("tokenizer.ggml.precompiled_charsmap", new MetaValue.Array(MetaValue.Type.U8, bytes));
+        }
+        special(files, config, files.json(ByteLevelBpe.FILE), files.json("tokenizer_config.json"), Optional.of(tokens.size()), false, kv);
+    }
+
     /**
      * Adds the vocabulary's keys as {@code Glm4Model.set_vocab} writes them: a byte-level BPE
      * tokenizer.json, then SpecialVocab with merges whose EOS, EOT, UNK and BOS (in that order),
