@@ -26,6 +26,11 @@ hidden states, llama.cpp's embeddings with pooling NONE) and the sentence embedd
         max_position_embeddings 66, type_vocab_size 1, layer_norm_eps 1e-5), BERT's tensors (under roberta. with
         --prefix), the SentencePiece unigram model as sentencepiece.bpe.model, its vocabulary (pieces + 2: fairseq's
         shift of one and <mask>), a tokenizer.json with the added tokens and RobertaProcessing, tokenizer_config.json.
+    python3 encoder_reference.py make distilbert DIR [--tokenizer DIR] [--seed N] [--pooling mean|cls] [--masked-lm]
+        a tiny random DistilBertModel folder: config.json as distilbert-base-uncased's (dim, hidden_dim, n_heads,
+        n_layers, activation gelu, no epsilon), its tensors (embeddings without token types; transformer.layer.N with
+        q_lin/k_lin/v_lin/out_lin, sa_layer_norm, ffn.lin1/lin2, output_layer_norm); --masked-lm saves it as
+        DistilBertForMaskedLM does (distilbert. names, vocab_transform/vocab_layer_norm/vocab_projector).
     python3 encoder_reference.py compare DIR GGUF ORACLES [--tokens 101,7592,...] [--weights f32|f16] [--variant gelu-erf]
         llama.cpp's per-token outputs and pooled embedding of GGUF (the oracles' llama_ref.py library), against this
         forward pass of DIR, printed as max abs / max relative differences. llama.cpp's bert computes GELU's tanh
@@ -196,6 +201,43 @@ def sentencepiece_pieces(data):
     return out
 
 
+def make_distilbert(out, tokenizer=None, seed=0, pooling=None, masked_lm=False):
+    rng = np.random.default_rng(seed)
+    vocab = 512
+    if tokenizer:
+        tj = json.load(open(os.path.join(tokenizer, "tokenizer.json"), encoding="utf-8"))
+        vocab = max(tj["model"]["vocab"].values()) + 1
+    hidden, layers, heads, inter, positions = 64, 2, 4, 256, 64
+    arch = "DistilBertForMaskedLM" if masked_lm else "DistilBertModel"
+    config = {"activation": "gelu", "architectures": [arch], "attention_dropout": 0.1, "dim": hidden, "dropout": 0.1,
+              "hidden_dim": inter, "initializer_range": 0.02, "max_position_embeddings": positions, "model_type": "distilbert",
+              "n_heads": heads, "n_layers": layers, "pad_token_id": 0, "qa_dropout": 0.1, "seq_classif_dropout": 0.2,
+              "sinusoidal_pos_embds": False, "tie_weights_": True, "torch_dtype": "float32", "transformers_version": "4.41.2",
+              "vocab_size": vocab}
+
+    def w(*shape, s=0.15):
+        return rng.standard_normal(shape) * s
+
+    t = {"embeddings.word_embeddings.weight": w(vocab, hidden, s=0.5),
+         "embeddings.position_embeddings.weight": w(positions, hidden, s=0.3),
+         "embeddings.LayerNorm.weight": 1 + w(hidden, s=0.2), "embeddings.LayerNorm.bias": w(hidden, s=0.1)}
+    for i in range(layers):
+        p = f"transformer.layer.{i}."
+        for n in ("q_lin", "k_lin", "v_lin", "out_lin"):
+            t[p + f"attention.{n}.weight"], t[p + f"attention.{n}.bias"] = w(hidden, hidden), w(hidden, s=0.2)
+        for n in ("sa_layer_norm", "output_layer_norm"):
+            t[p + n + ".weight"], t[p + n + ".bias"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+        t[p + "ffn.lin1.weight"], t[p + "ffn.lin1.bias"] = w(inter, hidden), w(inter, s=0.3)
+        t[p + "ffn.lin2.weight"], t[p + "ffn.lin2.bias"] = w(hidden, inter), w(hidden, s=0.1)
+    if masked_lm:
+        t = {"distilbert." + k: v for k, v in t.items()}
+        t["vocab_transform.weight"], t["vocab_transform.bias"] = w(hidden, hidden), w(hidden)
+        t["vocab_layer_norm.weight"], t["vocab_layer_norm.bias"] = 1 + w(hidden), w(hidden)
+        t["vocab_projector.bias"] = w(vocab)
+    write_folder(out, t, config, tokenizer=tokenizer)
+    write_pooling(out, pooling, hidden)
+
+
 def make_nomic_bert(out, tokenizer=None, seed=0, pooling=None):
     rng = np.random.default_rng(seed)
     vocab = 512
@@ -306,6 +348,21 @@ def bert_forward(cfg, W, toks, weights="f32", variant=None):
     from math import erf
     W = {k.removeprefix("bert.").removeprefix("roberta.").replace(".gamma", ".weight").replace(".beta", ".bias"): v
          for k, v in W.items()}
+    if cfg["architectures"][0].startswith("DistilBert"):
+        # DistilBERT's names and keys as BERT's; it has no token type embeddings
+        names = [("distilbert.", ""), ("transformer.layer.", "encoder.layer."), ("attention.q_lin", "attention.self.query"),
+                 ("attention.k_lin", "attention.self.key"), ("attention.v_lin", "attention.self.value"),
+                 ("attention.out_lin", "attention.output.dense"), ("sa_layer_norm", "attention.output.LayerNorm"),
+                 ("ffn.lin1", "intermediate.dense"), ("ffn.lin2", "output.dense"), ("output_layer_norm", "output.LayerNorm")]
+        renamed = {}
+        for k, v in W.items():
+            for a, b in names:
+                k = k.replace(a, b)
+            renamed[k] = v
+        W = renamed
+        W["embeddings.token_type_embeddings.weight"] = np.zeros((1, cfg["dim"]))
+        cfg = dict(cfg, num_attention_heads=cfg["n_heads"], hidden_size=cfg["dim"], num_hidden_layers=cfg["n_layers"],
+                   layer_norm_eps=1e-12)
     # RoBERTa's positions start past the padding id (no token here is padding)
     offset = cfg.get("pad_token_id", 0) + 1 if cfg["architectures"][0].startswith("XLMRoberta") else 0
     if variant == "positions-from-0":
@@ -415,7 +472,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
-    m.add_argument("arch", choices=["bert", "nomic-bert", "xlm-roberta"])
+    m.add_argument("arch", choices=["bert", "nomic-bert", "xlm-roberta", "distilbert"])
     m.add_argument("--sp")
     m.add_argument("--prefix", action="store_true")
     m.add_argument("dir")
@@ -434,7 +491,9 @@ def main():
                                          "interleaved-rope", "gate-up-swapped", "positions-from-0"])
     a = ap.parse_args()
     if a.cmd == "make":
-        if a.arch == "xlm-roberta":
+        if a.arch == "distilbert":
+            make_distilbert(a.dir, a.tokenizer, a.seed, a.pooling, a.masked_lm)
+        elif a.arch == "xlm-roberta":
             make_xlm_roberta(a.dir, a.sp, a.seed, a.pooling, a.prefix)
         elif a.arch == "nomic-bert":
             make_nomic_bert(a.dir, a.tokenizer, a.seed, a.pooling)

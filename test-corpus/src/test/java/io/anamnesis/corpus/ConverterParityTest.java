@@ -428,6 +428,8 @@ class ConverterParityTest {
         f.addAll(NomicBertToGgufTest.parityFolders(ALL, withAuto));
         // xlm-roberta: bert's layout under roberta. or bare names, the position rows cut past the padding id
         f.addAll(XlmRobertaToGgufTest.parityFolders(ALL, withAuto));
+        // distilbert: bert's layout from DistilBERT's names, no token types, the masked-LM head left out, the epsilon first
+        f.addAll(DistilBertToGgufTest.parityFolders(ALL, withAuto));
         // orion: llama's names with LayerNorm biases, unpermuted, its own keys (the file type first, the context's fallbacks)
         f.addAll(OrionToGgufTest.parityFolders(ALL, withAuto));
         // internlm2: the grouped fused wqkv split into q, k, v and permuted, its own names, dynamic NTK left out

@@ -891,6 +891,48 @@ final class Architectures {
             .build();
 
     /**
+     * DistilBERT ({@code DistilBertModel}, {@code DistilBertForMaskedLM}: distilbert-base, msmarco-distilbert and the
+     * sentence-transformers models on it; the converter's {@code DistilBertModel}, a {@code BertModel}): BERT's layout
+     * under its own names ({@code transformer.layer.N.attention.q_lin/k_lin/v_lin/out_lin}, {@code sa_layer_norm},
+     * {@code ffn.lin1/lin2}, {@code output_layer_norm}), with or without {@code distilbert.}, no token type embeddings;
+     * the masked-language-model head ({@code vocab_transform}, {@code vocab_layer_norm}, {@code vocab_projector}) left
+     * out. Its keys: the LayerNorm epsilon 1e-12 first (the converter writes it before TextModel's, whatever config.json
+     * says), then TextModel's from DistilBERT's names ({@code n_layers}, {@code dim}, {@code hidden_dim},
+     * {@code n_heads}), then BERT's; BERT's WordPiece vocabulary.
+     */
+    static final Architecture DISTILBERT = Architecture.of("bert", "DistilBertModel", "DistilBertForMaskedLM")
+            .tensors(distilBertNames())
+            // DistilBertModel.set_gguf_parameters: the epsilon, then BertModel's (TextModel's, then these)
+            .keys(List.of(Architecture.OwnKey.NOT_CAUSAL, new Architecture.PoolingType()))
+            .vocabulary(Architecture.VocabularyRule.BERT)
+            .requires(List.of("vocab_size", "max_position_embeddings", "dim", "hidden_dim", "n_heads"))
+            .skips(List.of("embeddings.position_ids", "distilbert.embeddings.position_ids"))
+            .extras(Architecture.Extras.builder()
+                    .leftOut(new Architecture.LeftOut(List.of("vocab_transform.", "vocab_layer_norm.", "vocab_projector."),
+                            "masked-language-model head"))
+                    .configValues(new Architecture.ConfigValue("activation", "gelu", false, "llama.cpp's bert computes GELU")))
+            .build();
+
+    /** DistilBERT's names (gguf-py's {@code distillbert} entries), bare and under {@code distilbert.}. */
+    private static List<Architecture.TensorName> distilBertNames() {
+        List<Architecture.TensorName> names = new java.util.ArrayList<>();
+        for (String p : List.of("", "distilbert.")) {
+            names.add(Architecture.TensorName.of(p + "embeddings.word_embeddings", "token_embd"));
+            names.add(Architecture.TensorName.of(p + "embeddings.position_embeddings", "position_embd"));
+            names.add(Architecture.TensorName.of(p + "embeddings.LayerNorm", "token_embd_norm"));
+            names.add(Architecture.TensorName.of(p + "transformer.layer.{bid}.attention.q_lin", "blk.{bid}.attn_q"));
+            names.add(Architecture.TensorName.of(p + "transformer.layer.{bid}.attention.k_lin", "blk.{bid}.attn_k"));
+            names.add(Architecture.TensorName.of(p + "transformer.layer.{bid}.attention.v_lin", "blk.{bid}.attn_v"));
+            names.add(Architecture.TensorName.of(p + "transformer.layer.{bid}.attention.out_lin", "blk.{bid}.attn_output"));
+            names.add(Architecture.TensorName.of(p + "transformer.layer.{bid}.sa_layer_norm", "blk.{bid}.attn_output_norm"));
+            names.add(Architecture.TensorName.of(p + "transformer.layer.{bid}.ffn.lin1", "blk.{bid}.ffn_up"));
+            names.add(Architecture.TensorName.of(p + "transformer.layer.{bid}.ffn.lin2", "blk.{bid}.ffn_down"));
+            names.add(Architecture.TensorName.of(p + "transformer.layer.{bid}.output_layer_norm", "blk.{bid}.layer_output_norm"));
+        }
+        return List.copyOf(names);
+    }
+
+    /**
      * XLM-RoBERTa encoders ({@code XLMRobertaModel}: multilingual-e5-small/base/large, bge-m3, paraphrase-multilingual and
      * other sentence-transformers models on xlm-roberta; the converter's {@code XLMRobertaModel}): BERT's layout (arch
      * {@code bert}) under names with or without {@code roberta.}, the position embeddings without their first
@@ -2020,7 +2062,7 @@ final class Architectures {
 
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, EXAONE, MINICPM, NEMOTRON, INTERNLM2, ORION, MPT, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
-            DEEPSEEK, DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE, BERT, NOMIC_BERT, XLM_ROBERTA);
+            DEEPSEEK, DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE, BERT, NOMIC_BERT, XLM_ROBERTA, DISTILBERT);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

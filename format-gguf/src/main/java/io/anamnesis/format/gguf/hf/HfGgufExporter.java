@@ -946,6 +946,8 @@ public final class HfGgufExporter implements ModelExporter {
             return;
         }
         String a = arch.gguf();
+        // DistilBertModel.set_gguf_parameters writes BERT's epsilon before TextModel's keys (config.json has none)
+        if (arch == Architectures.DISTILBERT) kv.put(a + ".attention.layer_norm_epsilon", MetaValue.Real.f32(1e-12f));
         kv.put(Architectures.BLOCK_COUNT.key(a), MetaValue.u32(blockCount));
         for (HyperParameter h : Architectures.COMMON) put(a, config, h, kv);
         // DeepseekV2Model.set_gguf_parameters: the absorbed latent attention is one key/value head
@@ -2019,7 +2021,7 @@ public final class HfGgufExporter implements ModelExporter {
             if (latent && n.contains(".self_attn.")) {
                 latentAttention(d);
             } else if (n.equals("model.embed_tokens.weight") || n.equals("lm_head.weight")) {
-                expect(d, 1, config.containsKey("hidden_size") || !config.containsKey("n_embd") ? "hidden_size" : "n_embd", "columns");
+                expect(d, 1, config.containsKey("hidden_size") ? "hidden_size" : config.containsKey("dim") ? "dim" : "n_embd", "columns");
                 expect(d, 0, "vocab_size", "rows");
             } else if (n.endsWith("embeddings.word_embeddings.weight") || n.endsWith("embeddings.position_embeddings.weight")
                     || n.endsWith("embeddings.token_type_embeddings.weight")) {
@@ -2027,6 +2029,21 @@ public final class HfGgufExporter implements ModelExporter {
                 expect(d, 1, config.containsKey("hidden_size") || !config.containsKey("n_embd") ? "hidden_size" : "n_embd", "columns");
                 expect(d, 0, n.contains("word_") ? "vocab_size" : n.contains("position_") ? "max_position_embeddings"
                         : "type_vocab_size", "rows");
+            } else if (n.matches("(distilbert\\.)?transformer\\.layer\\.\\d+\\.attention\\.[qkv]_lin\\.weight")
+                    || n.matches("(distilbert\\.)?transformer\\.layer\\.\\d+\\.attention\\.out_lin\\.weight")) {
+                // DistilBERT's attention
+                expect(d, 0, "dim", "rows");
+                expect(d, 1, "dim", "columns");
+                Optional<Long> dim = HfConfig.integer(config, "dim"), heads = HfConfig.integer(config, "n_heads");
+                if (dim.isPresent() && heads.isPresent() && (heads.get() <= 0 || dim.get() % heads.get() != 0)) {
+                    throw badKey("n_heads", "is " + heads.get() + ", which does not divide dim " + dim.get() + " into heads");
+                }
+            } else if (n.matches("(distilbert\\.)?transformer\\.layer\\.\\d+\\.ffn\\.lin1\\.weight")) {
+                expect(d, 0, "hidden_dim", "rows");
+                expect(d, 1, "dim", "columns");
+            } else if (n.matches("(distilbert\\.)?transformer\\.layer\\.\\d+\\.ffn\\.lin2\\.weight")) {
+                expect(d, 0, "dim", "rows");
+                expect(d, 1, "hidden_dim", "columns");
             } else if (n.matches("encoder\\.layers\\.\\d+\\.attn\\.Wqkv\\.weight")) {
                 // Nomic's BERT: q, k and v in blocks of n_embd rows
                 expect(d, 1, "n_embd", "columns");
