@@ -51,12 +51,37 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from decoder_reference import f16, gelu_tanh, layer_norm, read_safetensors, write_folder  # noqa: E402
 
 
+def wordpiece_vocab(tokenizer):
+    """The vocabulary size of a folder made with TOKENIZER's tokenizer.json (its top id + 1), or 512 without one."""
+    if not tokenizer:
+        return 512
+    tj = json.load(open(os.path.join(tokenizer, "tokenizer.json"), encoding="utf-8"))
+    return max(tj["model"]["vocab"].values()) + 1
+
+
+def bert_tensors(w, vocab, hidden, layers, inter, positions, types, g="weight", b="bias"):
+    """BERT's tensors (embeddings, the pooler, each layer's attention and MLP with their LayerNorms, parameters named g
+    and b), each drawn by w(*shape, s=scale) in one fixed order."""
+    t = {"embeddings.word_embeddings.weight": w(vocab, hidden, s=0.5),
+         "embeddings.position_embeddings.weight": w(positions, hidden, s=0.3),
+         "embeddings.token_type_embeddings.weight": w(types, hidden, s=0.3),
+         f"embeddings.LayerNorm.{g}": 1 + w(hidden, s=0.2), f"embeddings.LayerNorm.{b}": w(hidden, s=0.1),
+         "pooler.dense.weight": w(hidden, hidden), "pooler.dense.bias": w(hidden, s=0.1)}
+    for i in range(layers):
+        p = f"encoder.layer.{i}."
+        for n in ("query", "key", "value"):
+            t[p + f"attention.self.{n}.weight"], t[p + f"attention.self.{n}.bias"] = w(hidden, hidden), w(hidden, s=0.2)
+        t[p + "attention.output.dense.weight"], t[p + "attention.output.dense.bias"] = w(hidden, hidden), w(hidden, s=0.1)
+        t[p + f"attention.output.LayerNorm.{g}"], t[p + f"attention.output.LayerNorm.{b}"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+        t[p + "intermediate.dense.weight"], t[p + "intermediate.dense.bias"] = w(inter, hidden), w(inter, s=0.3)
+        t[p + "output.dense.weight"], t[p + "output.dense.bias"] = w(hidden, inter), w(hidden, s=0.1)
+        t[p + f"output.LayerNorm.{g}"], t[p + f"output.LayerNorm.{b}"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+    return t
+
+
 def make_bert(out, tokenizer=None, seed=0, pooling=None, masked_lm=False, gamma_beta=False):
     rng = np.random.default_rng(seed)
-    vocab = 512
-    if tokenizer:
-        tj = json.load(open(os.path.join(tokenizer, "tokenizer.json"), encoding="utf-8"))
-        vocab = max(tj["model"]["vocab"].values()) + 1
+    vocab = wordpiece_vocab(tokenizer)
     hidden, layers, heads, inter, positions = 64, 2, 4, 256, 64
     arch = "BertForMaskedLM" if masked_lm else "BertModel"
     config = {"architectures": [arch], "model_type": "bert", "vocab_size": vocab, "hidden_size": hidden,
@@ -70,20 +95,7 @@ def make_bert(out, tokenizer=None, seed=0, pooling=None, masked_lm=False, gamma_
         return rng.standard_normal(shape) * s
 
     g, b = ("gamma", "beta") if gamma_beta else ("weight", "bias")
-    t = {"embeddings.word_embeddings.weight": w(vocab, hidden, s=0.5),
-         "embeddings.position_embeddings.weight": w(positions, hidden, s=0.3),
-         "embeddings.token_type_embeddings.weight": w(2, hidden, s=0.3),
-         f"embeddings.LayerNorm.{g}": 1 + w(hidden, s=0.2), f"embeddings.LayerNorm.{b}": w(hidden, s=0.1),
-         "pooler.dense.weight": w(hidden, hidden), "pooler.dense.bias": w(hidden, s=0.1)}
-    for i in range(layers):
-        p = f"encoder.layer.{i}."
-        for n in ("query", "key", "value"):
-            t[p + f"attention.self.{n}.weight"], t[p + f"attention.self.{n}.bias"] = w(hidden, hidden), w(hidden, s=0.2)
-        t[p + "attention.output.dense.weight"], t[p + "attention.output.dense.bias"] = w(hidden, hidden), w(hidden, s=0.1)
-        t[p + f"attention.output.LayerNorm.{g}"], t[p + f"attention.output.LayerNorm.{b}"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
-        t[p + "intermediate.dense.weight"], t[p + "intermediate.dense.bias"] = w(inter, hidden), w(inter, s=0.3)
-        t[p + "output.dense.weight"], t[p + "output.dense.bias"] = w(hidden, inter), w(hidden, s=0.1)
-        t[p + f"output.LayerNorm.{g}"], t[p + f"output.LayerNorm.{b}"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+    t = bert_tensors(w, vocab, hidden, layers, inter, positions, 2, g, b)
     if masked_lm:
         t = {"bert." + k: v for k, v in t.items() if not k.startswith("pooler.")}
         t["cls.predictions.bias"] = w(vocab, s=0.1)
@@ -97,7 +109,6 @@ def make_bert(out, tokenizer=None, seed=0, pooling=None, masked_lm=False, gamma_
 
 
 def make_xlm_roberta(out, sp_model, seed=0, pooling=None, prefix=False):
-    import struct
     rng = np.random.default_rng(seed)
     pieces = sentencepiece_pieces(open(sp_model, "rb").read())
     vocab = len(pieces) + 2
@@ -113,20 +124,7 @@ def make_xlm_roberta(out, sp_model, seed=0, pooling=None, prefix=False):
     def w(*shape, s=0.15):
         return rng.standard_normal(shape) * s
 
-    t = {"embeddings.word_embeddings.weight": w(vocab, hidden, s=0.5),
-         "embeddings.position_embeddings.weight": w(positions, hidden, s=0.3),
-         "embeddings.token_type_embeddings.weight": w(1, hidden, s=0.3),
-         "embeddings.LayerNorm.weight": 1 + w(hidden, s=0.2), "embeddings.LayerNorm.bias": w(hidden, s=0.1),
-         "pooler.dense.weight": w(hidden, hidden), "pooler.dense.bias": w(hidden, s=0.1)}
-    for i in range(layers):
-        p = f"encoder.layer.{i}."
-        for n in ("query", "key", "value"):
-            t[p + f"attention.self.{n}.weight"], t[p + f"attention.self.{n}.bias"] = w(hidden, hidden), w(hidden, s=0.2)
-        t[p + "attention.output.dense.weight"], t[p + "attention.output.dense.bias"] = w(hidden, hidden), w(hidden, s=0.1)
-        t[p + "attention.output.LayerNorm.weight"], t[p + "attention.output.LayerNorm.bias"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
-        t[p + "intermediate.dense.weight"], t[p + "intermediate.dense.bias"] = w(inter, hidden), w(inter, s=0.3)
-        t[p + "output.dense.weight"], t[p + "output.dense.bias"] = w(hidden, inter), w(hidden, s=0.1)
-        t[p + "output.LayerNorm.weight"], t[p + "output.LayerNorm.bias"] = 1 + w(hidden, s=0.2), w(hidden, s=0.1)
+    t = bert_tensors(w, vocab, hidden, layers, inter, positions, 1)
     if prefix:
         t = {"roberta." + k: v for k, v in t.items()}
     write_folder(out, t, config)
@@ -203,10 +201,7 @@ def sentencepiece_pieces(data):
 
 def make_distilbert(out, tokenizer=None, seed=0, pooling=None, masked_lm=False):
     rng = np.random.default_rng(seed)
-    vocab = 512
-    if tokenizer:
-        tj = json.load(open(os.path.join(tokenizer, "tokenizer.json"), encoding="utf-8"))
-        vocab = max(tj["model"]["vocab"].values()) + 1
+    vocab = wordpiece_vocab(tokenizer)
     hidden, layers, heads, inter, positions = 64, 2, 4, 256, 64
     arch = "DistilBertForMaskedLM" if masked_lm else "DistilBertModel"
     config = {"activation": "gelu", "architectures": [arch], "attention_dropout": 0.1, "dim": hidden, "dropout": 0.1,
@@ -240,10 +235,7 @@ def make_distilbert(out, tokenizer=None, seed=0, pooling=None, masked_lm=False):
 
 def make_nomic_bert(out, tokenizer=None, seed=0, pooling=None):
     rng = np.random.default_rng(seed)
-    vocab = 512
-    if tokenizer:
-        tj = json.load(open(os.path.join(tokenizer, "tokenizer.json"), encoding="utf-8"))
-        vocab = (max(tj["model"]["vocab"].values()) + 1 + 63) // 64 * 64
+    vocab = (wordpiece_vocab(tokenizer) + 63) // 64 * 64   # nomic pads its vocabulary to a multiple of 64
     hidden, layers, heads, inter = 64, 2, 4, 192
     config = {"activation_function": "swiglu", "architectures": ["NomicBertModel"], "attn_pdrop": 0.0,
               "auto_map": {"AutoConfig": "nomic-ai/nomic-bert-2048--configuration_hf_nomic_bert.NomicBertConfig",

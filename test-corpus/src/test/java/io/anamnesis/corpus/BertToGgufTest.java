@@ -28,11 +28,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * WordPiece vocabulary in llama.cpp's phantom-space spelling; the bad inputs. {@link ConverterParityTest} compares such
  * folders with the converter's own files; with the oracles ({@code ORACLE_CACHE}) and bert-base-uncased's tokenizer
  * ({@code AMN_TOKENIZER_BERT}, made by {@code bench/scripts/bert_uncased_tokenizer.py}) llama.cpp's embeddings are
- * checked against {@code bench/scripts/encoder_reference.py}'s forward pass.
+ * checked against {@code bench/scripts/encoder_reference.py}'s forward pass ({@link EncoderReference}).
  */
 class BertToGgufTest {
     static final int VOCAB = 40, HIDDEN = 32, LAYERS = 2, HEADS = 4, INTER = 64, POSITIONS = 16;
-    static final Path SCRIPT = Path.of("..", "bench", "scripts", "encoder_reference.py").toAbsolutePath().normalize();
 
     @TempDir
     Path tmp;
@@ -276,19 +275,18 @@ class BertToGgufTest {
         Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_BERT not set: llama.cpp needs the vocabulary; not checked");
         Path oracles = DecoderReference.oracles();
         Path dir = tmp.resolve("bert-forward");
-        List<String> cmd = new ArrayList<>(List.of("python3", SCRIPT.toString(), "make", "bert", dir.toString(), "--tokenizer",
-                tok.get().toString(), "--seed", "3"));
-        cmd.addAll(List.of(make.split(";")));
-        DecoderReference.run(tmp, cmd);
+        List<String> args = new ArrayList<>(List.of("--tokenizer", tok.get().toString(), "--seed", "3"));
+        args.addAll(List.of(make.split(";")));
+        EncoderReference.make(tmp, "bert", dir, args);
         Path out = tmp.resolve("bert-" + dtype + ".gguf");
         CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
         assertThat(r.code()).as(r.err()).isZero();
-        JsonNode cmp = compare(dir, out, oracles, dtype);
+        JsonNode cmp = EncoderReference.compare(tmp, dir, out, oracles, dtype);
         assertThat(cmp.path("tokens_max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(dtype.equals("f32") ? 1e-3 : 3e-3);
         if (!make.contains("masked-lm")) {
             assertThat(cmp.path("pooled_max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(dtype.equals("f32") ? 1e-3 : 3e-3);
         }
-        JsonNode w = compare(dir, out, oracles, dtype, "--variant", wrong);
+        JsonNode w = EncoderReference.compare(tmp, dir, out, oracles, dtype, "--variant", wrong);
         assertThat(w.path("tokens_max_rel_diff").asDouble()).as(wrong + " is told apart: " + w).isGreaterThan(0.1);
     }
 
@@ -302,25 +300,10 @@ class BertToGgufTest {
     void aQuantizedConversionIsLlamaQuantizeOfTheConvertersFile(String type, String make) throws Exception {
         Path oracles = DecoderReference.oracles();
         Path dir = tmp.resolve("bert-quantize");
-        List<String> cmd = new ArrayList<>(List.of("python3", SCRIPT.toString(), "make", "bert", dir.toString(), "--seed", "9"));
-        cmd.addAll(List.of(make.split(";")));
-        DecoderReference.run(tmp, cmd);
-        Path auto = tmp.resolve("auto.gguf"), ref = tmp.resolve("ref.gguf"), ours = tmp.resolve("ours.gguf");
-        CorpusCliTest.Run a = DecoderReference.convert(dir, "auto", auto, false);
-        assertThat(a.code()).as(a.err()).isZero();
-        DecoderReference.run(tmp, List.of("python3", oracles.resolve("llama_ref.py").toString(), "quantize", auto.toString(),
-                ref.toString(), type));
-        CorpusCliTest.Run q = DecoderReference.convert(dir, type.toLowerCase(java.util.Locale.ROOT), ours, false);
-        assertThat(q.code()).as(q.err()).isZero();
-        assertThat(Files.readAllBytes(ours)).as(type + ": byte for byte llama_model_quantize of the converter's file")
-                .isEqualTo(Files.readAllBytes(ref));
-    }
-
-    private JsonNode compare(Path dir, Path gguf, Path oracles, String weights, String... extra) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("python3", SCRIPT.toString(), "compare", dir.toString(), gguf.toString(),
-                oracles.toString(), "--weights", weights));
-        cmd.addAll(List.of(extra));
-        return LlamaRunOracleTest.JSON.readTree(DecoderReference.run(tmp, cmd));
+        List<String> args = new ArrayList<>(List.of("--seed", "9"));
+        args.addAll(List.of(make.split(";")));
+        EncoderReference.make(tmp, "bert", dir, args);
+        EncoderReference.quantizedIsLlamaQuantize(tmp, oracles, dir, type);
     }
 
     /** The folders {@link ConverterParityTest} compares with the converter's own files. */

@@ -122,26 +122,18 @@ class DistilBertToGgufTest {
         Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_BERT not set: llama.cpp needs the vocabulary; not checked");
         Path oracles = DecoderReference.oracles();
         Path dir = tmp.resolve("distilbert-forward");
-        List<String> cmd = new ArrayList<>(List.of("python3", BertToGgufTest.SCRIPT.toString(), "make", "distilbert", dir.toString(),
-                "--tokenizer", tok.get().toString(), "--seed", "1"));
-        cmd.addAll(List.of(make.split(";")));
-        DecoderReference.run(tmp, cmd);
+        List<String> args = new ArrayList<>(List.of("--tokenizer", tok.get().toString(), "--seed", "1"));
+        args.addAll(List.of(make.split(";")));
+        EncoderReference.make(tmp, "distilbert", dir, args);
         Path out = tmp.resolve("distilbert-" + dtype + ".gguf");
         CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
         assertThat(r.code()).as(r.err()).isZero();
-        JsonNode cmp = compare(dir, out, oracles, dtype);
+        JsonNode cmp = EncoderReference.compare(tmp, dir, out, oracles, dtype);
         double limit = dtype.equals("f32") ? 1e-3 : 3e-3;
         assertThat(cmp.path("tokens_max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(limit);
         if (make.contains("pooling")) assertThat(cmp.path("pooled_max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(limit);
-        JsonNode w = compare(dir, out, oracles, dtype, "--variant", wrong);
+        JsonNode w = EncoderReference.compare(tmp, dir, out, oracles, dtype, "--variant", wrong);
         assertThat(w.path("tokens_max_rel_diff").asDouble()).as(wrong + " is told apart: " + w).isGreaterThan(0.1);
-    }
-
-    private JsonNode compare(Path dir, Path gguf, Path oracles, String weights, String... extra) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("python3", BertToGgufTest.SCRIPT.toString(), "compare", dir.toString(),
-                gguf.toString(), oracles.toString(), "--weights", weights));
-        cmd.addAll(List.of(extra));
-        return LlamaRunOracleTest.JSON.readTree(DecoderReference.run(tmp, cmd));
     }
 
     /** The folders {@link ConverterParityTest} compares with the converter's own files. */

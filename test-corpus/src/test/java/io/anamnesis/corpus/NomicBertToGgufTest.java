@@ -10,9 +10,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -131,27 +129,19 @@ class NomicBertToGgufTest {
         Assumptions.assumeTrue(tok.isPresent(), "AMN_TOKENIZER_BERT not set: llama.cpp needs the vocabulary; not checked");
         Path oracles = DecoderReference.oracles();
         Path dir = tmp.resolve("nomic-forward");
-        DecoderReference.run(tmp, List.of("python3", BertToGgufTest.SCRIPT.toString(), "make", "nomic-bert", dir.toString(),
-                "--tokenizer", tok.get().toString(), "--seed", "4", "--pooling", "mean"));
+        EncoderReference.make(tmp, "nomic-bert", dir, List.of("--tokenizer", tok.get().toString(), "--seed", "4", "--pooling", "mean"));
         Path out = tmp.resolve("nomic-" + dtype + ".gguf");
         CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
         assertThat(r.code()).as(r.err()).isZero();
         ReferenceGguf g = ReferenceGguf.read(out);
         // the vocabulary padded to 30528: its six fillers unused, in the phantom-space spelling
         assertThat(Phi3ToGgufTest.strings(g.kv.get("tokenizer.ggml.tokens"))).hasSize(30528).endsWith("\u2581[PAD30527]");
-        JsonNode cmp = compare(dir, out, oracles, dtype);
+        JsonNode cmp = EncoderReference.compare(tmp, dir, out, oracles, dtype);
         double limit = dtype.equals("f32") ? 1e-5 : 3e-3;
         assertThat(cmp.path("tokens_max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(limit);
         assertThat(cmp.path("pooled_max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(limit);
-        JsonNode w = compare(dir, out, oracles, dtype, "--variant", wrong);
+        JsonNode w = EncoderReference.compare(tmp, dir, out, oracles, dtype, "--variant", wrong);
         assertThat(w.path("tokens_max_rel_diff").asDouble()).as(wrong + " is told apart: " + w).isGreaterThan(0.1);
-    }
-
-    private JsonNode compare(Path dir, Path gguf, Path oracles, String weights, String... extra) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("python3", BertToGgufTest.SCRIPT.toString(), "compare", dir.toString(),
-                gguf.toString(), oracles.toString(), "--weights", weights));
-        cmd.addAll(List.of(extra));
-        return LlamaRunOracleTest.JSON.readTree(DecoderReference.run(tmp, cmd));
     }
 
     /** Q4_K_M in the same pass: byte for byte llama_model_quantize of the converter's default output. */
@@ -159,16 +149,8 @@ class NomicBertToGgufTest {
     void aQuantizedConversionIsLlamaQuantizeOfTheConvertersFile() throws Exception {
         Path oracles = DecoderReference.oracles();
         Path dir = tmp.resolve("nomic-quantize");
-        DecoderReference.run(tmp, List.of("python3", BertToGgufTest.SCRIPT.toString(), "make", "nomic-bert", dir.toString(),
-                "--seed", "9"));
-        Path auto = tmp.resolve("auto.gguf"), ref = tmp.resolve("ref.gguf"), ours = tmp.resolve("ours.gguf");
-        assertThat(DecoderReference.convert(dir, "auto", auto, false).code()).isZero();
-        DecoderReference.run(tmp, List.of("python3", oracles.resolve("llama_ref.py").toString(), "quantize", auto.toString(),
-                ref.toString(), "Q4_K_M"));
-        CorpusCliTest.Run q = DecoderReference.convert(dir, "q4_k_m", ours, false);
-        assertThat(q.code()).as(q.err()).isZero();
-        assertThat(Files.readAllBytes(ours)).as("byte for byte llama_model_quantize of the converter's file")
-                .isEqualTo(Files.readAllBytes(ref));
+        EncoderReference.make(tmp, "nomic-bert", dir, List.of("--seed", "9"));
+        EncoderReference.quantizedIsLlamaQuantize(tmp, oracles, dir, "Q4_K_M");
     }
 
     /**

@@ -277,25 +277,17 @@ class XlmRobertaToGgufTest {
         Path sp = tmp.resolve("sentencepiece.bpe.model");
         Files.write(sp, sentencePiece(1, new byte[0], true, true));
         Path dir = tmp.resolve("xlm-r-forward");
-        DecoderReference.run(tmp, List.of("python3", BertToGgufTest.SCRIPT.toString(), "make", "xlm-roberta", dir.toString(),
-                "--sp", sp.toString(), "--seed", "1", "--pooling", "mean"));
+        EncoderReference.make(tmp, "xlm-roberta", dir, List.of("--sp", sp.toString(), "--seed", "1", "--pooling", "mean"));
         Path out = tmp.resolve("xlm-r-" + dtype + ".gguf");
         CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
         assertThat(r.code()).as(r.err()).isZero();
         String tokens = "0,7,12,19,3,4,17,6,5,9,20,2";
-        JsonNode cmp = compare(dir, out, oracles, dtype, tokens);
+        JsonNode cmp = EncoderReference.compare(tmp, dir, out, oracles, dtype, "--tokens", tokens);
         double limit = dtype.equals("f32") ? 1e-3 : 3e-3;
         assertThat(cmp.path("tokens_max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(limit);
         assertThat(cmp.path("pooled_max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(limit);
-        JsonNode w = compare(dir, out, oracles, dtype, tokens, "--variant", wrong);
+        JsonNode w = EncoderReference.compare(tmp, dir, out, oracles, dtype, "--tokens", tokens, "--variant", wrong);
         assertThat(w.path("tokens_max_rel_diff").asDouble()).as(wrong + " is told apart: " + w).isGreaterThan(0.05);
-    }
-
-    private JsonNode compare(Path dir, Path gguf, Path oracles, String weights, String tokens, String... extra) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("python3", BertToGgufTest.SCRIPT.toString(), "compare", dir.toString(),
-                gguf.toString(), oracles.toString(), "--weights", weights, "--tokens", tokens));
-        cmd.addAll(List.of(extra));
-        return LlamaRunOracleTest.JSON.readTree(DecoderReference.run(tmp, cmd));
     }
 
     /** The folders {@link ConverterParityTest} compares with the converter's own files (vocabulary aside). */

@@ -90,11 +90,16 @@ class RealTokenizersTest {
             List.of(3465, 285, 4042, 3395, 361, 1354, 1527, 666, 20, 223, 1823, 7006, 201));
 
     static ByteLevelBpe load(String variable) throws IOException {
+        return ByteLevelBpe.of(tokenizerJson(variable));
+    }
+
+    /** The tokenizer.json of the folder {@code variable} names, parsed; the test skipped, saying so, without one. */
+    static Map<?, ?> tokenizerJson(String variable) throws IOException {
         String dir = System.getenv(variable);
         Assumptions.assumeTrue(dir != null && !dir.isBlank(), variable + " is not set: the real tokenizer is not checked");
         Path file = Path.of(dir, "tokenizer.json");
         Assumptions.assumeTrue(Files.isRegularFile(file), variable + " has no tokenizer.json: the real tokenizer is not checked");
-        return ByteLevelBpe.of((Map<?, ?>) Json.parse(Files.readString(file), 64));
+        return (Map<?, ?>) Json.parse(Files.readString(file), 64);
     }
 
     @Test
@@ -169,10 +174,6 @@ class RealTokenizersTest {
     }
 
     static WordPiece loadWordPiece(String variable) throws IOException {
-        String dir = System.getenv(variable);
-        Assumptions.assumeTrue(dir != null && !dir.isBlank(), variable + " is not set: the real tokenizer is not checked");
-        Path file = Path.of(dir, "tokenizer.json");
-        Assumptions.assumeTrue(Files.isRegularFile(file), variable + " has no tokenizer.json: the real tokenizer is not checked");
-        return WordPiece.of((Map<?, ?>) Json.parse(Files.readString(file), 64));
+        return WordPiece.of(tokenizerJson(variable));
     }
 }
