@@ -43,6 +43,9 @@ What is stubbed, and why it does not touch what is compared:
   scales, which the converter repacks as bytes).
 - `tqdm` (the progress bar of `write_tensors_to_file`) is replaced by a silent one when it
   is not installed.
+- `safetensors` (its torch `load_file`, which EmbeddingGemma's `generate_extra_tensors` imports
+  and calls only for the Dense modules of `--sentence-transformers-dense-modules`, a flag not
+  given here) by a module whose `load_file` fails, when it is not installed.
 - Logging is silenced below errors.
 """
 import logging
@@ -95,6 +98,21 @@ def _stub_modules():
 
         q.tqdm = tqdm
         sys.modules["tqdm"] = q
+    try:
+        import safetensors.torch  # noqa: F401
+    except ImportError:
+        # EmbeddingGemma's generate_extra_tensors imports safetensors.torch.load_file before it looks at any
+        # sentence-transformers Dense module, which it reads only with --sentence-transformers-dense-modules
+        st = types.ModuleType("safetensors")
+        st_torch = types.ModuleType("safetensors.torch")
+
+        def load_file(*args, **kwargs):
+            raise OSError("safetensors is not installed (converter_reference.py stub)")
+
+        st_torch.load_file = load_file
+        st.torch = st_torch
+        sys.modules["safetensors"] = st
+        sys.modules["safetensors.torch"] = st_torch
 
 
 class _MissingDtype:

@@ -1143,7 +1143,7 @@ GEMMA3_TEXT_DEFAULTS = {"rope_theta": 1_000_000.0, "rope_local_base_freq": 10_00
                         "final_logit_softcapping": None, "attn_logit_softcapping": None, "rope_scaling": None}
 
 
-def make_gemma3(out, sp, seed, linear=None, multimodal=False, final_softcap=None, local_theta=10000.0):
+def make_gemma3(out, sp, seed, linear=None, multimodal=False, final_softcap=None, local_theta=10000.0, embedding=False):
     rng = np.random.default_rng(seed)
     vocab = sentencepiece_size(sp) if sp else 512
     hidden, inter, layers, heads, kv, head_dim = 64, 160, 6, 4, 2, 32
@@ -1194,6 +1194,24 @@ def make_gemma3(out, sp, seed, linear=None, multimodal=False, final_softcap=None
         t[p + "mlp.up_proj.weight"] = w(inter, hidden)
         t[p + "mlp.down_proj.weight"] = w(hidden, inter)
     t["model.norm.weight"] = w(hidden, s=0.3)
+    if embedding:
+        # EmbeddingGemma (google/embeddinggemma-300m's config keys): Gemma3TextModel, bidirectional, saved without model.
+        config = dict(text, architectures=["Gemma3TextModel"], use_bidirectional_attention=True, sliding_window=6,
+                      final_logit_softcapping=None, eos_token_id=1)
+        t = {k.removeprefix("model."): v for k, v in t.items()}
+        write_folder(out, t, config, sp=sp)
+        modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+                   {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+                   {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"},
+                   {"idx": 3, "name": "3", "path": "3_Dense", "type": "sentence_transformers.models.Dense"},
+                   {"idx": 4, "name": "4", "path": "4_Normalize", "type": "sentence_transformers.models.Normalize"}]
+        json.dump(modules, open(os.path.join(out, "modules.json"), "w"), indent=2)
+        os.makedirs(os.path.join(out, "1_Pooling"), exist_ok=True)
+        json.dump({"word_embedding_dimension": hidden, "pooling_mode_cls_token": False, "pooling_mode_mean_tokens": True,
+                   "pooling_mode_max_tokens": False, "pooling_mode_mean_sqrt_len_tokens": False,
+                   "pooling_mode_weightedmean_tokens": False, "pooling_mode_lasttoken": False, "include_prompt": True},
+                  open(os.path.join(out, "1_Pooling", "config.json"), "w"), indent=2)
+        return
     if multimodal:
         t = {"language_model." + k: v for k, v in t.items()}
         t["vision_tower.vision_model.embeddings.patch_embedding.weight"] = w(16, 3, 16, 16)
@@ -4129,7 +4147,11 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
             rp = cfg["rope_parameters"]
             cfg = {**cfg, "rope_scaling": rp, "rope_theta": rp["rope_theta"],
                    "llama4_query_scale": (rp["llama_4_scaling_beta"], rp["original_max_position_embeddings"])}
-    gemma3 = arch in ("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
+    gemma3 = arch in ("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "Gemma3TextModel")
+    # EmbeddingGemma: the base model's names, attention both ways, no cache in llama.cpp (K and V stay F32)
+    embedding = arch == "Gemma3TextModel"
+    if embedding:
+        W = {("model." + k if not k.startswith("model.") else k): v for k, v in W.items()}
     if gemma3:
         # the text model: text_config over the top level, Gemma3TextConfig's defaults under both
         cfg = {**GEMMA3_TEXT_DEFAULTS, **cfg, **cfg.get("text_config", {})}
@@ -4195,8 +4217,14 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         x = x * cfg["embedding_multiplier"]
     T = len(toks)
     mask = np.triu(np.full((T, T), -np.inf), 1)
+    if embedding and variant != "causal":
+        mask = np.zeros((T, T))
     window = mask.copy()
-    if (gemma2 or gemma3) and variant != "no-window":
+    if embedding and variant != "no-window":
+        # a bidirectional window: transformers' |q - kv| < sliding_window // 2 + 1, llama.cpp's |q - kv| <= n_swa / 2
+        dist = np.abs(np.arange(T)[:, None] - np.arange(T)[None, :])
+        window[dist > cfg["sliding_window"] // 2] = -np.inf
+    elif (gemma2 or gemma3) and variant != "no-window":
         dist = np.arange(T)[:, None] - np.arange(T)[None, :]
         window[dist >= cfg["sliding_window"]] = -np.inf
     local = [gemma2 and i % 2 == 0 for i in range(cfg["num_hidden_layers"])]
@@ -4262,14 +4290,14 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         if cfg.get("llama4_query_scale") and variant != "no-query-scale":
             beta, old_ctx = cfg["llama4_query_scale"]
             q = q * (1 + beta * np.log(1 + np.floor(pos / old_ctx)))[:, None, None]
-        if kv_cache == "f16":
+        if kv_cache == "f16" and not embedding:
             k, v = f16(k), f16(v)
         if gemma:
             # llama.cpp's gemma graphs scale Q before attention (not the scores), so the scaled Q meets K
             q, qk_scale = q * scale, 1.0
         else:
             qk_scale = scale
-        if kv_cache == "f16":
+        if kv_cache == "f16" and not embedding:
             q = f16(q)  # ggml multiplies an F16 K by its Q converted to F16
         a = attend(q, k, v, window if local[i] else mask, kv_cache, mul=qk_scale, cap=cap) @ W[p + "self_attn.o_proj.weight"].T
         if glm4 and variant != "no-post-norms":
@@ -4320,6 +4348,8 @@ def forward(folder, tokens, weights="f32", kv_cache="f64", rope_scaling=True, va
         if glm4 and variant != "no-post-norms":
             m = norm(m, p + "post_mlp_layernorm.weight")
         x = x + residual * m
+    if embedding:
+        return arch, norm(x, "model.norm.weight")   # every token's output: llama.cpp's embeddings with pooling none
     last = norm(x[-1], "model.norm.weight")
     head = W["model.embed_tokens.weight"] if gemma else W.get("lm_head.weight", W["model.embed_tokens.weight"])
     logits = head @ last
@@ -5237,7 +5267,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
-    m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "phi3",
+    m.add_argument("arch", choices=["llama", "qwen2", "qwen3", "qwen3moe", "mixtral", "gemma", "gemma2", "gemma3", "embeddinggemma", "phi3",
                                     "granite", "smollm3", "olmo2", "olmo3", "qwen2moe", "gpt-oss", "mistral3", "arcee",
                                     "seed_oss", "glm4", "lfm2", "cohere", "cohere2", "exaone4", "deepseek2",
                                     "glm4moe", "llama4", "olmoe", "ernie4_5", "ernie4_5_moe", "qwen3vl", "qwen3vlmoe",
@@ -5305,7 +5335,7 @@ def main():
                                              "no-renorm", "no-query-scale", "gelu-erf", "no-bias", "no-softplus",
                                              "silu-not-xielu", "no-lm-head-bias", "gelu-tanh", "qkv-blocks",
                                              "no-positions", "qkv-per-head", "kv-swapped",
-                                             "no-alibi", "no-clip", "rms-norm"])
+                                             "no-alibi", "no-clip", "rms-norm", "causal"])
         p.add_argument("--mutate", choices=["swap-gate-up", "swap-k-v", "swap-factors", "no-attn-factor",
                                             "reverse-experts", "no-shared-expert", "no-expert-bias", "no-routing-bias",
                                             "no-renormalize"])
@@ -5315,6 +5345,8 @@ def main():
     if a.cmd == "make":
         if a.arch == "gemma3":
             make_gemma3(a.dir, a.sp, a.seed, a.linear, a.multimodal, a.final_softcap, a.local_theta)
+        elif a.arch == "embeddinggemma":
+            make_gemma3(a.dir, a.sp, a.seed, local_theta=a.local_theta, embedding=True)
         elif a.arch == "gpt-oss":
             make_gpt_oss(a.dir, a.tokenizer, a.tied, a.seed, a.mxfp4, a.yarn, 32.0 if a.yarn_factor is None else a.yarn_factor)
         elif a.arch == "phi3":

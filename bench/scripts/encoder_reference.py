@@ -480,7 +480,8 @@ def main():
     c.add_argument("--tokens", default="101,7,42,100,3,250,17,64,5,9,200,102")
     c.add_argument("--weights", choices=["f32", "f16"], default="f32")
     c.add_argument("--variant", choices=["gelu-erf", "gelu-tanh", "no-positions", "no-token-types", "kv-swapped",
-                                         "interleaved-rope", "gate-up-swapped", "positions-from-0"])
+                                         "interleaved-rope", "gate-up-swapped", "positions-from-0", "causal",
+                                         "no-window"])
     a = ap.parse_args()
     if a.cmd == "make":
         if a.arch == "distilbert":
@@ -497,8 +498,13 @@ def main():
     W = {}
     for f in sorted(f for f in os.listdir(a.dir) if f.endswith(".safetensors")):
         W.update(read_safetensors(os.path.join(a.dir, f)))
-    forward = nomic_bert_forward if cfg["architectures"][0] == "NomicBertModel" else bert_forward
-    want = forward(cfg, W, toks, a.weights, a.variant)
+    if cfg["architectures"][0] == "Gemma3TextModel":
+        # EmbeddingGemma: decoder_reference.py's Gemma 3 attending both ways (ggml's F16 GELU table modelled; no cache)
+        import decoder_reference
+        want = decoder_reference.forward(a.dir, toks, a.weights, "f16", variant=a.variant)[1]
+    else:
+        forward = nomic_bert_forward if cfg["architectures"][0] == "NomicBertModel" else bert_forward
+        want = forward(cfg, W, toks, a.weights, a.variant)
     got = llama_embeddings(a.gguf, toks, a.oracles, pooled=False)
     diff = np.abs(got - want)
     res = {"gguf": os.path.basename(a.gguf), "tokens": toks, "variant": a.variant, "weights": a.weights,

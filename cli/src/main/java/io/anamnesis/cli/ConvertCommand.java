@@ -50,7 +50,8 @@ import java.util.concurrent.Callable;
                         + "Llama4ForConditionalGeneration (Llama 4 Scout, Maverick; its vision model left out); the encoders "
                         + "BertModel and BertForMaskedLM (BERT and the sentence-transformers embedding models on it), DistilBertModel and "
                         + "DistilBertForMaskedLM, NomicBertModel "
-                        + "(nomic-embed-text v1, v1.5) and XLMRobertaModel (multilingual-e5, bge-m3)): GGUF names, rope "
+                        + "(nomic-embed-text v1, v1.5), Gemma3TextModel (EmbeddingGemma) and XLMRobertaModel (multilingual-e5, bge-m3)): "
+                        + "GGUF names, rope "
                         + "row order, hyper-parameters, vocabulary; --dtype f32|f16|bf16|q8_0|auto as its --outtype (default auto), or a "
                         + "llama-quantize type (q4_k_m) applied to that file in the same pass. A quantized folder "
                         + "(FP8, GPTQ, AWQ, ...) is recovered on the way.",

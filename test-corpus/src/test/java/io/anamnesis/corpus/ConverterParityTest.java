@@ -430,6 +430,8 @@ class ConverterParityTest {
         f.addAll(XlmRobertaToGgufTest.parityFolders(ALL, withAuto));
         // distilbert: bert's layout from DistilBERT's names, no token types, the masked-LM head left out, the epsilon first
         f.addAll(DistilBertToGgufTest.parityFolders(ALL, withAuto));
+        // gemma-embedding: gemma3's layout under the base model's names, the window as config.json gives it, the pooling type
+        f.addAll(EmbeddingGemmaToGgufTest.parityFolders(ALL, withAuto));
         // orion: llama's names with LayerNorm biases, unpermuted, its own keys (the file type first, the context's fallbacks)
         f.addAll(OrionToGgufTest.parityFolders(ALL, withAuto));
         // internlm2: the grouped fused wqkv split into q, k, v and permuted, its own names, dynamic NTK left out

@@ -1414,6 +1414,37 @@ final class Architectures {
             .build();
 
     /**
+     * EmbeddingGemma ({@code Gemma3TextModel}: google/embeddinggemma-300m, the converter's {@code EmbeddingGemma}, a
+     * {@code Gemma3Model}): Gemma 3's text model with bidirectional attention, saved without {@code model.} (the
+     * base model's names); Gemma 3's tensors, norm shifts, keys and vocabulary under arch {@code gemma-embedding}, then
+     * the sliding window as config.json gives it and the sentence-transformers pooling type. llama.cpp's
+     * gemma-embedding attends both ways within half the window on each side in its local layers, as transformers'
+     * bidirectional sliding window does; it scales the queries by 1/sqrt(head_dim) whatever
+     * {@code query_pre_attn_scalar} says. The sentence-transformers Dense modules after the pooling are left out, as the
+     * converter leaves them without its {@code --sentence-transformers-dense-modules}.
+     */
+    static final Architecture GEMMA_EMBEDDING = Architecture.of("gemma-embedding", "Gemma3TextModel")
+            .tensors(GEMMA3_TENSORS)
+            .keys(List.of(HyperParameter.u32("{arch}.context_length", "max_position_embeddings").asRequired(),
+                    HyperParameter.u32("{arch}.attention.head_count", "num_attention_heads").asRequired(),
+                    HyperParameter.f32("{arch}.attention.layer_norm_rms_epsilon", "rms_norm_eps").asRequired(),
+                    HyperParameter.u32("{arch}.attention.key_length", "head_dim").asRequired(),
+                    HyperParameter.u32("{arch}.attention.value_length", "head_dim").asRequired(),
+                    Architecture.OwnKey.ROPE_FREQ_BASE,
+                    Architecture.OwnKey.FINAL_LOGIT_SOFTCAPPING,
+                    Architecture.OwnKey.SLIDING_WINDOW_UNLESS_ALL_GLOBAL,
+                    HyperParameter.u32("{arch}.attention.head_count_kv", "num_key_value_heads").asRequired(),
+                    // EmbeddingGemma.set_gguf_parameters: Gemma3Model's, then these
+                    Architecture.OwnKey.SLIDING_WINDOW, new Architecture.PoolingType()))
+            .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE_NO_SPACE_PREFIX_ELSE_GPT2)
+            .requires(List.of("hidden_size", "intermediate_size"))
+            .shifts(GEMMA_SHIFTS)
+            .extras(Architecture.Extras.builder().configDefaults(GEMMA3_DEFAULTS)
+                    .trimEmbeddings()
+                    .slidingWindow(new Architecture.SlidingWindow(6, LOCAL_ROPE_THETA, true)))
+            .build();
+
+    /**
      * Phi-3 ({@code Phi3MiniModel}): fused q/k/v ({@code qkv_proj}, rows q then k then v) and
      * fused gate/up ({@code gate_up_proj}, rows gate then up) kept fused, as llama.cpp loads
      * them; no row permutation (phi3's rope is NEOX, Hugging Face's rotate-half); its own
@@ -2062,7 +2093,8 @@ final class Architectures {
 
     static final List<Architecture> ALL = List.of(LLAMA, QWEN2, QWEN3, GEMMA, GEMMA2, GEMMA3, PHI3, QWEN3MOE, MIXTRAL, GRANITE, GRANITEMOE, MINIMAX_M2, STARCODER2, APERTUS, PHI2, GPTNEOX, GPT2, STARCODER, BLOOM, STABLELM, OLMO, FALCON, EXAONE, MINICPM, NEMOTRON, INTERNLM2, ORION, MPT, SMOLLM3,
             OLMO2, QWEN2MOE, GPT_OSS, MISTRAL3, ARCEE, SEED_OSS, GLM4, LFM2, LFM2MOE, COMMAND_R, COHERE2, EXAONE4, QWEN2VL, QWEN3VL, QWEN3VLMOE,
-            DEEPSEEK, DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE, BERT, NOMIC_BERT, XLM_ROBERTA, DISTILBERT);
+            DEEPSEEK, DEEPSEEK2, GLM4MOE, GLM4MOE_LITE, LLAMA4, OLMOE, ERNIE4_5, ERNIE4_5_MOE, BERT, NOMIC_BERT, XLM_ROBERTA, DISTILBERT,
+            GEMMA_EMBEDDING);
 
     @SafeVarargs
     private static <T> List<T> parts(List<T>... lists) {

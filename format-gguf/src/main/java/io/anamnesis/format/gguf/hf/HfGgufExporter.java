@@ -110,6 +110,11 @@ public final class HfGgufExporter implements ModelExporter {
         if (arch == Architectures.EXAONE || arch == Architectures.NEMOTRON || arch == Architectures.ORION) expectWholeHeadRope(arch, config);
         if (arch == Architectures.MPT) expectMpt(config);
         if (arch == Architectures.NOMIC_BERT) expectNomicBert(config);
+        if (arch == Architectures.GEMMA_EMBEDDING && !stored.containsKey("sliding_window")) {
+            // EmbeddingGemma.set_gguf_parameters reads it from config.json itself, and stops without it
+            throw badKey("sliding_window", "is missing: the converter writes EmbeddingGemma's window from config.json and stops "
+                    + "without one");
+        }
         if (arch == Architectures.XLM_ROBERTA && config.containsKey("lora_adaptations")) {
             throw new UnsupportedFeatureException("config.json has lora_adaptations: jina-embeddings-v3's task adapters (written "
                     + "by the converter as LoRA GGUFs beside the model, arch jina-bert-v3) are not converted yet");
@@ -166,6 +171,7 @@ public final class HfGgufExporter implements ModelExporter {
         Optional<LongRope> longRope = arch == Architectures.PHI3 ? LongRope.phi3(config) : Optional.empty();
         longRope.ifPresent(l -> out.addAll(l.tensors()));
         List<String> notes = new ArrayList<>();
+        if (arch == Architectures.GEMMA_EMBEDDING) denseModules(files).ifPresent(notes::add);
         Yarn.untruncatedNote(arch.gguf(), rope).ifPresent(notes::add);
         if (arch == Architectures.INTERNLM2 && "dynamic".equals(rope.get("rope_type") != null ? rope.get("rope_type") : rope.get("type"))) {
             notes.add("rope_scaling dynamic: transformers' InternLM2 raises the rope base past max_position_embeddings, llama.cpp "
@@ -701,9 +707,16 @@ public final class HfGgufExporter implements ModelExporter {
             }
             return;
         }
-        if (Boolean.TRUE.equals(config.get("use_bidirectional_attention"))) {
+        boolean bidirectional = Boolean.TRUE.equals(config.get("use_bidirectional_attention"));
+        if (arch == Architectures.GEMMA_EMBEDDING) {
+            if (!bidirectional) {
+                throw new UnsupportedFeatureException("config.json use_bidirectional_attention is not true: llama.cpp's "
+                        + arch.gguf() + " attends both ways, and a Gemma3TextModel that attends causally would run as another "
+                        + "model; not converted");
+            }
+        } else if (bidirectional) {
             throw new UnsupportedFeatureException("config.json use_bidirectional_attention is true: llama.cpp's " + arch.gguf()
-                    + " attends causally (EmbeddingGemma's bidirectional attention is not converted)");
+                    + " attends causally (EmbeddingGemma, Gemma3TextModel, is converted as gemma-embedding)");
         }
         Object softcap = config.get("attn_logit_softcapping");
         if (softcap != null && softcap != io.anamnesis.api.json.Json.NULL) {
@@ -716,23 +729,24 @@ public final class HfGgufExporter implements ModelExporter {
             throw new UnsupportedFeatureException("config.json rope scaling type " + type + " on " + arch.gguf() + " is not "
                     + "converted (linear and none are: llama.cpp scales only the global layers' rope)");
         }
-        // llama.cpp's gemma3: queries scaled by 1/sqrt(head_dim), by 1/sqrt(hidden / heads) for its 62-layer 27B
+        // llama.cpp's gemma3: queries scaled by 1/sqrt(head_dim), by 1/sqrt(hidden / heads) for its 62-layer 27B; its
+        // gemma-embedding always by 1/sqrt(head_dim)
         long hidden = HfConfig.integer(config, "hidden_size").orElseThrow(() -> badKey("hidden_size", "is missing"));
         long heads = HfConfig.integer(config, "num_attention_heads").filter(h -> h > 0)
                 .orElseThrow(() -> badKey("num_attention_heads", "is missing or not positive"));
         long headDim = HfConfig.integer(config, "head_dim").orElseThrow(() -> badKey("head_dim", "is missing"));
-        long llamaCpp = blockCount == 62 ? hidden / heads : headDim;
+        boolean wide = blockCount == 62 && arch == Architectures.GEMMA3;
+        long llamaCpp = wide ? hidden / heads : headDim;
         Object q = config.get("query_pre_attn_scalar");
         double scalar = HfConfig.number(q).orElseThrow(() -> badKey("query_pre_attn_scalar", "is not a number: " + q));
         if (scalar != llamaCpp) {
             throw new UnsupportedFeatureException("config.json query_pre_attn_scalar is "
                     + HfConfig.asInteger(q).map(String::valueOf).orElse(String.valueOf(q)) + ": llama.cpp's " + arch.gguf()
-                    + " scales the queries by 1/sqrt(" + llamaCpp + ") (" + (blockCount == 62 ? "hidden_size / num_attention_heads"
+                    + " scales the queries by 1/sqrt(" + llamaCpp + ") (" + (wide ? "hidden_size / num_attention_heads"
                     + " for 62 layers" : "head_dim") + "); not converted");
         }
     }
 
-    /** Tensor {@code d} under its GGUF {@code name}, in the type the converter gives it for {@code outtype}. */
     /**
      * The layers past {@code num_hidden_layers} a family writes and counts in {@code block_count}
      * ({@code Glm4MoeModel.__init__}: {@code hparams.get("num_nextn_predict_layers", 0)}), 0 for the others.
@@ -759,6 +773,7 @@ public final class HfGgufExporter implements ModelExporter {
                 .orElseThrow(() -> badKey(key, "is missing or not a positive integer up to 2^24"));
     }
 
+    /** Tensor {@code d} under its GGUF {@code name}, in the type the converter gives it for {@code outtype}. */
     static PlannedTensor typed(DenseTensor d, String name, Optional<Long> heads, Optional<Architecture.Shift> shift,
                                        String outtype, ExportRequest.Encoder encoder) {
         boolean f32 = d.shape().rank() <= 1 || name.endsWith("_norm.weight") || !name.endsWith(".weight") || KEPT_F32.matcher(name).matches();
@@ -1224,6 +1239,7 @@ public final class HfGgufExporter implements ModelExporter {
     }
 
     private static final Pattern BARE_DECODER_NAME = Pattern.compile("(embed_tokens|norm|layers\\.\\d+\\.(input_layernorm|post_attention_layernorm"
+            + "|pre_feedforward_layernorm|post_feedforward_layernorm"
             + "|self_attn\\.(q_proj|k_proj|v_proj|o_proj|q_norm|k_norm)|mlp\\.(up_proj|gate_proj|down_proj)))\\.(weight|bias)");
 
     /** A config.json number the family's keys are computed from: missing or not a number is exit 3. */
@@ -1681,6 +1697,26 @@ public final class HfGgufExporter implements ModelExporter {
                     + ", not an even number within the head");
         }
         return dims;
+    }
+
+    /**
+     * A note naming the sentence-transformers Dense modules of modules.json, when there are any: the converter leaves
+     * them out unless given {@code --sentence-transformers-dense-modules}, so llama.cpp's embeddings of the file are the
+     * pooled ones before those layers.
+     */
+    private static Optional<String> denseModules(ModelFiles files) {
+        Optional<byte[]> modules = files.bytes("modules.json");
+        if (modules.isEmpty() || !(parseJson("modules.json", modules.get(), files) instanceof List<?> l)) return Optional.empty();
+        List<String> dense = new ArrayList<>();
+        for (Object m : l) {
+            if (m instanceof Map<?, ?> mod && "sentence_transformers.models.Dense".equals(mod.get("type"))) {
+                dense.add(String.valueOf(mod.get("path")));
+            }
+        }
+        if (dense.isEmpty()) return Optional.empty();
+        return Optional.of("left out the sentence-transformers Dense module" + (dense.size() == 1 ? " " : "s ") + String.join(", ", dense)
+                + ", as the converter does without --sentence-transformers-dense-modules: llama.cpp's embeddings of this file "
+                + "are the pooled ones before " + (dense.size() == 1 ? "that layer" : "those layers"));
     }
 
     /**
