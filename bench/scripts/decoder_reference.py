@@ -121,6 +121,12 @@ code or the converter's.
         language_model.lm_head.weight (--new-layout: model.language_model.* and lm_head.weight, as
         transformers >= 4.52 saves them), plus a few vision tower and projector tensors. Its forward pass is
         llama's on the text model (the vision part unused)
+    python3 decoder_reference.py make embeddinggemma DIR [--sp TOKENIZER_MODEL] [--seed N]
+        make gemma3's folder as EmbeddingGemma's: Gemma3TextModel, use_bidirectional_attention, a sliding window of 6,
+        the base model's names (no model.), modules.json with mean pooling and two Dense modules. Its forward pass is
+        gemma3's attending both ways (a local layer's query sees keys at most sliding_window // 2 away on either side)
+        and returns every token's normed output (encoder_reference.py compares it with llama.cpp's embeddings);
+        --variant causal and no-window are deliberately wrong models
     python3 decoder_reference.py make gemma3 DIR [--sp TOKENIZER_MODEL] [--seed N] [--linear F]
             [--local-theta THETA] [--multimodal] [--final-softcap C]
         a tiny random Gemma 3 folder: 6 layers with sliding_window_pattern 6 (layers 0-4 local,

@@ -32,6 +32,8 @@ hidden states, llama.cpp's embeddings with pooling NONE) and the sentence embedd
         q_lin/k_lin/v_lin/out_lin, sa_layer_norm, ffn.lin1/lin2, output_layer_norm); --masked-lm saves it as
         DistilBertForMaskedLM does (distilbert. names, vocab_transform/vocab_layer_norm/vocab_projector).
     python3 encoder_reference.py compare DIR GGUF ORACLES [--tokens 101,7592,...] [--weights f32|f16] [--variant gelu-erf]
+        (an EmbeddingGemma folder, decoder_reference.py make embeddinggemma's, is computed by decoder_reference.py's
+        Gemma 3 attending both ways)
         llama.cpp's per-token outputs and pooled embedding of GGUF (the oracles' llama_ref.py library), against this
         forward pass of DIR, printed as max abs / max relative differences. llama.cpp's bert computes GELU's tanh
         approximation, which ggml's CPU code looks up in an F16 table: that is the default here; --variant gelu-tanh
