@@ -110,7 +110,7 @@ def make_bert(out, tokenizer=None, seed=0, pooling=None, masked_lm=False, gamma_
     write_pooling(out, pooling, hidden)
 
 
-def make_xlm_roberta(out, sp_model, seed=0, pooling=None, prefix=False):
+def make_xlm_roberta(out, sp_model, seed=0, pooling=None, prefix=False, reranker=False):
     rng = np.random.default_rng(seed)
     pieces = sentencepiece_pieces(open(sp_model, "rb").read())
     vocab = len(pieces) + 2
@@ -127,8 +127,15 @@ def make_xlm_roberta(out, sp_model, seed=0, pooling=None, prefix=False):
         return rng.standard_normal(shape) * s
 
     t = bert_tensors(w, vocab, hidden, layers, inter, positions, 1)
-    if prefix:
+    if prefix or reranker:
         t = {"roberta." + k: v for k, v in t.items()}
+    if reranker:
+        # XLMRobertaForSequenceClassification (bge-reranker's layout): no pooler, a classification head of one label
+        t = {k: v for k, v in t.items() if ".pooler." not in k}
+        t["classifier.dense.weight"], t["classifier.dense.bias"] = w(hidden, hidden), w(hidden, s=0.1)
+        t["classifier.out_proj.weight"], t["classifier.out_proj.bias"] = w(1, hidden, s=0.5), w(1, s=0.1)
+        config = dict(config, architectures=["XLMRobertaForSequenceClassification"], id2label={"0": "LABEL_0"},
+                      label2id={"LABEL_0": 0})
     write_folder(out, t, config)
     with open(sp_model, "rb") as a, open(os.path.join(out, "sentencepiece.bpe.model"), "wb") as c:
         c.write(a.read())
@@ -414,8 +421,9 @@ def pooling_of(folder):
     return None
 
 
-def llama_embeddings(gguf, toks, oracles, pooled):
-    """llama.cpp's outputs of toks as one sequence: each token's (pooling NONE) or the sequence's (the model's pooling)."""
+def llama_embeddings(gguf, toks, oracles, pooled, rank=False):
+    """llama.cpp's outputs of toks as one sequence: each token's (pooling NONE) or the sequence's (the model's pooling,
+    or with rank the reranking head's scores, LLAMA_POOLING_TYPE_RANK)."""
     sys.path.insert(0, oracles)
     import llama_ref  # noqa: E402
     ll = llama_ref.Llama.get()
@@ -441,7 +449,7 @@ def llama_embeddings(gguf, toks, oracles, pooled):
         cp.flash_attn_type = 0
         cp.no_perf = True
         cp.embeddings = True
-        cp.pooling_type = -1 if pooled else 0   # the model's pooling, or LLAMA_POOLING_TYPE_NONE
+        cp.pooling_type = 4 if rank else -1 if pooled else 0   # RANK, the model's pooling, or LLAMA_POOLING_TYPE_NONE
         ctx = L.llama_init_from_model(model, cp)
         if not ctx:
             raise RuntimeError("llama_init_from_model failed:\n" + "".join(ll.log[start:])[-4000:])
@@ -451,6 +459,8 @@ def llama_embeddings(gguf, toks, oracles, pooled):
             raise RuntimeError(f"llama_decode returned {rc}:\n" + "".join(ll.log[start:])[-4000:])
         L.llama_synchronize(ctx)
         e = L.llama_model_n_embd(model)
+        if rank:
+            return np.ctypeslib.as_array(L.llama_get_embeddings_seq(ctx, 0), shape=(1,)).astype(np.float64).copy()
         if pooled:
             ptr = L.llama_get_embeddings_seq(ctx, 0)
             return np.ctypeslib.as_array(ptr, shape=(e,)).astype(np.float64).copy()
@@ -469,6 +479,7 @@ def main():
     m.add_argument("arch", choices=["bert", "nomic-bert", "xlm-roberta", "distilbert"])
     m.add_argument("--sp")
     m.add_argument("--prefix", action="store_true")
+    m.add_argument("--reranker", action="store_true", help="xlm-roberta: XLMRobertaForSequenceClassification's head")
     m.add_argument("dir")
     m.add_argument("--tokenizer")
     m.add_argument("--seed", type=int, default=0)
@@ -486,7 +497,9 @@ def main():
                                          "no-window"])
     a = ap.parse_args()
     if a.cmd == "make":
-        if a.arch == "distilbert":
+        if a.arch == "xlm-roberta" and a.reranker:
+            make_xlm_roberta(a.dir, a.sp, a.seed, a.pooling, a.prefix, reranker=True)
+        elif a.arch == "distilbert":
             make_distilbert(a.dir, a.tokenizer, a.seed, a.pooling, a.masked_lm)
         elif a.arch == "xlm-roberta":
             make_xlm_roberta(a.dir, a.sp, a.seed, a.pooling, a.prefix)
@@ -511,6 +524,14 @@ def main():
     diff = np.abs(got - want)
     res = {"gguf": os.path.basename(a.gguf), "tokens": toks, "variant": a.variant, "weights": a.weights,
            "tokens_max_abs_diff": float(diff.max()), "tokens_max_rel_diff": float(diff.max() / np.abs(want).max())}
+    if cfg["architectures"][0].endswith("ForSequenceClassification"):
+        # RobertaClassificationHead on the first token: out_proj(tanh(dense(x)))
+        Wh = {k: (f16(v) if a.weights == "f16" and v.ndim == 2 else v) for k, v in W.items()}
+        h = np.tanh(want[0] @ Wh["classifier.dense.weight"].T + Wh["classifier.dense.bias"])
+        score = h @ Wh["classifier.out_proj.weight"].T + Wh["classifier.out_proj.bias"]
+        got_score = llama_embeddings(a.gguf, toks, a.oracles, pooled=True, rank=True)
+        res.update({"rank_score": float(got_score[0]), "rank_score_reference": float(score[0]),
+                    "rank_abs_diff": float(abs(got_score[0] - score[0]))})
     pooling = pooling_of(a.dir)
     if pooling:
         want_pooled = want.mean(0) if pooling == "mean" else want[0]

@@ -61,6 +61,22 @@ class XlmRobertaToGgufTest {
                 + "\"position_embedding_type\": \"absolute\", \"type_vocab_size\": 1, \"use_cache\": true, \"vocab_size\": " + VOCAB + "}";
     }
 
+    /** bge-reranker's config.json shape: XLMRobertaForSequenceClassification with one label. */
+    static String rerankerConfig() {
+        return config().replace("\"architectures\": [\"XLMRobertaModel\"]", "\"architectures\": [\"XLMRobertaForSequenceClassification\"], "
+                + "\"id2label\": {\"0\": \"LABEL_0\"}, \"label2id\": {\"LABEL_0\": 0}");
+    }
+
+    /** A reranker's tensors: the encoder under roberta., and the classification head of one label. */
+    static Map<String, ReferenceSafetensors.Tensor> rerankerTensors(long seed) {
+        Map<String, ReferenceSafetensors.Tensor> t = new TreeMap<>();
+        tensors(seed, "").forEach((k, v) -> t.put("roberta." + k, v));
+        t.putAll(DecoderReference.randomF32(new TreeMap<>(Map.of("classifier.dense.weight", new long[]{HIDDEN, HIDDEN},
+                "classifier.dense.bias", new long[]{HIDDEN}, "classifier.out_proj.weight", new long[]{1, HIDDEN},
+                "classifier.out_proj.bias", new long[]{1})), new Random(seed + 1)));
+        return t;
+    }
+
     /** The tensors of a tiny random XLM-RoBERTa as F32, under {@code prefix}. */
     static Map<String, ReferenceSafetensors.Tensor> tensors(long seed, String prefix) {
         Map<String, long[]> shapes = new TreeMap<>();
@@ -193,6 +209,20 @@ class XlmRobertaToGgufTest {
         for (ReferenceGguf.Tensor t : g.tensors) assertThat(h.tensor(t.name()).bytes()).as(t.name()).isEqualTo(t.bytes());
     }
 
+    @Test
+    void aRerankersHeadAndLabel() throws IOException {
+        Map<String, ReferenceSafetensors.Tensor> in = rerankerTensors(4020);
+        ReferenceGguf g = DecoderReference.converted(folder("bge-reranker-tiny", rerankerConfig(), in, sentencePiece(1, CHARSMAP,
+                true, true)), "q8_0", true, tmp);
+        assertThat(Phi3ToGgufTest.strings(g.kv.get("bert.classifier.output_labels"))).containsExactly("LABEL_0");
+        assertThat(g.tensor("cls.weight").type()).isEqualTo(8);
+        assertThat(g.tensor("cls.bias").bytes()).isEqualTo(in.get("classifier.dense.bias").bytes());
+        // the one-row output projection quantized as gguf-py quantizes a 2-D tensor (ggml would count it 1-D)
+        assertThat(g.tensor("cls.output.weight").type()).isEqualTo(8);
+        assertThat(g.tensor("cls.output.weight").ne()).containsExactly(HIDDEN, 1);
+        assertThat(g.tensor("cls.output.bias").type()).isZero();
+    }
+
     /**
      * No sentencepiece.bpe.model beside a tokenizer.json (which the converter reads through transformers) is exit 6,
      * neither is exit 3; a BPE SentencePiece model (type 2), jina-embeddings-v3's LoRA adapters, another activation exit
@@ -224,7 +254,8 @@ class XlmRobertaToGgufTest {
     /**
      * The whole file, vocabulary and all, against the converter's own (its {@code _xlmroberta_set_vocab} through the
      * sentencepiece and protobuf packages: {@code converter_reference.py} with CONVERTER_REFERENCE_VOCAB=1), at each
-     * output type, for a model with a character map and one without.
+     * output type, for a model with a character map, one without, and a reranker (its head, its label, its one-row
+     * {@code cls.output} quantized to Q8_0 as gguf-py quantizes it).
      */
     @Test
     void byteForByteTheConvertersFileWithItsVocabulary() throws Exception {
@@ -242,10 +273,13 @@ class XlmRobertaToGgufTest {
         List<String> cmd = new ArrayList<>(List.of(python.get(), ConverterParityTest.SCRIPT.toString(), "convert",
                 Path.of(System.getenv(ConverterParityTest.DIR_ENV)).toAbsolutePath().toString()));
         List<String[]> jobs = new ArrayList<>();
+        models.put("xlm-r-reranker", sentencePiece(1, CHARSMAP, true, true));
         int seed = 4003;
         for (var m : models.entrySet()) {
-            Map<String, ReferenceSafetensors.Tensor> t = tensors(seed++, "");
-            Path dir = folder(m.getKey(), config(), m.getKey().endsWith("plain") ? ConverterParityTest.as("BF16", t) : t, m.getValue());
+            boolean reranker = m.getKey().endsWith("reranker");
+            Map<String, ReferenceSafetensors.Tensor> t = reranker ? rerankerTensors(seed++) : tensors(seed++, "");
+            Path dir = folder(m.getKey(), reranker ? rerankerConfig() : config(),
+                    m.getKey().endsWith("plain") ? ConverterParityTest.as("BF16", t) : t, m.getValue());
             for (String outtype : List.of("f32", "f16", "bf16", "q8_0", "auto")) {
                 Path ref = tmp.resolve(m.getKey() + "-" + outtype + "-converter.gguf");
                 cmd.addAll(List.of(dir.toString(), ref.toString(), outtype));
@@ -288,6 +322,26 @@ class XlmRobertaToGgufTest {
         assertThat(cmp.path("pooled_max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(limit);
         JsonNode w = EncoderReference.compare(tmp, dir, out, oracles, dtype, "--tokens", tokens, "--variant", wrong);
         assertThat(w.path("tokens_max_rel_diff").asDouble()).as(wrong + " is told apart: " + w).isGreaterThan(0.05);
+    }
+
+    /**
+     * A reranker's score, llama.cpp's rank pooling (the head on the first token), against the reference's
+     * {@code out_proj(tanh(dense(x[0])))}: within 1e-3 of the score (measured 6.7e-5 relative).
+     */
+    @Test
+    void llamaCppScoresAsTheRerankersHead() throws Exception {
+        Path oracles = DecoderReference.oracles();
+        Path sp = tmp.resolve("sentencepiece.bpe.model");
+        Files.write(sp, sentencePiece(1, new byte[0], true, true));
+        Path dir = tmp.resolve("reranker-forward");
+        EncoderReference.make(tmp, "xlm-roberta", dir, List.of("--sp", sp.toString(), "--seed", "3", "--reranker"));
+        Path out = tmp.resolve("reranker-f32.gguf");
+        CorpusCliTest.Run r = DecoderReference.convert(dir, "f32", out, true);
+        assertThat(r.code()).as(r.err()).isZero();
+        JsonNode cmp = EncoderReference.compare(tmp, dir, out, oracles, "f32", "--tokens", "0,7,12,19,3,4,17,6,5,9,20,2");
+        assertThat(cmp.path("rank_abs_diff").asDouble()).as(cmp.toString())
+                .isLessThan(1e-3 * Math.abs(cmp.path("rank_score_reference").asDouble()));
+        assertThat(cmp.path("tokens_max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(1e-3);
     }
 
     /** The folders {@link ConverterParityTest} compares with the converter's own files (vocabulary aside). */

@@ -341,6 +341,12 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         EXPERT_WEIGHTS_SCALE_ONE,
         /** {@code <arch>.attention.causal} false, which {@code BertModel.set_gguf_parameters} writes: an encoder attends both ways. */
         NOT_CAUSAL,
+        /**
+         * {@code <arch>.classifier.output_labels}: config.json's {@code id2label} values in the order of their ids, which
+         * {@code BertModel.set_gguf_parameters} writes unless they are transformers' two placeholders (LABEL_0,
+         * LABEL_1): a sequence classifier's (a reranker's) labels.
+         */
+        CLASSIFIER_LABELS,
         /** {@code <arch>.tensor_data_layout} "Meta AI original pth", which orion's {@code set_gguf_parameters} writes. */
         META_AI_LAYOUT,
         /** {@code <arch>.feed_forward_length} as mpt writes it: 4 x {@code d_model} ({@code expansion_ratio} other than 4 refused). */

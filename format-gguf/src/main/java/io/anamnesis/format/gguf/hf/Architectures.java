@@ -877,7 +877,7 @@ final class Architectures {
     static final Architecture BERT = Architecture.of("bert", "BertModel", "BertForMaskedLM")
             .tensors(bertNames("", "bert."))
             // BertModel.set_gguf_parameters: TextModel's, then these
-            .keys(List.of(Architecture.OwnKey.NOT_CAUSAL, new Architecture.PoolingType()))
+            .keys(List.of(Architecture.OwnKey.NOT_CAUSAL, new Architecture.PoolingType(), Architecture.OwnKey.CLASSIFIER_LABELS))
             .vocabulary(Architecture.VocabularyRule.BERT)
             .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
                     "layer_norm_eps"))
@@ -903,7 +903,7 @@ final class Architectures {
     static final Architecture DISTILBERT = Architecture.of("bert", "DistilBertModel", "DistilBertForMaskedLM")
             .tensors(distilBertNames())
             // DistilBertModel.set_gguf_parameters: the epsilon, then BertModel's (TextModel's, then these)
-            .keys(List.of(Architecture.OwnKey.NOT_CAUSAL, new Architecture.PoolingType()))
+            .keys(List.of(Architecture.OwnKey.NOT_CAUSAL, new Architecture.PoolingType(), Architecture.OwnKey.CLASSIFIER_LABELS))
             .vocabulary(Architecture.VocabularyRule.BERT)
             .requires(List.of("vocab_size", "max_position_embeddings", "dim", "hidden_dim", "n_heads"))
             .skips(List.of("embeddings.position_ids", "distilbert.embeddings.position_ids"))
@@ -938,13 +938,16 @@ final class Architectures {
      * {@code bert}) under names with or without {@code roberta.}, the position embeddings without their first
      * {@code pad_token_id + 1} rows (RoBERTa's positions start past the padding id) and the context length as many
      * fewer; the vocabulary the SentencePiece unigram model {@code sentencepiece.bpe.model} as llama.cpp's t5 tokenizer
-     * reads it ({@link Vocabulary#xlmRoberta}). jina-embeddings-v3's LoRA adapters ({@code lora_adaptations}) are not
-     * converted yet.
+     * reads it ({@link Vocabulary#xlmRoberta}). {@code XLMRobertaForSequenceClassification} (the rerankers: bge-reranker-base,
+     * -large, -v2-m3) adds its classification head, {@code classifier.dense} ({@code cls}) and {@code classifier.out_proj}
+     * ({@code cls.output}), which llama.cpp's rank pooling runs on the first token, and the labels of {@code id2label}.
+     * jina-embeddings-v3's LoRA adapters ({@code lora_adaptations}) are not converted yet.
      */
-    static final Architecture XLM_ROBERTA = Architecture.of("bert", "XLMRobertaModel")
-            .tensors(bertNames("", "roberta."))
+    static final Architecture XLM_ROBERTA = Architecture.of("bert", "XLMRobertaModel", "XLMRobertaForSequenceClassification")
+            .tensors(concat(bertNames("", "roberta."), List.of(Architecture.TensorName.of("classifier.dense", "cls"),
+                    Architecture.TensorName.of("classifier.out_proj", "cls.output"))))
             // XLMRobertaModel.set_gguf_parameters: BertModel's (TextModel's, then these)
-            .keys(List.of(Architecture.OwnKey.NOT_CAUSAL, new Architecture.PoolingType()))
+            .keys(List.of(Architecture.OwnKey.NOT_CAUSAL, new Architecture.PoolingType(), Architecture.OwnKey.CLASSIFIER_LABELS))
             .vocabulary(Architecture.VocabularyRule.XLM_ROBERTA)
             .requires(List.of("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_attention_heads",
                     "layer_norm_eps"))
@@ -977,7 +980,7 @@ final class Architectures {
                     Architecture.TensorName.of("encoder.layers.{bid}.mlp.fc2", "blk.{bid}.ffn_down"),
                     Architecture.TensorName.of("encoder.layers.{bid}.norm2", "blk.{bid}.layer_output_norm")))
             // NomicBertModel.set_gguf_parameters: BertModel's (TextModel's, then these)
-            .keys(List.of(Architecture.OwnKey.NOT_CAUSAL, new Architecture.PoolingType()))
+            .keys(List.of(Architecture.OwnKey.NOT_CAUSAL, new Architecture.PoolingType(), Architecture.OwnKey.CLASSIFIER_LABELS))
             .vocabulary(Architecture.VocabularyRule.BERT)
             .requires(List.of("vocab_size", "n_embd", "n_head", "n_inner", "n_positions", "layer_norm_epsilon", "rotary_emb_base"))
             .extras(Architecture.Extras.builder()

@@ -214,6 +214,32 @@ final class ConvertedTensor {
         });
     }
 
+    /**
+     * The single row of {@code d} ({@code [1, n]}) twice, as {@code [2, n]}: a tensor llama-quantize's rules count as a
+     * matrix, so that its first row's blocks can be had from an encoder that keeps one-row tensors as they are.
+     */
+    static DenseTensor rowTwice(DenseTensor d) {
+        if (d.shape().rank() != 2 || d.shape().dim(0) != 1) throw new IllegalArgumentException(d.name() + " is not one row: " + d.shape());
+        long n = d.shape().dim(1);
+        io.anamnesis.api.Shape shape = io.anamnesis.api.Shape.of(2, n);
+        return new DenseTensor(d.name(), shape, d.storedDType(), d.recoveredFrom(), twice(d.asStored(), shape, n),
+                d.values().map(v -> twice(v, shape, n)), d.keep());
+    }
+
+    private static PlannedTensor twice(PlannedTensor t, io.anamnesis.api.Shape shape, long n) {
+        return new PlannedTensor(t.name(), t.dtype(), shape, 1, arena -> {
+            ChunkFiller inner = t.producer().open(arena);
+            return (start, count, dest) -> {
+                long done = 0;
+                while (done < count) {
+                    long at = (start + done) % n, take = Math.min(count - done, n - at);
+                    inner.fill(at, take, dest.asSlice(t.dtype().byteSize(done), t.dtype().byteSize(take)));
+                    done += take;
+                }
+            };
+        });
+    }
+
     /** {@code d} under another shape of as many elements: the same values in the same order ({@code reshape}/{@code squeeze}). */
     static DenseTensor reshaped(DenseTensor d, io.anamnesis.api.Shape shape) {
         if (shape.elementCount() != d.elementCount()) throw new IllegalArgumentException(shape + " is not " + d.shape() + " reshaped");

@@ -495,6 +495,27 @@ public final class HfGgufExporter implements ModelExporter {
         return rewritten;
     }
 
+    /**
+     * {@code BertModel.__init__}'s classifier labels: config.json's {@code id2label} (transformers reads its keys as
+     * integers), none when absent or when it is transformers' placeholder pair (two labels, the first LABEL_0); else
+     * the labels in the order of their ids, as a string array. A key that is not an integer is exit 3.
+     */
+    private static Optional<MetaValue> classifierLabels(Map<?, ?> config) {
+        if (!(config.get("id2label") instanceof Map<?, ?> labels) || labels.isEmpty()) return Optional.empty();
+        java.util.TreeMap<Long, String> byId = new java.util.TreeMap<>();
+        for (Map.Entry<?, ?> e : labels.entrySet()) {
+            long id;
+            try {
+                id = Long.parseLong(String.valueOf(e.getKey()));
+            } catch (NumberFormatException bad) {
+                throw badKey("id2label", "has a key that is not an integer: " + e.getKey());
+            }
+            byId.put(id, String.valueOf(e.getValue()));
+        }
+        if (byId.size() == 2 && "LABEL_0".equals(byId.get(0L))) return Optional.empty();
+        return Optional.of(new MetaValue.Array(MetaValue.Type.STRING, byId.values().stream().map(v -> (MetaValue) MetaValue.str(v)).toList()));
+    }
+
     /** RoBERTa's position offset, {@code pad_token_id + 1}, when config.json has a padding id. */
     private static Optional<Long> positionOffset(Map<?, ?> config) {
         return HfConfig.integer(config, "pad_token_id").map(p -> p + 1);
@@ -781,7 +802,14 @@ public final class HfGgufExporter implements ModelExporter {
         if (outtype.equals("q8_0")) {
             // gguf-py raises QuantError for a row that is not whole blocks; the converter then writes F16
             if (d.shape().lastDim() % 32 != 0) return ConvertedTensor.converted(d, name, heads, DType.F16, shift);
-            return encoder.encode(ConvertedTensor.dense(d, name, heads, shift), "ggml:q8_0");
+            DenseTensor dense = ConvertedTensor.dense(d, name, heads, shift);
+            if (d.shape().rank() == 2 && d.shape().dim(0) == 1) {
+                // gguf-py quantizes a one-row matrix (a reranker's cls.output of one label) where ggml counts it 1-D and
+                // llama-quantize's rules keep it: its Q8_0 bytes are the first row's of that row twice, which they quantize
+                PlannedTensor q = encoder.encode(ConvertedTensor.rowTwice(dense), "ggml:q8_0");
+                return new PlannedTensor(q.name(), q.dtype(), d.shape(), q.granule(), q.producer());
+            }
+            return encoder.encode(dense, "ggml:q8_0");
         }
         return ConvertedTensor.converted(d, name, heads, outtype.equals("f16") ? DType.F16 : DType.BF16, shift);
     }
@@ -1554,6 +1582,7 @@ public final class HfGgufExporter implements ModelExporter {
             case OLMO_LAYER_NORM_EPSILON -> kv.put(a + ".attention.layer_norm_epsilon", MetaValue.Real.f32(1e-5f));
             case EXPERT_WEIGHTS_SCALE_ONE -> kv.put(a + ".expert_weights_scale", MetaValue.Real.f32(1.0f));
             case NOT_CAUSAL -> kv.put(a + ".attention.causal", new MetaValue.Bool(false));
+            case CLASSIFIER_LABELS -> classifierLabels(config).ifPresent(l -> kv.put(a + ".classifier.output_labels", l));
             case META_AI_LAYOUT -> kv.put(a + ".tensor_data_layout", new MetaValue.Str("Meta AI original pth"));
             case MPT_FEED_FORWARD_LENGTH -> {
                 long hidden = HfConfig.integer(config, "d_model").orElseThrow(() -> badKey("d_model", "is missing"));
