@@ -1386,6 +1386,17 @@ final class Architectures {
             Map.entry("rms_norm_eps", 1e-6), Map.entry("rope_theta", 1_000_000.0), Map.entry("rope_local_base_freq", 10_000.0),
             Map.entry("sliding_window", 4096L), Map.entry("sliding_window_pattern", 6L), Map.entry("query_pre_attn_scalar", 256L));
 
+    /** Gemma3Model.set_gguf_parameters' keys over TextModel's, in its order. */
+    private static final List<Architecture.FamilyKey> GEMMA3_KEYS = List.of(HyperParameter.u32("{arch}.context_length", "max_position_embeddings").asRequired(),
+                    HyperParameter.u32("{arch}.attention.head_count", "num_attention_heads").asRequired(),
+                    HyperParameter.f32("{arch}.attention.layer_norm_rms_epsilon", "rms_norm_eps").asRequired(),
+                    HyperParameter.u32("{arch}.attention.key_length", "head_dim").asRequired(),
+                    HyperParameter.u32("{arch}.attention.value_length", "head_dim").asRequired(),
+                    Architecture.OwnKey.ROPE_FREQ_BASE,
+                    Architecture.OwnKey.FINAL_LOGIT_SOFTCAPPING,
+                    Architecture.OwnKey.SLIDING_WINDOW_UNLESS_ALL_GLOBAL,
+                    HyperParameter.u32("{arch}.attention.head_count_kv", "num_key_value_heads").asRequired());
+
     /**
      * Gemma3Model.set_gguf_parameters: TextModel's keys (with {@code rope.freq_base_swa} from
      * the local rope base and a linear rope scaling), then these over them in its order; a key
@@ -1394,15 +1405,7 @@ final class Architectures {
      */
     static final Architecture GEMMA3 = Architecture.of("gemma3", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
             .tensors(GEMMA3_TENSORS)
-            .keys(List.of(HyperParameter.u32("{arch}.context_length", "max_position_embeddings").asRequired(),
-                    HyperParameter.u32("{arch}.attention.head_count", "num_attention_heads").asRequired(),
-                    HyperParameter.f32("{arch}.attention.layer_norm_rms_epsilon", "rms_norm_eps").asRequired(),
-                    HyperParameter.u32("{arch}.attention.key_length", "head_dim").asRequired(),
-                    HyperParameter.u32("{arch}.attention.value_length", "head_dim").asRequired(),
-                    Architecture.OwnKey.ROPE_FREQ_BASE,
-                    Architecture.OwnKey.FINAL_LOGIT_SOFTCAPPING,
-                    Architecture.OwnKey.SLIDING_WINDOW_UNLESS_ALL_GLOBAL,
-                    HyperParameter.u32("{arch}.attention.head_count_kv", "num_key_value_heads").asRequired()))
+            .keys(GEMMA3_KEYS)
             .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE_NO_SPACE_PREFIX_ELSE_GPT2)
             .requires(List.of("hidden_size", "intermediate_size"))
             .shifts(GEMMA_SHIFTS)
@@ -1428,17 +1431,8 @@ final class Architectures {
      */
     static final Architecture GEMMA_EMBEDDING = Architecture.of("gemma-embedding", "Gemma3TextModel")
             .tensors(GEMMA3_TENSORS)
-            .keys(List.of(HyperParameter.u32("{arch}.context_length", "max_position_embeddings").asRequired(),
-                    HyperParameter.u32("{arch}.attention.head_count", "num_attention_heads").asRequired(),
-                    HyperParameter.f32("{arch}.attention.layer_norm_rms_epsilon", "rms_norm_eps").asRequired(),
-                    HyperParameter.u32("{arch}.attention.key_length", "head_dim").asRequired(),
-                    HyperParameter.u32("{arch}.attention.value_length", "head_dim").asRequired(),
-                    Architecture.OwnKey.ROPE_FREQ_BASE,
-                    Architecture.OwnKey.FINAL_LOGIT_SOFTCAPPING,
-                    Architecture.OwnKey.SLIDING_WINDOW_UNLESS_ALL_GLOBAL,
-                    HyperParameter.u32("{arch}.attention.head_count_kv", "num_key_value_heads").asRequired(),
-                    // EmbeddingGemma.set_gguf_parameters: Gemma3Model's, then these
-                    Architecture.OwnKey.SLIDING_WINDOW, new Architecture.PoolingType()))
+            // EmbeddingGemma.set_gguf_parameters: Gemma3Model's, then these
+            .keys(concat(GEMMA3_KEYS, List.of(Architecture.OwnKey.SLIDING_WINDOW, new Architecture.PoolingType())))
             .vocabulary(Architecture.VocabularyRule.SENTENCEPIECE_NO_SPACE_PREFIX_ELSE_GPT2)
             .requires(List.of("hidden_size", "intermediate_size"))
             .shifts(GEMMA_SHIFTS)
