@@ -1071,35 +1071,56 @@ def fp8_block_dequantize(values, scale_inv, block=(128, 128)):
 
 # ---------------------------------------------------------------- tiny models
 
-def sentencepiece_size(path):
-    """The number of pieces of a SentencePiece model (protobuf field 1 of ModelProto, repeated)."""
-    data, i, n = open(path, "rb").read(), 0, 0
+def sentencepiece_pieces(path):
+    """(piece, score) of each piece of a SentencePiece model (protobuf field 1 of ModelProto, repeated: its text is
+    field 1, its score field 2), read from the wire format."""
+    import struct
+    data = open(path, "rb").read()
 
-    def varint(i):
+    def varint(b, i):
         v, shift = 0, 0
         while True:
-            b = data[i]
+            c = b[i]
             i += 1
-            v |= (b & 0x7F) << shift
+            v |= (c & 0x7F) << shift
             shift += 7
-            if b < 0x80:
+            if c < 0x80:
                 return v, i
-    while i < len(data):
-        key, i = varint(i)
-        wire = key & 7
-        if wire == 0:
-            _, i = varint(i)
-        elif wire == 1:
-            i += 8
-        elif wire == 5:
-            i += 4
-        elif wire == 2:
-            ln, i = varint(i)
-            i += ln
-            n += key >> 3 == 1
-        else:
-            raise SystemExit(f"{path}: not a SentencePiece model")
-    return n
+
+    def fields(b):
+        i = 0
+        while i < len(b):
+            key, i = varint(b, i)
+            wire = key & 7
+            if wire == 0:
+                value, i = varint(b, i)
+            elif wire == 1:
+                value, i = b[i:i + 8], i + 8
+            elif wire == 5:
+                value, i = b[i:i + 4], i + 4
+            elif wire == 2:
+                ln, i = varint(b, i)
+                value, i = b[i:i + ln], i + ln
+            else:
+                raise SystemExit(f"{path}: not a SentencePiece model")
+            yield key >> 3, wire, value
+
+    pieces = []
+    for field, wire, body in fields(data):
+        if field == 1 and wire == 2:
+            text, score = "", 0.0
+            for f, w, v in fields(body):
+                if f == 1 and w == 2:
+                    text = v.decode("utf-8")
+                elif f == 2 and w == 5:
+                    score = struct.unpack("<f", v)[0]
+            pieces.append((text, score))
+    return pieces
+
+
+def sentencepiece_size(path):
+    """The number of pieces of a SentencePiece model."""
+    return len(sentencepiece_pieces(path))
 
 
 def make_gemma(arch, out, sp, seed):
@@ -2106,18 +2127,7 @@ def bloom_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
         else:
             per_head = qkv.reshape(T, H, 3, d)
             q, k, v = per_head[:, :, 0], per_head[:, :, 1], per_head[:, :, 2]
-        if kv_cache == "f16":
-            q, k, v = f16(q), f16(k), f16(v)
-        kc = k.astype(np.float64)
-        scores = np.einsum("thd,shd->hts", q, kc) / np.sqrt(d) + mask[None]
-        if variant != "no-alibi":
-            scores = scores + alibi
-        scores = scores - scores.max(-1, keepdims=True)
-        probs = np.exp(scores)
-        probs /= probs.sum(-1, keepdims=True)
-        if kv_cache == "f16":
-            probs = f16(probs)
-        ctx = np.einsum("hts,shd->thd", probs, v).reshape(T, hidden)
+        ctx = alibi_attend(q, k, v, mask, None if variant == "no-alibi" else alibi, kv_cache).reshape(T, hidden)
         return linear(ctx, p + "self_attention.dense")
 
     x = layernorm(W[p0 + "word_embeddings.weight"][np.array(toks)], p0 + "word_embeddings_layernorm")
@@ -3133,18 +3143,9 @@ def mpt_forward(cfg, W, toks, weights="f32", kv_cache="f64", variant=None):
         q = qkv[:, :H * d].reshape(T, H, d)
         k = qkv[:, H * d:(H + KV) * d].reshape(T, KV, d)
         v = qkv[:, (H + KV) * d:].reshape(T, KV, d)
-        if kv_cache == "f16":
-            q, k, v = f16(q), f16(k), f16(v)
         k, v = np.repeat(k, H // KV, axis=1), np.repeat(v, H // KV, axis=1)
-        scores = np.einsum("thd,shd->hts", q, k) / np.sqrt(d) + mask[None]
-        if variant != "no-alibi":
-            scores = scores + alibi
-        scores = scores - scores.max(-1, keepdims=True)
-        probs = np.exp(scores)
-        probs /= probs.sum(-1, keepdims=True)
-        if kv_cache == "f16":
-            probs = f16(probs)
-        return np.einsum("hts,shd->thd", probs, v).reshape(T, hidden) @ W[p + "attn.out_proj.weight"].T
+        ctx = alibi_attend(q, k, v, mask, None if variant == "no-alibi" else alibi, kv_cache)
+        return ctx.reshape(T, hidden) @ W[p + "attn.out_proj.weight"].T
 
     x = W["transformer.wte.weight"][np.array(toks)]
     for i in range(n_layers):
@@ -4005,6 +4006,23 @@ def olmo3_rotary(cfg, d, rope_scaling=True, variant=None, mutate=None):
     if variant == "yarn-everywhere":
         out["sliding_attention"] = out["full_attention"]
     return out
+
+
+def alibi_attend(q, k, v, mask, alibi, kv_cache):
+    """BLOOM's and MPT's attention of q, k, v [T, H, d] (a head each): scores q k^T / sqrt(d) plus the causal mask
+    and the ALiBi biases [H, T, T] (none when alibi is None), softmax; --kv f16 rounds q, k, v and the probabilities
+    as llama.cpp's F16 cache and kernels do. Returns [T, H, d]."""
+    if kv_cache == "f16":
+        q, k, v = f16(q), f16(k), f16(v)
+    scores = np.einsum("thd,shd->hts", q, k) / np.sqrt(q.shape[-1]) + mask[None]
+    if alibi is not None:
+        scores = scores + alibi
+    scores = scores - scores.max(-1, keepdims=True)
+    probs = np.exp(scores)
+    probs /= probs.sum(-1, keepdims=True)
+    if kv_cache == "f16":
+        probs = f16(probs)
+    return np.einsum("hts,shd->thd", probs, v)
 
 
 def gelu_tanh(x):

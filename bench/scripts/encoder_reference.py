@@ -50,7 +50,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from decoder_reference import f16, gelu_tanh, layer_norm, read_safetensors, write_folder  # noqa: E402
+from decoder_reference import f16, gelu_tanh, layer_norm, read_safetensors, sentencepiece_pieces, write_folder  # noqa: E402
 
 
 def wordpiece_vocab(tokenizer):
@@ -112,7 +112,7 @@ def make_bert(out, tokenizer=None, seed=0, pooling=None, masked_lm=False, gamma_
 
 def make_xlm_roberta(out, sp_model, seed=0, pooling=None, prefix=False, reranker=False):
     rng = np.random.default_rng(seed)
-    pieces = sentencepiece_pieces(open(sp_model, "rb").read())
+    pieces = sentencepiece_pieces(sp_model)
     vocab = len(pieces) + 2
     hidden, layers, heads, inter, positions = 64, 2, 4, 256, 66
     config = {"architectures": ["XLMRobertaModel"], "attention_probs_dropout_prob": 0.1, "bos_token_id": 0,
@@ -158,54 +158,6 @@ def make_xlm_roberta(out, sp_model, seed=0, pooling=None, prefix=False, reranker
                "tokenizer_class": "XLMRobertaTokenizer", "unk_token": "<unk>"},
               open(os.path.join(out, "tokenizer_config.json"), "w"), indent=2)
     write_pooling(out, pooling, hidden)
-
-
-def sentencepiece_pieces(data):
-    """(piece, score) of a SentencePiece ModelProto's repeated field 1, read from the wire format."""
-    import struct
-
-    def varint(b, i):
-        v = shift = 0
-        while True:
-            c = b[i]
-            i += 1
-            v |= (c & 0x7F) << shift
-            if c < 0x80:
-                return v, i
-            shift += 7
-
-    out, i = [], 0
-    while i < len(data):
-        tag, i = varint(data, i)
-        wire = tag & 7
-        if wire == 2:
-            n, i = varint(data, i)
-            body, i = data[i:i + n], i + n
-            if tag >> 3 == 1:
-                piece, score, j = "", 0.0, 0
-                while j < len(body):
-                    t, j = varint(body, j)
-                    if t & 7 == 2:
-                        m, j = varint(body, j)
-                        if t >> 3 == 1:
-                            piece = body[j:j + m].decode("utf-8")
-                        j += m
-                    elif t & 7 == 5:
-                        if t >> 3 == 2:
-                            score = struct.unpack("<f", body[j:j + 4])[0]
-                        j += 4
-                    elif t & 7 == 0:
-                        _, j = varint(body, j)
-                    else:
-                        j += 8
-                out.append((piece, score))
-        elif wire == 0:
-            _, i = varint(data, i)
-        elif wire == 5:
-            i += 4
-        else:
-            i += 8
-    return out
 
 
 def make_distilbert(out, tokenizer=None, seed=0, pooling=None, masked_lm=False):
@@ -421,9 +373,10 @@ def pooling_of(folder):
     return None
 
 
-def llama_embeddings(gguf, toks, oracles, pooled, rank=False):
-    """llama.cpp's outputs of toks as one sequence: each token's (pooling NONE) or the sequence's (the model's pooling,
-    or with rank the reranking head's scores, LLAMA_POOLING_TYPE_RANK)."""
+def llama_embeddings(gguf, toks, oracles, kinds):
+    """llama.cpp's outputs of toks as one sequence, the model loaded once and a context made for each of kinds:
+    "tokens" each token's (LLAMA_POOLING_TYPE_NONE), "pooled" the sequence's (the model's pooling), "rank" the reranking
+    head's score (LLAMA_POOLING_TYPE_RANK). Returns {kind: float64 array}."""
     sys.path.insert(0, oracles)
     import llama_ref  # noqa: E402
     ll = llama_ref.Llama.get()
@@ -440,36 +393,37 @@ def llama_embeddings(gguf, toks, oracles, pooled, rank=False):
     model = L.llama_model_load_from_file(gguf.encode(), mp)
     if not model:
         raise RuntimeError(f"llama.cpp could not load {gguf}:\n" + "".join(ll.log[start:])[-4000:])
-    ctx = None
+    n, e = len(toks), L.llama_model_n_embd(model)
+    out = {}
     try:
-        cp = llama_ref.LlamaContextParams.from_buffer_copy(bytes(ll.defaults["llama_context_default_params"]))
-        n = len(toks)
-        cp.n_ctx = cp.n_batch = cp.n_ubatch = max(64, n)
-        cp.n_threads = cp.n_threads_batch = 2
-        cp.flash_attn_type = 0
-        cp.no_perf = True
-        cp.embeddings = True
-        cp.pooling_type = 4 if rank else -1 if pooled else 0   # RANK, the model's pooling, or LLAMA_POOLING_TYPE_NONE
-        ctx = L.llama_init_from_model(model, cp)
-        if not ctx:
-            raise RuntimeError("llama_init_from_model failed:\n" + "".join(ll.log[start:])[-4000:])
-        arr = (C.c_int32 * n)(*toks)
-        rc = L.llama_decode(ctx, L.llama_batch_get_one(arr, n))
-        if rc != 0:
-            raise RuntimeError(f"llama_decode returned {rc}:\n" + "".join(ll.log[start:])[-4000:])
-        L.llama_synchronize(ctx)
-        e = L.llama_model_n_embd(model)
-        if rank:
-            return np.ctypeslib.as_array(L.llama_get_embeddings_seq(ctx, 0), shape=(1,)).astype(np.float64).copy()
-        if pooled:
-            ptr = L.llama_get_embeddings_seq(ctx, 0)
-            return np.ctypeslib.as_array(ptr, shape=(e,)).astype(np.float64).copy()
-        return np.stack([np.ctypeslib.as_array(L.llama_get_embeddings_ith(ctx, i), shape=(e,)).astype(np.float64).copy()
-                         for i in range(n)])
+        for kind in kinds:
+            cp = llama_ref.LlamaContextParams.from_buffer_copy(bytes(ll.defaults["llama_context_default_params"]))
+            cp.n_ctx = cp.n_batch = cp.n_ubatch = max(64, n)
+            cp.n_threads = cp.n_threads_batch = 2
+            cp.flash_attn_type = 0
+            cp.no_perf = True
+            cp.embeddings = True
+            cp.pooling_type = {"tokens": 0, "pooled": -1, "rank": 4}[kind]
+            ctx = L.llama_init_from_model(model, cp)
+            if not ctx:
+                raise RuntimeError("llama_init_from_model failed:\n" + "".join(ll.log[start:])[-4000:])
+            try:
+                arr = (C.c_int32 * n)(*toks)
+                rc = L.llama_decode(ctx, L.llama_batch_get_one(arr, n))
+                if rc != 0:
+                    raise RuntimeError(f"llama_decode returned {rc}:\n" + "".join(ll.log[start:])[-4000:])
+                L.llama_synchronize(ctx)
+                if kind == "tokens":
+                    out[kind] = np.stack([np.ctypeslib.as_array(L.llama_get_embeddings_ith(ctx, i), shape=(e,))
+                                          .astype(np.float64).copy() for i in range(n)])
+                else:
+                    width = 1 if kind == "rank" else e
+                    out[kind] = np.ctypeslib.as_array(L.llama_get_embeddings_seq(ctx, 0), shape=(width,)).astype(np.float64).copy()
+            finally:
+                L.llama_free(ctx)
     finally:
-        if ctx:
-            L.llama_free(ctx)
         L.llama_model_free(model)
+    return out
 
 
 def main():
@@ -520,22 +474,24 @@ def main():
     else:
         forward = nomic_bert_forward if cfg["architectures"][0] == "NomicBertModel" else bert_forward
         want = forward(cfg, W, toks, a.weights, a.variant)
-    got = llama_embeddings(a.gguf, toks, a.oracles, pooled=False)
+    rank = cfg["architectures"][0].endswith("ForSequenceClassification")
+    pooling = pooling_of(a.dir)
+    llama = llama_embeddings(a.gguf, toks, a.oracles, ["tokens"] + (["rank"] if rank else []) + (["pooled"] if pooling else []))
+    got = llama["tokens"]
     diff = np.abs(got - want)
     res = {"gguf": os.path.basename(a.gguf), "tokens": toks, "variant": a.variant, "weights": a.weights,
            "tokens_max_abs_diff": float(diff.max()), "tokens_max_rel_diff": float(diff.max() / np.abs(want).max())}
-    if cfg["architectures"][0].endswith("ForSequenceClassification"):
+    if rank:
         # RobertaClassificationHead on the first token: out_proj(tanh(dense(x)))
         Wh = {k: (f16(v) if a.weights == "f16" and v.ndim == 2 else v) for k, v in W.items()}
         h = np.tanh(want[0] @ Wh["classifier.dense.weight"].T + Wh["classifier.dense.bias"])
         score = h @ Wh["classifier.out_proj.weight"].T + Wh["classifier.out_proj.bias"]
-        got_score = llama_embeddings(a.gguf, toks, a.oracles, pooled=True, rank=True)
+        got_score = llama["rank"]
         res.update({"rank_score": float(got_score[0]), "rank_score_reference": float(score[0]),
                     "rank_abs_diff": float(abs(got_score[0] - score[0]))})
-    pooling = pooling_of(a.dir)
     if pooling:
         want_pooled = want.mean(0) if pooling == "mean" else want[0]
-        got_pooled = llama_embeddings(a.gguf, toks, a.oracles, pooled=True)
+        got_pooled = llama["pooled"]
         d = np.abs(got_pooled - want_pooled)
         res.update({"pooling": pooling, "pooled_max_abs_diff": float(d.max()),
                     "pooled_max_rel_diff": float(d.max() / np.abs(want_pooled).max())})

@@ -53,4 +53,25 @@ final class EncoderReference {
         assertThat(Files.readAllBytes(ours)).as(type + ": byte for byte llama_model_quantize of the converter's file")
                 .isEqualTo(Files.readAllBytes(ref));
     }
+
+    /**
+     * {@code dir} converted to {@code dtype} with its vocabulary, then llama.cpp's per-token outputs (and, with
+     * {@code pooled}, its pooled embedding) within {@code limit} of the reference's largest value, and the deliberately
+     * wrong model {@code wrong} ({@code compare --variant}) more than {@code apart} off; {@code compareArgs} go to every
+     * comparison (the tokens, say). Returns the GGUF written.
+     */
+    static Path llamaCppComputesTheReference(Path tmp, Path oracles, Path dir, String dtype, double limit, boolean pooled,
+                                             String wrong, double apart, String... compareArgs) throws Exception {
+        Path out = tmp.resolve(dir.getFileName() + "-" + dtype + ".gguf");
+        CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
+        assertThat(r.code()).as(r.err()).isZero();
+        JsonNode cmp = compare(tmp, dir, out, oracles, dtype, compareArgs);
+        assertThat(cmp.path("tokens_max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(limit);
+        if (pooled) assertThat(cmp.path("pooled_max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(limit);
+        List<String> variant = new ArrayList<>(List.of(compareArgs));
+        variant.addAll(List.of("--variant", wrong));
+        JsonNode w = compare(tmp, dir, out, oracles, dtype, variant.toArray(String[]::new));
+        assertThat(w.path("tokens_max_rel_diff").asDouble()).as(wrong + " is told apart: " + w).isGreaterThan(apart);
+        return out;
+    }
 }

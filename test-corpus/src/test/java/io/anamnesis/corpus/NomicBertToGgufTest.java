@@ -1,6 +1,5 @@
 package io.anamnesis.corpus;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -130,18 +129,11 @@ class NomicBertToGgufTest {
         Path oracles = DecoderReference.oracles();
         Path dir = tmp.resolve("nomic-forward");
         EncoderReference.make(tmp, "nomic-bert", dir, List.of("--tokenizer", tok.get().toString(), "--seed", "4", "--pooling", "mean"));
-        Path out = tmp.resolve("nomic-" + dtype + ".gguf");
-        CorpusCliTest.Run r = DecoderReference.convert(dir, dtype, out, true);
-        assertThat(r.code()).as(r.err()).isZero();
-        ReferenceGguf g = ReferenceGguf.read(out);
+        Path out = EncoderReference.llamaCppComputesTheReference(tmp, oracles, dir, dtype, dtype.equals("f32") ? 1e-5 : 3e-3, true,
+                wrong, 0.1);
         // the vocabulary padded to 30528: its six fillers unused, in the phantom-space spelling
-        assertThat(Phi3ToGgufTest.strings(g.kv.get("tokenizer.ggml.tokens"))).hasSize(30528).endsWith("\u2581[PAD30527]");
-        JsonNode cmp = EncoderReference.compare(tmp, dir, out, oracles, dtype);
-        double limit = dtype.equals("f32") ? 1e-5 : 3e-3;
-        assertThat(cmp.path("tokens_max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(limit);
-        assertThat(cmp.path("pooled_max_rel_diff").asDouble()).as(cmp.toString()).isLessThan(limit);
-        JsonNode w = EncoderReference.compare(tmp, dir, out, oracles, dtype, "--variant", wrong);
-        assertThat(w.path("tokens_max_rel_diff").asDouble()).as(wrong + " is told apart: " + w).isGreaterThan(0.1);
+        assertThat(Phi3ToGgufTest.strings(ReferenceGguf.read(out).kv.get("tokenizer.ggml.tokens"))).hasSize(30528)
+                .endsWith("\u2581[PAD30527]");
     }
 
     /** Q4_K_M in the same pass: byte for byte llama_model_quantize of the converter's default output. */

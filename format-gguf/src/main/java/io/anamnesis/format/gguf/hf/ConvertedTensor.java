@@ -320,8 +320,9 @@ final class ConvertedTensor {
         boolean numpyHalves = source.storedDType().equals(DType.F16) && source.recoveredFrom().isEmpty();
         if (shift.isEmpty() && !numpyHalves && source.values().isPresent()) {
             if (heads.isEmpty()) {
+                // under the GGUF name throughout: an encoder that keeps a tensor as it is hands back these parts
                 return new DenseTensor(name, source.shape(), source.storedDType(), source.recoveredFrom(),
-                        source.asStored(), source.values(), false);
+                        named(source.asStored(), name), source.values().map(v -> named(v, name)), false);
             }
             PlannedTensor stored = source.asStored();
             if (source.recoveredFrom().isEmpty() && stored.dtype().equals(DType.BF16) && stored.shape().equals(source.shape())) {
@@ -331,6 +332,11 @@ final class ConvertedTensor {
             }
         }
         return dense(values(source, name, heads, shift));
+    }
+
+    /** {@code t} under another name: the same bytes. */
+    private static PlannedTensor named(PlannedTensor t, String name) {
+        return t.name().equals(name) ? t : new PlannedTensor(name, t.dtype(), t.shape(), t.granule(), t.producer());
     }
 
     /** {@code stored}'s rows in the rope order of {@code heads} heads, its bytes copied a row at a time. */

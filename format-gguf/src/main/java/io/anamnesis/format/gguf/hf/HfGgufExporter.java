@@ -171,6 +171,7 @@ public final class HfGgufExporter implements ModelExporter {
         Optional<LongRope> longRope = arch == Architectures.PHI3 ? LongRope.phi3(config) : Optional.empty();
         longRope.ifPresent(l -> out.addAll(l.tensors()));
         List<String> notes = new ArrayList<>();
+        Optional<Long> positionRowsCut = arch == Architectures.XLM_ROBERTA ? positionOffset(asStored) : Optional.empty();
         if (arch == Architectures.GEMMA_EMBEDDING) denseModules(files).ifPresent(notes::add);
         Yarn.untruncatedNote(arch.gguf(), rope).ifPresent(notes::add);
         if (arch == Architectures.INTERNLM2 && "dynamic".equals(rope.get("rope_type") != null ? rope.get("rope_type") : rope.get("type"))) {
@@ -310,9 +311,9 @@ public final class HfGgufExporter implements ModelExporter {
                         + " (as the converter removes a Gemma 3 model's rows past its vocabulary)");
                 d = ConvertedTensor.firstRows(d, vocabularyRows.get());
             }
-            if (arch == Architectures.XLM_ROBERTA && name.startsWith("position_embd.") && positionOffset(asStored).isPresent()) {
+            if (positionRowsCut.isPresent() && name.startsWith("position_embd.")) {
                 // XLMRobertaModel.modify_tensors: positions start at pad_token_id + 1, so the rows before are cut
-                d = ConvertedTensor.rowsFrom(d, Math.min(positionOffset(asStored).get(), d.shape().dim(0)));
+                d = ConvertedTensor.rowsFrom(d, Math.min(positionRowsCut.get(), d.shape().dim(0)));
             }
             Optional<Long> heads = Optional.empty();
             for (Architecture.RopeRows r : arch.ropeRows()) {
@@ -1728,16 +1729,24 @@ public final class HfGgufExporter implements ModelExporter {
         return dims;
     }
 
+    /** A sentence-transformers folder's modules.json, its list of modules; none without the file. */
+    private static List<?> sentenceTransformersModules(ModelFiles files) {
+        Optional<byte[]> modules = files.bytes("modules.json");
+        if (modules.isEmpty()) return List.of();
+        if (!(parseJson("modules.json", modules.get(), files) instanceof List<?> l)) {
+            throw new MalformedFileException("modules.json is not a JSON list of modules");
+        }
+        return l;
+    }
+
     /**
      * A note naming the sentence-transformers Dense modules of modules.json, when there are any: the converter leaves
      * them out unless given {@code --sentence-transformers-dense-modules}, so llama.cpp's embeddings of the file are the
      * pooled ones before those layers.
      */
     private static Optional<String> denseModules(ModelFiles files) {
-        Optional<byte[]> modules = files.bytes("modules.json");
-        if (modules.isEmpty() || !(parseJson("modules.json", modules.get(), files) instanceof List<?> l)) return Optional.empty();
         List<String> dense = new ArrayList<>();
-        for (Object m : l) {
+        for (Object m : sentenceTransformersModules(files)) {
             if (m instanceof Map<?, ?> mod && "sentence_transformers.models.Dense".equals(mod.get("type"))) {
                 dense.add(String.valueOf(mod.get("path")));
             }
@@ -1755,12 +1764,8 @@ public final class HfGgufExporter implements ModelExporter {
      * module.
      */
     private static Optional<Long> poolingType(ModelFiles files) {
-        Optional<byte[]> modules = files.bytes("modules.json");
-        if (modules.isEmpty()) return Optional.empty();
-        Object list = parseJson("modules.json", modules.get(), files);
-        if (!(list instanceof List<?> l)) throw new MalformedFileException("modules.json is not a JSON list of modules");
         String path = null;
-        for (Object m : l) {
+        for (Object m : sentenceTransformersModules(files)) {
             if (m instanceof Map<?, ?> mod && "sentence_transformers.models.Pooling".equals(mod.get("type"))) {
                 if (!(mod.get("path") instanceof String p)) throw new MalformedFileException("modules.json: the Pooling module has no path");
                 path = p;
