@@ -225,14 +225,16 @@ class XlmRobertaToGgufTest {
 
     /**
      * No sentencepiece.bpe.model beside a tokenizer.json (which the converter reads through transformers) is exit 6,
-     * neither is exit 3; a BPE SentencePiece model (type 2), jina-embeddings-v3's LoRA adapters, another activation exit
-     * 6; a padding id past the positions exit 3; nothing is written.
+     * neither is exit 3, a model that is no protobuf exit 3 naming the file; a BPE SentencePiece model (type 2),
+     * jina-embeddings-v3's LoRA adapters, another activation exit 6; a padding id past the positions exit 3; nothing is
+     * written.
      */
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
             "tokenizer.json||6|sentencepiece.bpe.model",
             "none||3|sentencepiece.bpe.model",
             "bpe||6|not unigram",
+            "garbage||3|sentencepiece.bpe.model is not a SentencePiece model",
             "config|\"lora_adaptations\": [\"retrieval.query\"], |6|lora_adaptations",
             "config|\"hidden_act\": \"relu\", |6|hidden_act",
             "config|\"pad_token_id\": 40, |3|pad_token_id"})
@@ -240,7 +242,7 @@ class XlmRobertaToGgufTest {
         String config = what.equals("config") ? config().replace("{", "{" + extra).replace("\"hidden_act\": \"gelu\", ",
                 extra.contains("hidden_act") ? "" : "\"hidden_act\": \"gelu\", ").replace("\"pad_token_id\": 1, ",
                 extra.contains("pad_token_id") ? "" : "\"pad_token_id\": 1, ") : config();
-        byte[] sp = what.equals("bpe") ? sentencePiece(2, new byte[0], true, true)
+        byte[] sp = what.equals("garbage") ? new byte[]{0x0F, 0x01, 0x02} : what.equals("bpe") ? sentencePiece(2, new byte[0], true, true)
                 : what.equals("config") ? sentencePiece(1, new byte[0], true, true) : null;
         Path dir = folder("xlm-r-bad", config, tensors(4002, ""), sp);
         if (what.equals("none")) Files.delete(dir.resolve("tokenizer.json"));

@@ -530,9 +530,9 @@ public final class HfGgufExporter implements ModelExporter {
         Optional<Long> offset = positionOffset(config);
         Optional<Long> positions = HfConfig.integer(config, "max_position_embeddings");
         if (offset.isEmpty() || positions.isEmpty()) return config;
-        if (offset.get() < 1 || offset.get() > positions.get()) {
-            throw badKey("pad_token_id", "is " + (offset.get() - 1) + ": RoBERTa's positions start past it, and "
-                    + "max_position_embeddings " + positions.get() + " leaves none");
+        if (offset.get() < 0 || offset.get() > positions.get()) {
+            throw badKey("pad_token_id", "is " + (offset.get() - 1) + ": RoBERTa's positions start at pad_token_id + 1, "
+                    + "which max_position_embeddings " + positions.get() + " does not hold");
         }
         Map<Object, Object> rewritten = new LinkedHashMap<>(config);
         rewritten.put("max_position_embeddings", positions.get() - offset.get());

@@ -35,6 +35,31 @@ record SentencePieceModel(List<Piece> pieces, boolean addDummyPrefix, boolean re
     }
 
     static SentencePieceModel parse(byte[] bytes, long maxPieces) {
+        return parse(bytes, maxPieces, FILE);
+    }
+
+    /**
+     * The model in {@code bytes}, read from the file named {@code file} (XLM-RoBERTa's is sentencepiece.bpe.model).
+     *
+     * @throws MalformedFileException naming {@code file}, for a model that runs past its bounds or holds more than
+     *                                {@code maxPieces} pieces
+     */
+    static SentencePieceModel parse(byte[] bytes, long maxPieces, String file) {
+        try {
+            return read(bytes, maxPieces);
+        } catch (Broken e) {
+            throw new MalformedFileException(file + " is not a SentencePiece model: " + e.getMessage());
+        }
+    }
+
+    /** What a malformed model breaks with inside the reader; {@link #parse} names the file. */
+    private static final class Broken extends RuntimeException {
+        Broken(String what) {
+            super(what, null, false, false);
+        }
+    }
+
+    private static SentencePieceModel read(byte[] bytes, long maxPieces) {
         ByteBuffer in = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         List<Piece> pieces = new ArrayList<>();
         boolean addDummyPrefix = true, removeExtraWhitespaces = true;
@@ -149,7 +174,7 @@ record SentencePieceModel(List<Piece> pieces, boolean addDummyPrefix, boolean re
         }
     }
 
-    private static MalformedFileException malformed(String what) {
-        return new MalformedFileException(FILE + " is not a SentencePiece model: " + what);
+    private static Broken malformed(String what) {
+        return new Broken(what);
     }
 }

@@ -242,7 +242,7 @@ final class Vocabulary {
                     + files.folder().map(Object::toString).orElse("the model folder") + " (--no-vocab writes the GGUF without a "
                     + "vocabulary)");
         }
-        SentencePieceModel sp = SentencePieceModel.parse(model.get(), files.limits().maxArrayLength());
+        SentencePieceModel sp = SentencePieceModel.parse(model.get(), files.limits().maxArrayLength(), XLM_ROBERTA_FILE);
         if (sp.modelType() != SentencePieceModel.UNIGRAM) {
             throw new UnsupportedFeatureException(XLM_ROBERTA_FILE + " is a SentencePiece model of type " + sp.modelType()
                     + ", not unigram (1), which the converter asserts and llama.cpp's t5 tokenizer runs");
