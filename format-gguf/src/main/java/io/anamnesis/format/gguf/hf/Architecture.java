@@ -461,21 +461,37 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
      * A Hugging Face tensor name pattern and its GGUF name; {@code {bid}} in the pattern is the
      * block number (a decimal below {@code block_count}) and is put into the GGUF name.
      */
-    record TensorName(Pattern hf, String gguf) {
+    record TensorName(String hf, String gguf) {
         static TensorName of(String hf, String gguf) {
-            return new TensorName(Pattern.compile(Pattern.quote(hf).replace("{bid}", "\\E(\\d+)\\Q")), gguf);
+            if (hf.indexOf(BLOCK) != hf.lastIndexOf(BLOCK)) throw new IllegalArgumentException(hf + " holds two " + BLOCK);
+            return new TensorName(hf, gguf);
         }
 
+        /**
+         * The GGUF name of {@code base} when it is this pattern: the text around {@code {bid}}
+         * literally, and between them the decimal digits of a block number. Matched with string
+         * operations, not a regular expression: compiling the families' thousand patterns at
+         * start-up was most of the 80 ms the table took to build, in every convert.
+         */
         Optional<String> map(String base, int blockCount) {
-            Matcher m = hf.matcher(base);
-            if (!m.matches()) return Optional.empty();
-            if (m.groupCount() == 0) return Optional.of(gguf);
-            String digits = m.group(1);
+            int at = hf.indexOf(BLOCK);
+            if (at < 0) return base.equals(hf) ? Optional.of(gguf) : Optional.empty();
+            String before = hf.substring(0, at);
+            String after = hf.substring(at + BLOCK.length());
+            int end = base.length() - after.length();
+            if (end <= before.length() || !base.startsWith(before) || !base.endsWith(after)) return Optional.empty();
+            String digits = base.substring(before.length(), end);
+            for (int i = 0; i < digits.length(); i++) {
+                char c = digits.charAt(i);
+                if (c < '0' || c > '9') return Optional.empty();
+            }
             // the converter builds its map for blocks 0 .. block_count-1, written without leading zeros
             if (digits.length() > 9 || (digits.length() > 1 && digits.charAt(0) == '0')) return Optional.empty();
             int bid = Integer.parseInt(digits);
-            return bid < blockCount ? Optional.of(gguf.replace("{bid}", digits)) : Optional.empty();
+            return bid < blockCount ? Optional.of(gguf.replace(BLOCK, digits)) : Optional.empty();
         }
+
+        private static final String BLOCK = "{bid}";
     }
 
     /**
@@ -541,15 +557,21 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         record Name(int block, long expert, Projection projection) {
         }
 
-        /** Block, expert and projection of {@code hfName}, when it is an expert's tensor. */
-        Optional<Name> match(String hfName) {
+        /**
+         * What tells an expert's tensor from the others: block, expert and projection of a name,
+         * when it is one. Made once per conversion (a pattern compiled per tensor name was a
+         * compilation for each of a large mixture's tens of thousands of tensors).
+         */
+        java.util.function.Function<String, Optional<Name>> matcher() {
             String alternatives = String.join("|", projections.stream().map(p -> Pattern.quote(p.name())).toList());
             Pattern p = Pattern.compile(Pattern.quote(expert).replace("{bid}", "\\E(\\d{1,9})\\Q")
                     .replace("{xid}", "\\E(\\d{1,18})\\Q").replace("{proj}", "\\E(" + alternatives + ")\\Q"));
-            Matcher m = p.matcher(hfName);
-            if (!m.matches()) return Optional.empty();
-            Projection proj = projections.stream().filter(x -> x.name().equals(m.group(3))).findFirst().orElseThrow();
-            return Optional.of(new Name(Integer.parseInt(m.group(1)), Long.parseLong(m.group(2)), proj));
+            return hfName -> {
+                Matcher m = p.matcher(hfName);
+                if (!m.matches()) return Optional.empty();
+                Projection proj = projections.stream().filter(x -> x.name().equals(m.group(3))).findFirst().orElseThrow();
+                return Optional.of(new Name(Integer.parseInt(m.group(1)), Long.parseLong(m.group(2)), proj));
+            };
         }
 
         /** The Hugging Face name of expert {@code xid}'s {@code proj} in block {@code bid}. */

@@ -1016,19 +1016,19 @@ public final class HfGgufExporter implements ModelExporter {
                 Yarn.keys(a, rope, config.containsKey("rope_parameters") ? "rope_parameters" : "rope_scaling", ministral3(arch, config), kv);
             } else if (type.equals("dynamic") && arch == Architectures.INTERNLM2) {
                 // no key: TextModel leaves dynamic NTK scaling to the model class, and InternLM2Model writes none (noted)
-            } else if (type.equals("mrope") && MROPE.contains(arch)) {
+            } else if (type.equals("mrope") && isOneOf(arch, MROPE)) {
                 // no key: TextModel warns of an unknown type; the sections below are what llama.cpp reads
             } else if (!type.equals("default") && !type.equals("linear")) {
                 throw new UnsupportedFeatureException("config.json rope scaling type " + type + " is not converted yet "
                         + "(linear, yarn, llama3 (llama) and none are)");
             }
         }
-        if (rope.containsKey("mrope_section") && MROPE.contains(arch)) {
+        if (rope.containsKey("mrope_section") && isOneOf(arch, MROPE)) {
             kv.put(a + ".rope.dimension_sections", mropeSections(rope.get("mrope_section"), config));
         } else if (config.containsKey("mrope_section") || rope.containsKey("mrope_section")) {
             throw new UnsupportedFeatureException("config.json mrope_section is not converted yet for " + arch.gguf()
                     + " (it is for " + String.join(", ", MROPE.stream().map(Architecture::gguf).sorted().distinct().toList()) + ")");
-        } else if (MROPE_REQUIRED.contains(arch)) {
+        } else if (isOneOf(arch, MROPE_REQUIRED)) {
             // llama.cpp's qwen3vl and qwen3vlmoe read rope.dimension_sections as required: without them the file
             // would not load (the converter writes it anyway)
             throw badKey("rope_scaling", "has no mrope_section: llama.cpp's " + a + " needs the M-RoPE sections "
@@ -1136,11 +1136,21 @@ public final class HfGgufExporter implements ModelExporter {
         return arch == Architectures.MISTRAL3 && "ministral3".equals(config.get("model_type"));
     }
 
+    // Lists held by identity (isOneOf), not sets: a set hashes each family's whole table, the
+    // record's generated hashCode over every component, and building those hash functions at
+    // start-up spun up method handles for 70 ms of every convert (the AOT cache keeps none of them).
+
     /** The families whose rope parameters may carry M-RoPE sections ({@code mrope_section}), written as TextModel writes them. */
-    private static final java.util.Set<Architecture> MROPE = java.util.Set.of(Architectures.QWEN2VL, Architectures.QWEN3VL,
-            Architectures.QWEN3VLMOE);
+    private static final List<Architecture> MROPE = List.of(Architectures.QWEN2VL, Architectures.QWEN3VL, Architectures.QWEN3VLMOE);
     /** The families llama.cpp loads only with M-RoPE sections. */
-    private static final java.util.Set<Architecture> MROPE_REQUIRED = java.util.Set.of(Architectures.QWEN3VL, Architectures.QWEN3VLMOE);
+    private static final List<Architecture> MROPE_REQUIRED = List.of(Architectures.QWEN3VL, Architectures.QWEN3VLMOE);
+
+    private static boolean isOneOf(Architecture arch, List<Architecture> families) {
+        for (Architecture a : families) {
+            if (a == arch) return true;
+        }
+        return false;
+    }
 
     /**
      * {@code <arch>.rope.dimension_sections}: {@code mrope_section} padded with zeros to four
@@ -1876,6 +1886,7 @@ public final class HfGgufExporter implements ModelExporter {
     private static final class Stacks {
         private final Architecture arch;
         private final Architecture.Experts experts;
+        private final java.util.function.Function<String, Optional<Architecture.Experts.Name>> expertName;
         private final Map<?, ?> config;
         private final long blockCount, count;
         private final String countKey, outtype;
@@ -1887,6 +1898,7 @@ public final class HfGgufExporter implements ModelExporter {
                ExportRequest.Encoder encoder) {
             this.arch = arch;
             this.experts = experts;
+            this.expertName = experts.matcher();
             this.config = config;
             this.blockCount = blockCount;
             this.outtype = outtype;
@@ -1899,7 +1911,7 @@ public final class HfGgufExporter implements ModelExporter {
 
         /** Holds {@code d} when it is an expert's tensor, adding the block's stacks to {@code out} with its last one. */
         boolean take(DenseTensor d, List<PlannedTensor> out) {
-            Optional<Architecture.Experts.Name> match = experts.match(d.name());
+            Optional<Architecture.Experts.Name> match = expertName.apply(d.name());
             if (match.isEmpty()) {
                 if (d.name().endsWith("." + experts.router()) && d.shape().rank() == 2 && d.shape().dim(0) != count) {
                     throw badKey(countKey, "is " + count + ", but the router " + d.name() + " has " + d.shape().dim(0)
