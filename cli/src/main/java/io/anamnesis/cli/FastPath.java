@@ -14,7 +14,7 @@ import java.util.concurrent.Callable;
  * {@code convert <file> --to FORMAT [--dtype T] [--as-stored] [--gguf-kv K=T:V]... [--gguf-metadata F]
  * [--split-max-size S]} with the same output options ({@code --max-shard-size} among them),
  * {@code forget|quantize <file> --to T|--like R} with its own options and the same output
- * options, each with {@code --debug} anywhere. For {@code remember} and {@code convert}, picocli's
+ * options, {@code diff <a> <b> [--json] [--threads N]}, each with {@code --debug} anywhere. For {@code remember} and {@code convert}, picocli's
  * ~0.2 s of start-up is most of the fixed cost of a run. Picocli's start-up (Java 5 bytecode that the AOT cache
  * cannot hold, reflection, annotation proxies) is most of a 100 ms budget, and these are
  * the commands people and servers run in loops.
@@ -55,16 +55,18 @@ final class FastPath {
             Map.entry("forget", FORGET),
             Map.entry("quantize", FORGET),
             Map.entry("formats", Set.of("--debug", "--json")),
+            Map.entry("diff", Set.of("--debug", "--json", "--threads")),
             Map.entry("aot-train", Set.of("--debug")),
             Map.entry("aot-train-recover", Set.of("--debug")),
             Map.entry("aot-train-forget", Set.of("--debug")),
             Map.entry("aot-train-convert", Set.of("--debug")));
 
     /**
-     * Commands that always go through picocli: diff reads two whole models, so its start-up
-     * does not matter; completion and man print picocli's own model of the commands.
+     * Commands that always go through picocli: completion and man print picocli's own model of
+     * the commands. (diff was here, on the reasoning that it reads two whole models; a diff of
+     * two small files then took 0.7 s, most of it picocli's start-up.)
      */
-    static final Set<String> PICOCLI_ONLY_COMMANDS = Set.of("diff", "completion", "man");
+    static final Set<String> PICOCLI_ONLY_COMMANDS = Set.of("completion", "man");
 
     /** The options above that take a value. */
     static final Set<String> TAKE_A_VALUE = Set.of("--to", "--dtype", "-o", "--output", "--threads", "--gguf-kv",
@@ -83,6 +85,8 @@ final class FastPath {
         if (i == args.length) return OptionalInt.empty();
         String command = args[i++];
         String input = null;
+        String second = null; // diff's <b>
+        Integer diffThreads = null;
         boolean json = false;
         boolean full = false;
         DType target = DType.BF16;
@@ -95,6 +99,7 @@ final class FastPath {
         String splitMaxSize = null;
         boolean inspect = command.equals("inspect") || command.equals("info");
         boolean forget = command.equals("forget") || command.equals("quantize");
+        boolean diff = command.equals("diff");
         ForgetCommand forgetting = forget ? new ForgetCommand() : null;
         Recover.OutputOptions output = new Recover.OutputOptions();
         GgufMetadataOptions gguf = new GgufMetadataOptions();
@@ -134,9 +139,14 @@ final class FastPath {
                     output.output = args[++i];
                 }
                 case "--threads" -> {
-                    if (!(remember || forget) || i + 1 == args.length || output.threads != null) return OptionalInt.empty();
+                    if (!(remember || forget || diff) || i + 1 == args.length || output.threads != null
+                            || diffThreads != null) {
+                        return OptionalInt.empty();
+                    }
                     try {
-                        output.threads = Integer.parseInt(args[++i]);
+                        int n = Integer.parseInt(args[++i]);
+                        if (diff) diffThreads = n;
+                        else output.threads = n;
                     } catch (NumberFormatException e) {
                         return OptionalInt.empty();
                     }
@@ -197,8 +207,14 @@ final class FastPath {
                     }
                 }
                 default -> {
-                    if ((a.startsWith("-") && !a.equals(InputRef.STDIN)) || input != null) return OptionalInt.empty();
-                    input = a;
+                    if (a.startsWith("-") && !a.equals(InputRef.STDIN)) return OptionalInt.empty();
+                    if (input == null) {
+                        input = a;
+                    } else if (diff && second == null) {
+                        second = a;
+                    } else {
+                        return OptionalInt.empty();
+                    }
                 }
             }
         }
@@ -266,6 +282,16 @@ final class FastPath {
                 forgetting.input = input;
                 forgetting.output = output;
                 call = forgetting;
+            }
+            case "diff" -> {
+                if (second == null) return OptionalInt.empty();
+                DiffCommand c = new DiffCommand();
+                c.parent = parent;
+                c.a = input;
+                c.b = second;
+                c.json = json;
+                c.threads = diffThreads;
+                call = c;
             }
             case "formats" -> {
                 if (input != null) return OptionalInt.empty();

@@ -234,7 +234,9 @@ class AmnTest {
     /** The picocli route and the fast path must print the same bytes for the same command line. */
     @ParameterizedTest
     @ValueSource(strings = {"parse F", "parse --json F", "inspect F", "info F", "inspect --to f16 F", "inspect F --json",
-            "inspect --json --full F", "--debug parse F", "formats", "formats --json", "inspect MISSING", "parse BAD"})
+            "inspect --json --full F", "--debug parse F", "formats", "formats --json", "inspect MISSING", "parse BAD",
+            "diff F F", "diff --json F F", "diff F --threads 1 F", "diff F BAD", "diff F MISSING", "diff F",
+            "diff F F F", "diff --threads 0 F F", "diff --threads x F F", "diff --threads 1 --threads 2 F F", "--debug diff F F"})
     void fastPathAndPicocliAgree(String line) throws IOException {
         Path f = Fakes.write(dir, "m.fake", "ok");
         Path bad = Fakes.write(dir, "b.fake", "security");
