@@ -1016,19 +1016,19 @@ public final class HfGgufExporter implements ModelExporter {
                 Yarn.keys(a, rope, config.containsKey("rope_parameters") ? "rope_parameters" : "rope_scaling", ministral3(arch, config), kv);
             } else if (type.equals("dynamic") && arch == Architectures.INTERNLM2) {
                 // no key: TextModel leaves dynamic NTK scaling to the model class, and InternLM2Model writes none (noted)
-            } else if (type.equals("mrope") && isOneOf(arch, MROPE)) {
+            } else if (type.equals("mrope") && isOneOf(arch, mropeFamilies())) {
                 // no key: TextModel warns of an unknown type; the sections below are what llama.cpp reads
             } else if (!type.equals("default") && !type.equals("linear")) {
                 throw new UnsupportedFeatureException("config.json rope scaling type " + type + " is not converted yet "
                         + "(linear, yarn, llama3 (llama) and none are)");
             }
         }
-        if (rope.containsKey("mrope_section") && isOneOf(arch, MROPE)) {
+        if (rope.containsKey("mrope_section") && isOneOf(arch, mropeFamilies())) {
             kv.put(a + ".rope.dimension_sections", mropeSections(rope.get("mrope_section"), config));
         } else if (config.containsKey("mrope_section") || rope.containsKey("mrope_section")) {
             throw new UnsupportedFeatureException("config.json mrope_section is not converted yet for " + arch.gguf()
-                    + " (it is for " + String.join(", ", MROPE.stream().map(Architecture::gguf).sorted().distinct().toList()) + ")");
-        } else if (isOneOf(arch, MROPE_REQUIRED)) {
+                    + " (it is for " + String.join(", ", mropeFamilies().stream().map(Architecture::gguf).sorted().distinct().toList()) + ")");
+        } else if (isOneOf(arch, mropeRequired())) {
             // llama.cpp's qwen3vl and qwen3vlmoe read rope.dimension_sections as required: without them the file
             // would not load (the converter writes it anyway)
             throw badKey("rope_scaling", "has no mrope_section: llama.cpp's " + a + " needs the M-RoPE sections "
@@ -1136,14 +1136,21 @@ public final class HfGgufExporter implements ModelExporter {
         return arch == Architectures.MISTRAL3 && "ministral3".equals(config.get("model_type"));
     }
 
-    // Lists held by identity (isOneOf), not sets: a set hashes each family's whole table, the
-    // record's generated hashCode over every component, and building those hash functions at
-    // start-up spun up method handles for 70 ms of every convert (the AOT cache keeps none of them).
+    // Methods, not static sets: a set hashes each family's whole table (the record's generated
+    // hashCode over every component, whose method handles the AOT cache does not keep: 70 ms of
+    // every run), and a static field naming a family would build every family's table in this
+    // class's initializer, which every command runs when the providers are loaded (an inspect
+    // needs none of them).
 
     /** The families whose rope parameters may carry M-RoPE sections ({@code mrope_section}), written as TextModel writes them. */
-    private static final List<Architecture> MROPE = List.of(Architectures.QWEN2VL, Architectures.QWEN3VL, Architectures.QWEN3VLMOE);
+    private static List<Architecture> mropeFamilies() {
+        return List.of(Architectures.QWEN2VL, Architectures.QWEN3VL, Architectures.QWEN3VLMOE);
+    }
+
     /** The families llama.cpp loads only with M-RoPE sections. */
-    private static final List<Architecture> MROPE_REQUIRED = List.of(Architectures.QWEN3VL, Architectures.QWEN3VLMOE);
+    private static List<Architecture> mropeRequired() {
+        return List.of(Architectures.QWEN3VL, Architectures.QWEN3VLMOE);
+    }
 
     private static boolean isOneOf(Architecture arch, List<Architecture> families) {
         for (Architecture a : families) {
