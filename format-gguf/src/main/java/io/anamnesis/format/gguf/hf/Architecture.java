@@ -470,8 +470,9 @@ record Architecture(String gguf, List<String> hfNames, List<TensorName> tensors,
         /**
          * The GGUF name of {@code base} when it is this pattern: the text around {@code {bid}}
          * literally, and between them the decimal digits of a block number. Matched with string
-         * operations, not a regular expression: compiling the families' thousand patterns at
-         * start-up was most of the 80 ms the table took to build, in every convert.
+         * operations, not a regular expression: a pattern compiled for each of the families'
+         * entries when the table is built is work no conversion needs (which entries a name
+         * matches is all the pattern said).
          */
         Optional<String> map(String base, int blockCount) {
             int at = hf.indexOf(BLOCK);
