@@ -13,8 +13,12 @@ import java.util.SplittableRandom;
 /**
  * A small Hugging Face llama folder for the AOT training of {@code convert} ({@link AotTrainCommand}):
  * {@code config.json} and one BF16 {@code model.safetensors} of one layer (hidden 64, intermediate
- * 128, 4 heads, 2 KV heads, vocabulary 64), values drawn at random. No tokenizer: the training
- * converts with {@code --no-vocab}. Not a model anyone runs; only its shapes and names matter.
+ * 128, 4 heads, 2 KV heads, vocabulary 64), values drawn at random, and a SentencePiece
+ * {@code tokenizer.model} of 64 pieces (unknown, two controls, single characters), so that one
+ * training run reads a vocabulary as a convert of a real llama folder does (without it the
+ * vocabulary's classes and lambdas were loaded and spun at run time, and a convert with a
+ * vocabulary took 50 ms longer than one without). Not a model anyone runs; only its shapes,
+ * names and file formats matter.
  */
 final class TrainingFolder {
     private TrainingFolder() {
@@ -62,6 +66,7 @@ final class TrainingFolder {
             file.putShort((short) ((random.nextBoolean() ? 0x8000 : 0) | (0x3B80 + random.nextInt(0x180))));
         }
         Files.write(dir.resolve("model.safetensors"), file.array());
+        Files.write(dir.resolve("tokenizer.model"), sentencePieceModel());
         Files.writeString(dir.resolve("config.json"), """
                 {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "torch_dtype": "bfloat16",
                  "hidden_size": %d, "intermediate_size": %d, "num_hidden_layers": 1,
@@ -70,5 +75,34 @@ final class TrainingFolder {
                  "vocab_size": %d, "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu"}
                 """.formatted(HIDDEN, INTERMEDIATE, VOCAB));
         return dir;
+    }
+
+    /**
+     * sentencepiece's {@code ModelProto}: field 1, one {@code SentencePiece} per piece (1: the
+     * piece, 2: its score as a float, 3: its type: 1 normal, 2 unknown, 3 control), and field 2,
+     * the {@code TrainerSpec} with {@code model_type} (3) BPE (2), as llama's tokenizers have.
+     */
+    private static byte[] sentencePieceModel() {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (int i = 0; i < VOCAB; i++) {
+            String piece = i == 0 ? "<unk>" : i == 1 ? "<s>" : i == 2 ? "</s>" : i < 34 ? "\u2581" + (char) ('a' + (i - 3) % 26)
+                    + (i - 3 >= 26 ? "e" : "") : String.valueOf((char) ('a' + (i - 34) % 26)) + (i - 34 >= 26 ? "s" : "");
+            int type = i == 0 ? 2 : i < 3 ? 3 : 1;
+            byte[] text = piece.getBytes(StandardCharsets.UTF_8);
+            java.io.ByteArrayOutputStream p = new java.io.ByteArrayOutputStream();
+            p.write(0x0A);
+            p.write(text.length);
+            p.writeBytes(text);
+            p.write(0x15);
+            int score = Float.floatToIntBits(i < 3 ? 0f : -i);
+            for (int b = 0; b < 4; b++) p.write(score >>> (8 * b));
+            p.write(0x18);
+            p.write(type);
+            out.write(0x0A);
+            out.write(p.size());
+            out.writeBytes(p.toByteArray());
+        }
+        out.writeBytes(new byte[]{0x12, 0x02, 0x18, 0x02});
+        return out.toByteArray();
     }
 }

@@ -81,7 +81,7 @@ class AotTrainTest {
         java.util.List<String> lines = r.out().lines().toList();
         // the installed modules convert the folder it writes (exit 0), the samples are not its input
         assertThat(lines).extracting(l -> l.replaceFirst(" -o \\S+ ", " -o OUT ").replaceFirst(" \\S+ -> ", " FOLDER -> "))
-                .containsExactly("convert --quiet --no-vocab --to gguf --dtype q8_0 -o OUT FOLDER -> 0",
+                .containsExactly("convert --quiet --to gguf --dtype q8_0 -o OUT FOLDER -> 0",
                         "convert --quiet --no-vocab --to gguf --dtype f16 -o OUT FOLDER -> 0",
                         "convert --quiet --no-vocab --to gguf --dtype bf16 -o OUT FOLDER -> 0");
         Path folder = Path.of(lines.getFirst().replaceFirst(" -> 0$", "").replaceFirst(".* ", ""));
