@@ -86,7 +86,6 @@ final class FastPath {
         String command = args[i++];
         String input = null;
         String second = null; // diff's <b>
-        Integer diffThreads = null;
         boolean json = false;
         boolean full = false;
         DType target = DType.BF16;
@@ -139,14 +138,9 @@ final class FastPath {
                     output.output = args[++i];
                 }
                 case "--threads" -> {
-                    if (!(remember || forget || diff) || i + 1 == args.length || output.threads != null
-                            || diffThreads != null) {
-                        return OptionalInt.empty();
-                    }
+                    if (!(remember || forget || diff) || i + 1 == args.length || output.threads != null) return OptionalInt.empty();
                     try {
-                        int n = Integer.parseInt(args[++i]);
-                        if (diff) diffThreads = n;
-                        else output.threads = n;
+                        output.threads = Integer.parseInt(args[++i]);
                     } catch (NumberFormatException e) {
                         return OptionalInt.empty();
                     }
@@ -290,7 +284,7 @@ final class FastPath {
                 c.a = input;
                 c.b = second;
                 c.json = json;
-                c.threads = diffThreads;
+                c.threads = output.threads;
                 call = c;
             }
             case "formats" -> {

@@ -6,7 +6,9 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 
@@ -81,12 +83,16 @@ final class TrainingFolder {
      * sentencepiece's {@code ModelProto}: field 1, one {@code SentencePiece} per piece (1: the
      * piece, 2: its score as a float, 3: its type: 1 normal, 2 unknown, 3 control), and field 2,
      * the {@code TrainerSpec} with {@code model_type} (3) BPE (2), as llama's tokenizers have.
+     * Pieces: unknown, two controls, each letter with and without the word-start mark, digits.
+     * Every length here is below 128, so each is its one-byte varint.
      */
     private static byte[] sentencePieceModel() {
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        List<String> pieces = new ArrayList<>(List.of("<unk>", "<s>", "</s>"));
+        for (char c = 'a'; c <= 'z'; c++) pieces.addAll(List.of("\u2581" + c, String.valueOf(c)));
+        for (char c = '0'; pieces.size() < VOCAB; c++) pieces.add(String.valueOf(c));
         for (int i = 0; i < VOCAB; i++) {
-            String piece = i == 0 ? "<unk>" : i == 1 ? "<s>" : i == 2 ? "</s>" : i < 34 ? "\u2581" + (char) ('a' + (i - 3) % 26)
-                    + (i - 3 >= 26 ? "e" : "") : String.valueOf((char) ('a' + (i - 34) % 26)) + (i - 34 >= 26 ? "s" : "");
+            String piece = pieces.get(i);
             int type = i == 0 ? 2 : i < 3 ? 3 : 1;
             byte[] text = piece.getBytes(StandardCharsets.UTF_8);
             java.io.ByteArrayOutputStream p = new java.io.ByteArrayOutputStream();

@@ -45,6 +45,14 @@ final class GgmlMath {
         return Float.float16ToFloat(h);
     }
 
+    /**
+     * Eight bytes of a byte array as one little-endian long ({@code (long) LONGS.get(b, at)},
+     * {@code LONGS.set(b, at, v)}): the kernels' packed codes eight at a time, and copies of
+     * 8-byte runs too short for {@code System.arraycopy}'s call to pay.
+     */
+    static final java.lang.invoke.VarHandle LONGS =
+            java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+
     /** A little-endian u32 at {@code dst[at]}. */
     static void putInt(byte[] dst, int at, int v) {
         dst[at] = (byte) v;

@@ -1,5 +1,6 @@
 package io.anamnesis.quant.gguf;
 
+import static io.anamnesis.quant.gguf.GgmlMath.LONGS;
 import static io.anamnesis.quant.gguf.GgufTables.IQ1S_GRID;
 import static io.anamnesis.quant.gguf.GgufTables.IQ2S_GRID;
 import static io.anamnesis.quant.gguf.GgufTables.IQ2XS_GRID;
@@ -8,9 +9,6 @@ import static io.anamnesis.quant.gguf.GgufTables.IQ3S_GRID;
 import static io.anamnesis.quant.gguf.GgufTables.IQ3XXS_GRID;
 import static io.anamnesis.quant.gguf.GgufTables.KSIGNS_IQ2XS;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 
 /**
  * Scalar block decoders, one per ggml block type: {@code blocks} consecutive blocks of
@@ -434,7 +432,6 @@ final class GgufKernels {
      */
     private static final ThreadLocal<byte[]> CODES = ThreadLocal.withInitial(() -> new byte[256 * 32]);
 
-    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
     private static final long NIBBLES = 0x0F0F_0F0F_0F0F_0F0FL;
     private static final long PAIRS = 0x0303_0303_0303_0303L;
     private static final long BIT5 = 0x2020_2020_2020_2020L;

@@ -3,6 +3,7 @@ package io.anamnesis.quant.gguf;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
+import static io.anamnesis.quant.gguf.GgmlMath.LONGS;
 import static io.anamnesis.quant.gguf.GgmlMath.putFp16;
 import static io.anamnesis.quant.gguf.GgmlMath.putInt;
 import static io.anamnesis.quant.gguf.GgmlMath.roundHalfAway;
@@ -149,10 +150,6 @@ final class LegacyEncoders {
         }
         for (int k = 0; k < specials; k++) q8_0Reference(src, s + special[k] * QK, dst, o + special[k] * 34);
     }
-
-    /** Eight bytes of a byte array at once, in either order (the copies keep it). */
-    private static final java.lang.invoke.VarHandle LONGS =
-            java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.nativeOrder());
 
     /** The float just below one half: {@link GgmlMath#roundHalfAwaySmall}'s. */
     private static final float BELOW_HALF = Math.nextDown(0.5f);
