@@ -2105,6 +2105,28 @@ public final class HfGgufExporter implements ModelExporter {
             this.internLm2 = internLm2;
         }
 
+        // Compiled once per run: String.matches compiled 13 patterns again for every tensor, and the
+        // JIT spent 0.1-0.17 s of its one C2 thread on java.util.regex while a 1 GiB
+        // convert's workers waited for their kernels (docs/benchmarks.md).
+        private static final Pattern DISTILBERT_QKV =
+                Pattern.compile("(distilbert\\.)?transformer\\.layer\\.\\d+\\.attention\\.[qkv]_lin\\.weight");
+        private static final Pattern DISTILBERT_OUT =
+                Pattern.compile("(distilbert\\.)?transformer\\.layer\\.\\d+\\.attention\\.out_lin\\.weight");
+        private static final Pattern DISTILBERT_LIN1 = Pattern.compile("(distilbert\\.)?transformer\\.layer\\.\\d+\\.ffn\\.lin1\\.weight");
+        private static final Pattern DISTILBERT_LIN2 = Pattern.compile("(distilbert\\.)?transformer\\.layer\\.\\d+\\.ffn\\.lin2\\.weight");
+        private static final Pattern NOMIC_QKV = Pattern.compile("encoder\\.layers\\.\\d+\\.attn\\.Wqkv\\.weight");
+        private static final Pattern NOMIC_FC1 = Pattern.compile("encoder\\.layers\\.\\d+\\.mlp\\.fc1[12]\\.weight");
+        private static final Pattern NOMIC_FC2 = Pattern.compile("encoder\\.layers\\.\\d+\\.mlp\\.fc2\\.weight");
+        private static final Pattern BERT_ATTENTION = Pattern.compile(
+                "(bert\\.)?encoder\\.layer\\.\\d+\\.attention\\.(self\\.(query|key|value)|output\\.dense)\\.weight");
+        private static final Pattern BERT_NORM = Pattern.compile(
+                "(bert\\.)?(embeddings|encoder\\.layer\\.\\d+\\.(attention\\.)?output)\\.LayerNorm\\.(weight|bias|gamma|beta)");
+        private static final Pattern BERT_INTERMEDIATE =
+                Pattern.compile("(bert\\.)?encoder\\.layer\\.\\d+\\.intermediate\\.dense\\.weight");
+        private static final Pattern BERT_OUTPUT = Pattern.compile("(bert\\.)?encoder\\.layer\\.\\d+\\.output\\.dense\\.weight");
+        private static final Pattern FEED_FORWARD_W1_W3 = Pattern.compile(".*feed_forward\\.w[13]\\.weight");
+        private static final Pattern KEY_VALUE_PROJECTION = Pattern.compile(".*self_attn\\.[kv]_proj\\.(weight|bias)");
+
         void check(DenseTensor d) {
             String n = d.name();
             if (latent && n.contains(".self_attn.")) {
@@ -2118,8 +2140,8 @@ public final class HfGgufExporter implements ModelExporter {
                 expect(d, 1, config.containsKey("hidden_size") || !config.containsKey("n_embd") ? "hidden_size" : "n_embd", "columns");
                 expect(d, 0, n.contains("word_") ? "vocab_size" : n.contains("position_") ? "max_position_embeddings"
                         : "type_vocab_size", "rows");
-            } else if (n.matches("(distilbert\\.)?transformer\\.layer\\.\\d+\\.attention\\.[qkv]_lin\\.weight")
-                    || n.matches("(distilbert\\.)?transformer\\.layer\\.\\d+\\.attention\\.out_lin\\.weight")) {
+            } else if (DISTILBERT_QKV.matcher(n).matches()
+                    || DISTILBERT_OUT.matcher(n).matches()) {
                 // DistilBERT's attention
                 expect(d, 0, "dim", "rows");
                 expect(d, 1, "dim", "columns");
@@ -2127,13 +2149,13 @@ public final class HfGgufExporter implements ModelExporter {
                 if (dim.isPresent() && heads.isPresent() && (heads.get() <= 0 || dim.get() % heads.get() != 0)) {
                     throw badKey("n_heads", "is " + heads.get() + ", which does not divide dim " + dim.get() + " into heads");
                 }
-            } else if (n.matches("(distilbert\\.)?transformer\\.layer\\.\\d+\\.ffn\\.lin1\\.weight")) {
+            } else if (DISTILBERT_LIN1.matcher(n).matches()) {
                 expect(d, 0, "hidden_dim", "rows");
                 expect(d, 1, "dim", "columns");
-            } else if (n.matches("(distilbert\\.)?transformer\\.layer\\.\\d+\\.ffn\\.lin2\\.weight")) {
+            } else if (DISTILBERT_LIN2.matcher(n).matches()) {
                 expect(d, 0, "dim", "rows");
                 expect(d, 1, "hidden_dim", "columns");
-            } else if (n.matches("encoder\\.layers\\.\\d+\\.attn\\.Wqkv\\.weight")) {
+            } else if (NOMIC_QKV.matcher(n).matches()) {
                 // Nomic's BERT: q, k and v in blocks of n_embd rows
                 expect(d, 1, "n_embd", "columns");
                 HfConfig.integer(config, "n_embd").ifPresent(h -> {
@@ -2142,22 +2164,22 @@ public final class HfGgufExporter implements ModelExporter {
                                 + "k and v [" + 3 * h + ", " + h + "]");
                     }
                 });
-            } else if (n.matches("encoder\\.layers\\.\\d+\\.mlp\\.fc1[12]\\.weight")) {
+            } else if (NOMIC_FC1.matcher(n).matches()) {
                 expect(d, 0, "n_inner", "rows");
                 expect(d, 1, "n_embd", "columns");
-            } else if (n.matches("encoder\\.layers\\.\\d+\\.mlp\\.fc2\\.weight")) {
+            } else if (NOMIC_FC2.matcher(n).matches()) {
                 expect(d, 0, "n_embd", "rows");
                 expect(d, 1, "n_inner", "columns");
-            } else if (n.matches("(bert\\.)?encoder\\.layer\\.\\d+\\.attention\\.(self\\.(query|key|value)|output\\.dense)\\.weight")) {
+            } else if (BERT_ATTENTION.matcher(n).matches()) {
                 expect(d, 0, "hidden_size", "rows");
                 expect(d, 1, "hidden_size", "columns");
                 if (n.contains(".self.")) attentionRows(d, "num_attention_heads");
-            } else if (n.matches("(bert\\.)?(embeddings|encoder\\.layer\\.\\d+\\.(attention\\.)?output)\\.LayerNorm\\.(weight|bias|gamma|beta)")) {
+            } else if (BERT_NORM.matcher(n).matches()) {
                 expect(d, 0, "hidden_size", "elements");
-            } else if (n.matches("(bert\\.)?encoder\\.layer\\.\\d+\\.intermediate\\.dense\\.weight")) {
+            } else if (BERT_INTERMEDIATE.matcher(n).matches()) {
                 expect(d, 0, "intermediate_size", "rows");
                 expect(d, 1, "hidden_size", "columns");
-            } else if (n.matches("(bert\\.)?encoder\\.layer\\.\\d+\\.output\\.dense\\.weight")) {
+            } else if (BERT_OUTPUT.matcher(n).matches()) {
                 expect(d, 0, "hidden_size", "rows");
                 expect(d, 1, "intermediate_size", "columns");
             } else if (n.equals("word_embeddings.weight") || n.equals("transformer.word_embeddings.weight")) {
@@ -2221,7 +2243,7 @@ public final class HfGgufExporter implements ModelExporter {
             } else if (n.endsWith("block_sparse_moe.output_linear.weight") || n.endsWith("block_sparse_moe.router.layer.weight")
                     || n.endsWith("shared_mlp.output_linear.weight")) {
                 graniteMoe(d);
-            } else if (adjustedFeedForward.isPresent() && n.matches(".*feed_forward\\.w[13]\\.weight") && d.shape().rank() == 2
+            } else if (adjustedFeedForward.isPresent() && FEED_FORWARD_W1_W3.matcher(n).matches() && d.shape().rank() == 2
                     && d.shape().dim(0) != adjustedFeedForward.get()) {
                 throw badKey("block_ff_dim", "gives a feed-forward width of " + adjustedFeedForward.get() + " (adjusted as the converter "
                         + "writes it), but " + n + " has " + d.shape().dim(0) + " rows; llama.cpp would not load the file");
@@ -2247,7 +2269,7 @@ public final class HfGgufExporter implements ModelExporter {
                 expect(d, 1, "hidden_size", "columns");
             } else if (n.endsWith("self_attn.q_proj.weight") || n.endsWith("self_attn.q_proj.bias")) {
                 attentionRows(d, "num_attention_heads");
-            } else if (n.matches(".*self_attn\\.[kv]_proj\\.(weight|bias)")) {
+            } else if (KEY_VALUE_PROJECTION.matcher(n).matches()) {
                 attentionRows(d, config.containsKey("num_key_value_heads") ? "num_key_value_heads" : "num_attention_heads");
             } else if (wholeQkNorms && (n.endsWith("self_attn.q_norm.weight") || n.endsWith("self_attn.k_norm.weight"))) {
                 attentionRows(d, n.endsWith("q_norm.weight") || !config.containsKey("num_key_value_heads")
