@@ -768,16 +768,51 @@ public final class Anamnesis {
      */
     public ForgetPlan forget(TensorArchive archive, String target, ForgetOptions options, LossMeter loss,
                              Path output, WriteOptions writeOptions) {
-        Quantizer quantizer = quantizer(target);
-        FormatWriter writer = writer(quantizer.format());
         ForgetPlan plan = planForget(archive, target, options, loss);
+        writeForgotten(plan, target, archive, Optional.empty(), output, ModelOutput.FILE, writeOptions);
+        return plan;
+    }
+
+    /**
+     * Writes what {@link #planForget} planned with the writer of the target's format, laid out
+     * as {@code shape} says: one file, the format's own splits (GGUF), or a model folder of
+     * shards with an index, the input's model folder's other files copied along and
+     * {@code config.json}'s {@code quantization_config} the quantizer's (metadata key
+     * {@code quantization_config}), see {@link ModelFolderWriter#writeQuantized}. Complete or
+     * not at all.
+     *
+     * @param input the input's layout, whose folder's other files a model folder takes along
+     * @return the files written, in order
+     * @throws UnsupportedFeatureException when the writer cannot store a planned dtype, or
+     *         {@code shape} asks for splits of a format that has none
+     */
+    public List<Path> writeForgotten(ForgetPlan plan, String target, TensorArchive archive, Optional<ModelLayout> input,
+                                     Path output, ModelOutput shape, WriteOptions writeOptions) {
+        FormatWriter writer = writer(quantizer(target).format());
         for (PlannedTensor t : plan.tensors()) {
             if (!writer.supports(t.dtype())) {
                 throw UnsupportedFeatureException.inTensor(t.name(), writer.format() + " cannot store dtype " + t.dtype());
             }
         }
-        writer.write(new OutputPlan(Optional.of(archive), plan.metadata(), plan.tensors(), plan.typed()), output, writeOptions);
-        return plan;
+        if (shape instanceof ModelOutput.Splits && !writer.writesSplits()) {
+            throw new UnsupportedFeatureException(writer.format() + " has no split layout of its own;"
+                    + " write a model folder of shards instead");
+        }
+        OutputPlan outputPlan = new OutputPlan(Optional.of(archive), plan.metadata(), plan.tensors(), plan.typed());
+        try {
+            return switch (shape) {
+                case ModelOutput.File f -> {
+                    writer.write(outputPlan, output, writeOptions);
+                    yield List.of(output);
+                }
+                case ModelOutput.Splits s -> writer.writeSplits(outputPlan, output, s.maxBytes(), writeOptions);
+                case ModelOutput.Folder f -> ModelFolderWriter.writeQuantized(outputPlan, writer, output, f.maxShardBytes(), input,
+                        tensorExtensions(), Optional.ofNullable(plan.metadata().get("quantization_config")), writeOptions)
+                        .shards().stream().map(output::resolve).toList();
+            };
+        } catch (LinkageError e) {
+            throw KnownModules.missingLibrary(e, writer);
+        }
     }
 
     // ---------------------------------------------------------------- export a model

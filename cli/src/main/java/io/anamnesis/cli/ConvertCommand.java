@@ -127,6 +127,10 @@ final class ConvertCommand implements Callable<Integer> {
                 throw new UsageException("--gguf-kv, --gguf-metadata and --split-max-size are not yet taken with a "
                         + "Hugging Face model folder laid out for " + format);
             }
+            if (output.maxShardSize != null) {
+                throw new UsageException("--max-shard-size writes a model folder of safetensors shards; a Hugging Face "
+                        + "model folder laid out for " + format + " is one file");
+            }
             exportFolder();
             return Amn.OK;
         }
@@ -157,7 +161,7 @@ final class ConvertCommand implements Callable<Integer> {
             throw new UsageException("--dtype " + forgetTarget + " makes " + q.format() + " files, not " + writes
                     + "; use --to " + q.format());
         }
-        ForgetCommand.run(parent.context(), input, forgetTarget, ForgetOptions.defaults(), null, output);
+        ForgetCommand.run(parent.context(), input, forgetTarget, ForgetOptions.defaults(), null, output, splitMaxSize);
     }
 
     /**

@@ -36,7 +36,7 @@ final class FastPath {
      * not the quantizing, was the difference.
      */
     private static final Set<String> FORGET = union(Set.of("--debug", "--to", "--like", "--imatrix", "--keep", "--pure",
-            "--block-size", "--double-quant", "--granularity", "--scale-dtype", "--report"), OUTPUT);
+            "--block-size", "--double-quant", "--granularity", "--scale-dtype", "--report", "--split-max-size"), OUTPUT);
 
     /**
      * The options each command takes on this route, by every name of the command; the same
@@ -326,6 +326,7 @@ final class FastPath {
                 case "--block-size" -> c.blockSize = once(c.blockSize, Integer.parseInt(value));
                 case "--granularity" -> c.granularity = once(c.granularity, value);
                 case "--scale-dtype" -> c.scaleDtype = once(c.scaleDtype, value);
+                case "--split-max-size" -> c.splitMaxSize = once(c.splitMaxSize, value);
                 default -> {
                     return false;
                 }

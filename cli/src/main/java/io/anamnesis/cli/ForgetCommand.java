@@ -3,13 +3,13 @@ package io.anamnesis.cli;
 import io.anamnesis.api.Anamnesis;
 import io.anamnesis.api.ForgetOptions;
 import io.anamnesis.api.LossMeter;
+import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorIOException;
-import io.anamnesis.api.UnsupportedFeatureException;
+import io.anamnesis.api.model.ModelLayout;
+import io.anamnesis.api.model.ModelOutput;
 import io.anamnesis.api.spi.ForgetPlan;
 import io.anamnesis.api.spi.FormatWriter;
-import io.anamnesis.api.spi.OutputPlan;
-import io.anamnesis.api.spi.PlannedTensor;
 import io.anamnesis.api.spi.Quantizer;
 import io.anamnesis.api.spi.WriteOptions;
 import picocli.CommandLine.Command;
@@ -98,6 +98,12 @@ final class ForgetCommand implements Callable<Integer> {
                     + "(SNR by tensor, error histogram).")
     Path report;
 
+    @Option(names = "--split-max-size", paramLabel = "<size>",
+            description = "For a GGUF target: write splits of at most this much tensor data each, in llama.cpp's "
+                    + "gguf-split layout (<name>-00001-of-0000M.gguf, split.* keys, metadata in the first); "
+                    + "sizes as gguf-split writes them (128M, 4G) or as --max-shard-size.")
+    String splitMaxSize;
+
     @Mixin
     Recover.OutputOptions output;
 
@@ -127,7 +133,7 @@ final class ForgetCommand implements Callable<Integer> {
         try {
             importance = imatrix == null ? null : ctx.amn().open(imatrix);
             run(ctx, input, target, new ForgetOptions(settings(), Optional.ofNullable(importance), pure, keepPatterns,
-                    Optional.ofNullable(reference)), report, output);
+                    Optional.ofNullable(reference)), report, output, splitMaxSize);
         } finally {
             if (importance != null) importance.close();
             if (reference != null) reference.close();
@@ -150,7 +156,7 @@ final class ForgetCommand implements Callable<Integer> {
      * then the summary and the report); shared with {@code convert --dtype <target>}.
      */
     static ForgetPlan run(Amn.Context ctx, String reference, String target, ForgetOptions options, Path report,
-                          Recover.OutputOptions output) {
+                          Recover.OutputOptions output, String splitMaxSize) {
         InputRef.refuseRemote(reference);
         long start = System.nanoTime();
         Anamnesis amn = ctx.amn();
@@ -166,22 +172,23 @@ final class ForgetCommand implements Callable<Integer> {
         int threads = output.threadCount();
         InputRef in = InputRef.of(reference, ctx.ollamaModels());
         FormatWriter writer = amn.writer(quantizer.format());
-        Path out = Outputs.choose(in, Optional.ofNullable(output.output), to.replace(':', '-'), writer, amn, "forget");
+        ModelLayout layout = in.fromOllama() ? ModelLayout.single(in.file()) : amn.locate(in.file(), ParseLimits.defaults());
+        ModelOutput shape = Outputs.shape(layout, Optional.ofNullable(output.output), output.maxShardSize, splitMaxSize, writer,
+                "forget");
+        String suffix = to.replace(':', '-');
+        Path out = shape instanceof ModelOutput.Folder
+                ? Outputs.chooseFolder(in, layout, Optional.ofNullable(output.output), suffix)
+                : Outputs.choose(in, Optional.ofNullable(output.output), suffix, writer, amn, "forget");
         // the loss is for the summary line and the report: a quiet run without a report reads
         // neither, so nothing is decoded again to measure it (a quarter of a forget's CPU)
         LossMeter loss = output.quiet && report == null ? LossMeter.off() : new LossMeter(reportKind == ReportKind.HTML);
-        try (TensorArchive archive = amn.open(in.file())) {
+        try (TensorArchive archive = amn.open(layout, ParseLimits.defaults())) {
             ForgetPlan plan = amn.planForget(archive, to, options, loss);
             for (String w : plan.warnings()) ctx.err().println(ctx.terminal().warningPrefix() + Amn.oneLine(w));
             ctx.err().flush();
-            for (PlannedTensor t : plan.tensors()) {
-                if (!writer.supports(t.dtype())) {
-                    throw UnsupportedFeatureException.inTensor(t.name(), writer.format() + " cannot store dtype " + t.dtype());
-                }
-            }
+            List<Path> files;
             try (ProgressBar bar = ProgressBar.forTerminal(ctx, output.quiet)) {
-                writer.write(new OutputPlan(Optional.of(archive), plan.metadata(), plan.tensors(), plan.typed()), out,
-                        new WriteOptions(threads, bar));
+                files = amn.writeForgotten(plan, to, archive, Optional.of(layout), out, shape, new WriteOptions(threads, bar));
             }
             if (report != null) {
                 String text = reportKind == ReportKind.HTML
@@ -189,7 +196,11 @@ final class ForgetCommand implements Callable<Integer> {
                         : Json.render(reportJson(plan, loss)) + "\n";
                 writeAtomically(report, text);
             }
-            if (!output.quiet) summary(ctx.out(), out, to, plan, loss, (System.nanoTime() - start) / 1e9);
+            // with the output on standard output, the summary goes to standard error
+            if (!output.quiet) {
+                summary(Outputs.isStandardOutput(out) ? ctx.err() : ctx.out(), Recover.where(out, files), to, plan, loss,
+                        (System.nanoTime() - start) / 1e9);
+            }
             return plan;
         }
     }
@@ -224,10 +235,11 @@ final class ForgetCommand implements Callable<Integer> {
         return s;
     }
 
-    static void summary(PrintWriter out, Path output, String target, ForgetPlan plan, LossMeter loss, double seconds) {
+    /** @param where what was written, as {@link Recover#where} says it */
+    static void summary(PrintWriter out, String where, String target, ForgetPlan plan, LossMeter loss, double seconds) {
         long encoded = plan.encodedCount();
         long kept = plan.decisions().size() - encoded;
-        out.println("wrote " + output + ": " + plan.decisions().size() + (plan.decisions().size() == 1 ? " tensor, " : " tensors, ")
+        out.println("wrote " + where + ": " + plan.decisions().size() + (plan.decisions().size() == 1 ? " tensor, " : " tensors, ")
                 + encoded + " quantized to " + target + ", " + kept + " kept, in " + Text.decimals(seconds, 2) + " s");
         Map<String, Long> why = new LinkedHashMap<>();
         for (ForgetPlan.Decision d : plan.decisions()) {

@@ -13,6 +13,7 @@ import picocli.CommandLine.Option;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -107,16 +108,24 @@ final class Recover {
         String recovered = c.recovered() == 0 ? "nothing to recover"
                 : c.recovered() + " recovered to " + c.target().name().toLowerCase(Locale.ROOT) + " ("
                 + String.join("; ", c.schemes()) + ")";
-        String where = Outputs.isStandardOutput(c.output()) ? "standard output" : c.output().toString();
-        if (c.files().size() > 1 || !c.files().contains(c.output())) {
-            where = (c.files().stream().allMatch(f -> f.startsWith(c.output())) ? "folder " + c.output() : where)
-                    + " (" + c.files().size() + (c.files().size() == 1 ? " file" : " files") + ": "
-                    + c.files().getFirst().getFileName() + (c.files().size() > 1 ? " ... " + c.files().getLast().getFileName() : "") + ")";
-        }
-        out.println("wrote " + where + ": " + c.tensors() + (c.tensors() == 1 ? " tensor, " : " tensors, ")
+        out.println("wrote " + where(c.output(), c.files()) + ": " + c.tensors() + (c.tensors() == 1 ? " tensor, " : " tensors, ")
                 + recovered + ", " + Text.size(c.bytes()) + " in " + Text.decimals(seconds, 2) + " s; "
                 + metadata(c.metadataKeys(), c.droppedMetadata().size()));
         out.flush();
+    }
+
+    /**
+     * What a command wrote, for its summary: the output ("standard output" for {@code -});
+     * for splits or a model folder also how many files, the first and the last.
+     */
+    static String where(Path output, List<Path> files) {
+        String where = Outputs.isStandardOutput(output) ? "standard output" : output.toString();
+        if (files.size() > 1 || !files.contains(output)) {
+            where = (files.stream().allMatch(f -> f.startsWith(output)) ? "folder " + output : where)
+                    + " (" + files.size() + (files.size() == 1 ? " file" : " files") + ": "
+                    + files.getFirst().getFileName() + (files.size() > 1 ? " ... " + files.getLast().getFileName() : "") + ")";
+        }
+        return where;
     }
 
     /** "21 metadata keys", and how many were dropped when any were: no loss goes unsaid. */

@@ -128,6 +128,44 @@ class SpecialFilesTest {
         assertThat(r.err()).startsWith("wrote standard output: 1 tensor");
     }
 
+    /**
+     * forget and a quantizing convert to {@code -}: standard output holds the file and nothing
+     * else, byte for byte what {@code -o FILE} writes; the summary goes to standard error.
+     */
+    @Test
+    void forgetToDashWritesOnlyTheFileToStandardOutput() throws IOException {
+        byte[] w = new byte[64 * 4];
+        ByteBuffer b = ByteBuffer.wrap(w).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < 64; i++) b.putFloat((i - 31.5f) / 8);
+        Path in = Files.write(dir.resolve("m.safetensors"),
+                safetensors("{\"w.weight\":{\"dtype\":\"F32\",\"shape\":[2,32],\"data_offsets\":[0,256]}}", w));
+        for (String[] line : new String[][]{{"forget", in.toString(), "--to", "ggml:q8_0"},
+                {"convert", in.toString(), "--to", "gguf", "--dtype", "q8_0"}}) {
+            Path file = dir.resolve(line[0] + ".gguf");
+            Runs.Run toFile = amn(INSTALLED, concat(line, "-q", "-o", file.toString()));
+            assertThat(toFile.code()).as(toFile.err()).isZero();
+            PrintStream saved = System.out;
+            ByteArrayOutputStream captured = new ByteArrayOutputStream();
+            Runs.Run r;
+            try {
+                System.setOut(new PrintStream(captured, false));
+                r = amn(INSTALLED, concat(line, "-o", "-"));
+            } finally {
+                System.setOut(saved);
+            }
+            assertThat(r.code()).as(r.err()).isZero();
+            assertThat(captured.toByteArray()).as(line[0]).isEqualTo(Files.readAllBytes(file));
+            assertThat(r.out()).as(line[0]).isEmpty();
+            assertThat(r.err()).as(line[0]).contains("wrote standard output: 1 tensor, 1 quantized to");
+        }
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
     @Test
     void anEmptyOutputIsAUsageError() throws IOException {
         Runs.Run r = amn(INSTALLED, "remember", input().toString(), "-o", "");

@@ -315,6 +315,96 @@ class ModelFolderTest {
         assertThat(folder.resolve("config.json")).doesNotExist();
     }
 
+    // ---------------------------------------------------------------- forget a folder
+
+    /**
+     * forget of a sharded FP8 folder to a safetensors scheme writes a model folder as remember
+     * does: the same tensors as forgetting the one-file model, in shards with an index, the
+     * companions unchanged, and config.json with the quantizer's quantization_config in place
+     * of the FP8 one (what transformers and vLLM read from a folder), every other key as written.
+     */
+    @Test
+    void forgetOfAShardedFolderWritesAModelFolderWithTheQuantizersConfig() throws IOException {
+        Path in = model("fp8-model", 4, 7);
+        Path singleOut = dir.resolve("single-nf4.safetensors");
+        Run one = amn("forget", "--quiet", "--to", "nf4", "-o", singleOut.toString(), single().toString());
+        assertThat(one.code()).as(one.err()).isZero();
+        Run r = amn("forget", "--to", "nf4", "--max-shard-size", "40KB", in.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        Path out = dir.resolve("fp8-model-nf4");
+        assertThat(r.out()).startsWith("wrote folder " + out + " (");
+
+        Map<String, ReferenceSafetensors.Tensor> folder = ReferenceModelFolder.read(out);
+        Map<String, ReferenceSafetensors.Tensor> expected = ReferenceSafetensors.read(singleOut);
+        assertThat(folder.keySet()).containsExactlyInAnyOrderElementsOf(expected.keySet());
+        for (String name : expected.keySet()) {
+            assertThat(folder.get(name).dtype()).as(name).isEqualTo(expected.get(name).dtype());
+            assertThat(folder.get(name).shape()).as(name).isEqualTo(expected.get(name).shape());
+            assertThat(folder.get(name).bytes()).as(name).isEqualTo(expected.get(name).bytes());
+        }
+        List<String> shards;
+        try (Stream<Path> files = Files.list(out)) {
+            shards = files.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("model-")).sorted().toList();
+        }
+        assertThat(shards).hasSizeGreaterThan(1);
+        for (String shard : shards) assertThat(Files.size(out.resolve(shard))).as(shard).isLessThan(40_000 + 4096);
+        for (var c : COMPANIONS.entrySet()) assertThat(Files.readString(out.resolve(c.getKey()))).isEqualTo(c.getValue());
+
+        var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        var config = (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(out.resolve("config.json").toFile());
+        var metadata = new LinkedHashMap<String, String>();
+        try (TensorArchive written = Anamnesis.installed().open(singleOut)) {
+            metadata.putAll(written.metadata());
+        }
+        assertThat(config.get("quantization_config")).isEqualTo(json.readTree(metadata.get("quantization_config")));
+        assertThat(config.get("quantization_config").get("quant_method").asText()).isEqualTo("bitsandbytes");
+        assertThat(config.get("quantization_config").get("bnb_4bit_quant_type").asText()).isEqualTo("nf4");
+        var before = (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(CONFIG);
+        before.remove("quantization_config");
+        config.remove("quantization_config");
+        assertThat(config).isEqualTo(before);
+    }
+
+    /**
+     * forget to GGUF: one file from a folder, or llama.cpp's splits with --split-max-size (the
+     * same tensors, by name, as the one file); --max-shard-size names the option that splits a
+     * GGUF, and convert of a Hugging Face folder to GGUF refuses it too.
+     */
+    @Test
+    void forgetToGgufSplitsWithSplitMaxSizeAndRefusesMaxShardSize() throws IOException {
+        Path in = model("fp8-model", 4, 7);
+        Path whole = dir.resolve("whole.gguf");
+        Run one = amn("forget", "--quiet", "--to", "ggml:q8_0", "-o", whole.toString(), in.toString());
+        assertThat(one.code()).as(one.err()).isZero();
+        Path splits = Files.createDirectories(dir.resolve("splits"));
+        Run r = amn("forget", "--to", "ggml:q8_0", "--split-max-size", "80K", "-o", splits.resolve("m.gguf").toString(),
+                in.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        List<Path> files;
+        try (Stream<Path> list = Files.list(splits)) {
+            files = list.sorted().toList();
+        }
+        assertThat(files).hasSizeGreaterThan(1);
+        assertThat(files.getFirst().getFileName().toString()).isEqualTo("m-00001-of-%05d.gguf".formatted(files.size()));
+        Map<String, byte[]> fromSplits = new LinkedHashMap<>();
+        for (Path f : files) {
+            for (ReferenceGguf.Tensor t : ReferenceGguf.read(f).tensors) fromSplits.put(t.name(), t.bytes());
+        }
+        List<ReferenceGguf.Tensor> expected = ReferenceGguf.read(whole).tensors;
+        assertThat(fromSplits.keySet()).containsExactlyElementsOf(expected.stream().map(ReferenceGguf.Tensor::name).toList());
+        for (ReferenceGguf.Tensor t : expected) assertThat(fromSplits.get(t.name())).as(t.name()).isEqualTo(t.bytes());
+
+        Run shard = amn("forget", "--to", "ggml:q8_0", "--max-shard-size", "80KB", "-o", dir.resolve("x.gguf").toString(),
+                in.toString());
+        assertThat(shard.code()).isEqualTo(2);
+        assertThat(shard.err()).contains("--split-max-size");
+        Run convert = amn("convert", in.toString(), "--to", "gguf", "--max-shard-size", "1MB", "-o", dir.resolve("y.gguf").toString());
+        assertThat(convert.code()).isEqualTo(2);
+        assertThat(convert.err()).contains("--max-shard-size writes a model folder of safetensors shards");
+        assertThat(dir.resolve("x.gguf")).doesNotExist();
+        assertThat(dir.resolve("y.gguf")).doesNotExist();
+    }
+
     // ---------------------------------------------------------------- errors that name the fix
 
     @Test

@@ -6,12 +6,14 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Rewrites a model's {@code config.json} for a recovered model by editing its text, so that
- * every other key keeps its place, its spelling and its numbers exactly as written: the
- * {@code quantization_config} member goes (the weights are no longer quantized, and
- * transformers would set up quantized layers for them), {@code torch_dtype} is set to the
- * output dtype (added as the last key when absent), and {@code dtype}, the name newer
- * transformers versions write, is set too when present.
+ * Rewrites a model's {@code config.json} by editing its text, so that every other key keeps
+ * its place, its spelling and its numbers exactly as written. For a recovered model
+ * ({@link #rewrite}) the {@code quantization_config} member goes (the weights are no longer
+ * quantized, and transformers would set up quantized layers for them), {@code torch_dtype} is
+ * set to the output dtype (added as the last key when absent), and {@code dtype}, the name
+ * newer transformers versions write, is set too when present. For a quantized one
+ * ({@link #quantized}) {@code quantization_config} is replaced by the quantizer's, which is
+ * what transformers and vLLM read from a model folder.
  */
 public final class ConfigJson {
     private ConfigJson() {
@@ -39,30 +41,67 @@ public final class ConfigJson {
                     hasTorchDtype = true;
                 }
                 case "dtype" -> out.replace(m.valueStart(), m.end(), value);
-                case "quantization_config" -> {
-                    if (i > 0) out.delete(members.get(i - 1).end(), m.end());
-                    else if (members.size() > 1) out.delete(m.start(), members.get(1).start());
-                    else out.delete(m.start(), m.end());
-                }
+                case "quantization_config" -> removeMember(out, members, i);
                 default -> {
                 }
             }
         }
-        if (!hasTorchDtype) {
-            List<Member> now = members(out.toString());
-            if (now.isEmpty()) {
-                int brace = out.indexOf("{");
-                out.insert(brace + 1, "\"torch_dtype\": " + value);
-            } else {
-                Member last = now.getLast();
-                String s = out.toString();
-                int lineStart = s.lastIndexOf('\n', last.start()) + 1;
-                String indent = s.substring(lineStart, last.start()).isBlank() ? s.substring(lineStart, last.start()) : null;
-                out.insert(last.end(), indent == null ? ", \"torch_dtype\": " + value
-                        : ",\n" + indent + "\"torch_dtype\": " + value);
+        if (!hasTorchDtype) appendMember(out, "torch_dtype", value);
+        return out.toString();
+    }
+
+    /**
+     * The config of a model quantized as {@code quantizationConfig} says: that JSON object in
+     * place of the {@code quantization_config} member (a recovered input's scheme is no longer
+     * the weights'), added as the last key when absent; without one, the member goes.
+     *
+     * @throws MalformedFileException when the text is not a JSON object
+     * @throws IllegalArgumentException when {@code quantizationConfig} is not a JSON object
+     */
+    public static String quantized(String text, java.util.Optional<String> quantizationConfig) {
+        List<Member> members = members(text);
+        String value = quantizationConfig.map(String::strip).orElse(null);
+        if (value != null) {
+            try {
+                members(value);
+            } catch (MalformedFileException e) {
+                throw new IllegalArgumentException("the quantization config is not a JSON object: " + e.getMessage(), e);
             }
         }
+        StringBuilder out = new StringBuilder(text);
+        for (int i = members.size() - 1; i >= 0; i--) {
+            Member m = members.get(i);
+            if (!m.key().equals("quantization_config")) continue;
+            if (value != null) {
+                out.replace(m.valueStart(), m.end(), value);
+                return out.toString();
+            }
+            removeMember(out, members, i);
+        }
+        if (value != null) appendMember(out, "quantization_config", value);
         return out.toString();
+    }
+
+    private static void removeMember(StringBuilder out, List<Member> members, int i) {
+        Member m = members.get(i);
+        if (i > 0) out.delete(members.get(i - 1).end(), m.end());
+        else if (members.size() > 1) out.delete(m.start(), members.get(1).start());
+        else out.delete(m.start(), m.end());
+    }
+
+    /** Adds {@code "key": value} after the last member, indented as it is (or first, in an empty object). */
+    private static void appendMember(StringBuilder out, String key, String value) {
+        String member = "\"" + key + "\": " + value;
+        List<Member> now = members(out.toString());
+        if (now.isEmpty()) {
+            out.insert(out.indexOf("{") + 1, member);
+            return;
+        }
+        Member last = now.getLast();
+        String s = out.toString();
+        int lineStart = s.lastIndexOf('\n', last.start()) + 1;
+        String indent = s.substring(lineStart, last.start()).isBlank() ? s.substring(lineStart, last.start()) : null;
+        out.insert(last.end(), indent == null ? ", " + member : ",\n" + indent + member);
     }
 
     /** The top-level members of a JSON object text, in order. */

@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.UnaryOperator;
 
 /**
  * Writes a model folder as transformers' {@code save_pretrained} lays one out: the tensors in
@@ -106,6 +107,30 @@ public final class ModelFolderWriter {
     public static Written write(OutputPlan plan, FormatWriter writer, Path target, long maxShardBytes,
                                 Optional<ModelLayout> input, Collection<String> tensorExtensions,
                                 Optional<DType> recoveredTo, WriteOptions options) {
+        return writeFolder(plan, writer, target, maxShardBytes, input, tensorExtensions,
+                recoveredTo.map(d -> text -> ConfigJson.rewrite(text, torchName(d))), options);
+    }
+
+    /**
+     * Writes a quantized model's {@code plan} (what {@code forget} makes) as a model folder at
+     * {@code target}, as {@link #write(OutputPlan, FormatWriter, Path, long, Optional, Collection, Optional, WriteOptions)}
+     * does, except for {@code config.json}: its {@code quantization_config} becomes the
+     * quantizer's ({@link ConfigJson#quantized}), which is where transformers and vLLM look
+     * for it in a folder.
+     *
+     * @param quantizationConfig the quantizer's {@code quantization_config}, JSON, when it has one
+     */
+    public static Written writeQuantized(OutputPlan plan, FormatWriter writer, Path target, long maxShardBytes,
+                                         Optional<ModelLayout> input, Collection<String> tensorExtensions,
+                                         Optional<String> quantizationConfig, WriteOptions options) {
+        return writeFolder(plan, writer, target, maxShardBytes, input, tensorExtensions,
+                Optional.of(text -> ConfigJson.quantized(text, quantizationConfig)), options);
+    }
+
+    /** @param configEdit how {@code config.json}'s text changes; without one it is copied unchanged */
+    private static Written writeFolder(OutputPlan plan, FormatWriter writer, Path target, long maxShardBytes,
+                                       Optional<ModelLayout> input, Collection<String> tensorExtensions,
+                                       Optional<UnaryOperator<String>> configEdit, WriteOptions options) {
         String ext = writer.fileExtensions().getFirst();
         List<List<PlannedTensor>> parts = partition(plan.tensors(), maxShardBytes);
         int count = parts.size();
@@ -126,9 +151,8 @@ public final class ModelFolderWriter {
             }
             for (Path c : companions) {
                 String name = ModelLocator.fileName(c);
-                if (name.equals(CONFIG) && recoveredTo.isPresent()) {
-                    Files.writeString(folder.resolve(name), ConfigJson.rewrite(readConfig(c), torchName(recoveredTo.get())),
-                            StandardCharsets.UTF_8);
+                if (name.equals(CONFIG) && configEdit.isPresent()) {
+                    Files.writeString(folder.resolve(name), configEdit.get().apply(readConfig(c)), StandardCharsets.UTF_8);
                 } else {
                     Files.copy(c, folder.resolve(name));
                 }

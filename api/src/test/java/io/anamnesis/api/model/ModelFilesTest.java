@@ -287,4 +287,33 @@ class ModelFilesTest {
         assertThat(ConfigJson.rewrite("{}", "bfloat16")).isEqualTo("{\"torch_dtype\": \"bfloat16\"}");
         assertThatThrownBy(() -> ConfigJson.rewrite("[1, 2]", "bfloat16")).isInstanceOf(MalformedFileException.class);
     }
+
+    @Test
+    void configOfAQuantizedModelGetsTheQuantizersConfigInPlaceOfTheInputs() {
+        String nf4 = "{\"quant_method\": \"bitsandbytes\", \"load_in_4bit\": true}";
+        // a recovered GPTQ input's member replaced where it stands; everything else as written
+        assertThat(ConfigJson.quantized("""
+                {
+                  "architectures": ["LlamaForCausalLM"],
+                  "quantization_config": {"bits": 4, "quant_method": "gptq"},
+                  "torch_dtype": "float16"
+                }
+                """, Optional.of(nf4))).isEqualTo("""
+                {
+                  "architectures": ["LlamaForCausalLM"],
+                  "quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": true},
+                  "torch_dtype": "float16"
+                }
+                """);
+        // none before: added last, with the file's indentation; an empty object
+        assertThat(ConfigJson.quantized("{\n  \"a\": 1e-06\n}\n", Optional.of(nf4)))
+                .isEqualTo("{\n  \"a\": 1e-06,\n  \"quantization_config\": " + nf4 + "\n}\n");
+        assertThat(ConfigJson.quantized("{}", Optional.of("{}"))).isEqualTo("{\"quantization_config\": {}}");
+        // a quantizer without a config: the input's goes (as the first, the last or the only member)
+        assertThat(ConfigJson.quantized("{\"quantization_config\": {\"x\": \"}\"}, \"b\": 2}", Optional.empty())).isEqualTo("{\"b\": 2}");
+        assertThat(ConfigJson.quantized("{\"a\": 1, \"quantization_config\": {}}", Optional.empty())).isEqualTo("{\"a\": 1}");
+        assertThat(ConfigJson.quantized("{\"quantization_config\": 1}", Optional.empty())).isEqualTo("{}");
+        assertThatThrownBy(() -> ConfigJson.quantized("{}", Optional.of("[1]"))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> ConfigJson.quantized("{\"a\": }", Optional.of("{}"))).isInstanceOf(MalformedFileException.class);
+    }
 }
