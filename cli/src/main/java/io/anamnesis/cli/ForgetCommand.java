@@ -48,6 +48,11 @@ import java.util.regex.PatternSyntaxException;
                         + "instead: the same tensors, scheme, block size, double quantization, scale dtype and "
                         + "layout, read from REF's headers, companion tensors and config (for FP8 E4M3FNUZ also "
                         + "its codes: whether they reach 0x7F says native or vLLM's convention, see docs/forget.md).",
+                "A safetensors target writes a model folder when the input is one (unless -o names a file), "
+                        + "with --max-shard-size, or when -o ends with '/': shards and index as transformers "
+                        + "writes them, the input folder's other files copied, and config.json's "
+                        + "quantization_config the quantizer's. A GGUF target writes one file, or llama.cpp's "
+                        + "splits with --split-max-size.",
                 "The output appears complete or not at all."},
         mixinStandardHelpOptions = true,
         footerHeading = "%n", footer = "Exit codes: see 'amn --help'.")
@@ -55,7 +60,8 @@ final class ForgetCommand implements Callable<Integer> {
     @ParentCommand
     Amn parent;
 
-    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file, or ollama:<model>[:<tag>].")
+    @Parameters(index = "0", paramLabel = "<file>", description = "A tensor file; a model folder, its index JSON or any "
+            + "one shard (the whole model); or ollama:<model>[:<tag>].")
     String input;
 
     @Option(names = "--to", paramLabel = "<type>",

@@ -33,7 +33,8 @@ final class Recover {
     static final class OutputOptions {
         @Option(names = {"-o", "--output"}, paramLabel = "<path>",
                 description = "Output file, or a folder for the derived name (default: beside the input, "
-                        + "named <input>-<dtype>.<ext>; in the current folder for ollama: models). '-' writes to "
+                        + "named <input>-<dtype>.<ext>, forget's <input>-<target>.<ext>; in the current folder for "
+                        + "ollama: models). '-' writes to "
                         + "standard output; a device or FIFO is written straight through; a symbolic link is followed.")
         String output;
 

@@ -20,7 +20,9 @@
  *       {@link io.anamnesis.api.spi.ChunkFiller} writes any range of the output.</li>
  * </ul>
  * A fourth, {@link io.anamnesis.api.spi.Quantizer}, goes the other way: it plans a whole
- * model's quantization ({@code amn forget}).
+ * model's quantization ({@code amn forget}). A fifth, {@link io.anamnesis.api.spi.ModelExporter},
+ * lays a whole model folder out anew for one format (a Hugging Face folder as the GGUF
+ * llama.cpp's converter writes, {@code amn convert <folder> --to gguf}).
  *
  * <h2>A reader</h2>
  * A toy format: an 8-byte magic, a little-endian count, that many F32 values. The magic
