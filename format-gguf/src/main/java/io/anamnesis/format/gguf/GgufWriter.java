@@ -79,9 +79,23 @@ public final class GgufWriter implements FormatWriter {
         }
     }
 
+    /** ggml's GGML_MAX_DIMS: gguf.cpp refuses a tensor of more dimensions. */
+    static final int MAX_DIMS = 4;
+
+    /** Refuses, before anything is written, a tensor of more dimensions than ggml's {@value #MAX_DIMS}. */
+    static void checkRank(PlannedTensor t) {
+        if (t.shape().rank() > MAX_DIMS) {
+            throw UnsupportedFeatureException.inTensor(t.name(), "has " + t.shape().rank() + " dimensions " + t.shape()
+                    + "; GGUF readers (ggml) take at most " + MAX_DIMS + "; convert to a format without that limit (safetensors)");
+        }
+    }
+
     @Override
     public void write(OutputPlan plan, Path target, WriteOptions options) {
-        for (PlannedTensor t : plan.tensors()) checkName(t.name());
+        for (PlannedTensor t : plan.tensors()) {
+            checkName(t.name());
+            checkRank(t);
+        }
         SequencedMap<String, GgufValue> kv = metadata(plan);
         long alignment = alignment(kv);
 
@@ -302,7 +316,11 @@ public final class GgufWriter implements FormatWriter {
      */
     @Override
     public List<Path> writeSplits(OutputPlan plan, Path target, long maxBytes, WriteOptions options) {
-        for (PlannedTensor t : plan.tensors()) checkName(t.name());
+        for (PlannedTensor t : plan.tensors()) {
+            checkName(t.name());
+            checkRank(t);
+        }
+        alignment(metadata(plan));
         List<List<PlannedTensor>> parts = new ArrayList<>();
         List<PlannedTensor> current = new ArrayList<>();
         long size = 0;
@@ -357,12 +375,24 @@ public final class GgufWriter implements FormatWriter {
         return List.copyOf(files);
     }
 
+    /**
+     * The largest {@code general.alignment} written: the header is padded to it in memory and
+     * every tensor on disk, so an alignment the file declares (or {@code --gguf-kv} sets) of
+     * 2^30 made a 1 GiB file of one empty model and 2^31 overflowed. Files in the wild use
+     * 32 or 64.
+     */
+    static final long MAX_ALIGNMENT = 1 << 20;
+
     private static long alignment(Map<String, GgufValue> kv) {
         GgufValue v = kv.get(ALIGNMENT_KEY);
         if (v == null) return GgufHeader.DEFAULT_ALIGNMENT;
         long a = v.type().isInteger() ? (Long) v.value() : 0;
         if (a <= 0 || Long.bitCount(a) != 1) {
             throw new UnsupportedFeatureException("general.alignment " + v.render() + " is not a positive power of two");
+        }
+        if (a > MAX_ALIGNMENT) {
+            throw new UnsupportedFeatureException("general.alignment " + v.render() + " is beyond what amn writes (at most "
+                    + MAX_ALIGNMENT + " bytes; GGUF files use 32): every tensor would be padded to it");
         }
         return a;
     }

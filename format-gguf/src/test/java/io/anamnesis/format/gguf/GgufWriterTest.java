@@ -422,6 +422,52 @@ class GgufWriterTest {
         assertThat(out).doesNotExist();
     }
 
+    /** gguf.cpp refuses a tensor of more than GGML_MAX_DIMS (4) dimensions; four are written. */
+    @Test
+    void refusesMoreThanFourDimensionsBeforeWritingAnything() throws IOException {
+        Path out = dir.resolve("rank.gguf");
+        OutputPlan five = new OutputPlan(Optional.empty(), Map.of(),
+                List.of(tensor("w", DType.F32, Shape.of(1, 1, 1, 1, 2), new byte[8])));
+        assertThatThrownBy(() -> new GgufWriter().write(five, out, WriteOptions.threads(1)))
+                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("tensor 'w'")
+                .hasMessageContaining("5 dimensions").hasMessageContaining("at most 4");
+        assertThatThrownBy(() -> new GgufWriter().writeSplits(five, out, 1 << 20, WriteOptions.threads(1)))
+                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("5 dimensions");
+        assertThat(out).doesNotExist();
+        new GgufWriter().write(new OutputPlan(Optional.empty(), Map.of(),
+                List.of(tensor("w", DType.F32, Shape.of(1, 1, 1, 2), new byte[8]))), out, WriteOptions.threads(1));
+        try (TensorArchive a = new GgufReader().open(out, io.anamnesis.api.ParseLimits.defaults())) {
+            assertThat(a.tensors().getFirst().shape()).isEqualTo(Shape.of(1, 1, 1, 2));
+        }
+    }
+
+    /**
+     * An alignment past 1 MiB is refused before anything is written: 2^31 overflowed the
+     * header's padding (an internal error) and 2^30 made a 1 GiB file of one tiny tensor.
+     */
+    @ParameterizedTest
+    @ValueSource(longs = {1L << 21, 1L << 30, 1L << 31, 1L << 62})
+    void refusesAnAlignmentPastOneMebibyte(long alignment) {
+        Path out = dir.resolve("align.gguf");
+        OutputPlan plan = new OutputPlan(Optional.empty(), Map.of(), List.of(tensor("w", DType.F32, Shape.of(1), new byte[4])),
+                Map.of("general.alignment", new MetaValue.Int(MetaValue.Type.U64, alignment)));
+        assertThatThrownBy(() -> new GgufWriter().write(plan, out, WriteOptions.threads(1)))
+                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("general.alignment")
+                .hasMessageContaining("at most 1048576");
+        assertThat(out).doesNotExist();
+    }
+
+    @Test
+    void writesAnAlignmentOfOneMebibyte() throws IOException {
+        Path out = dir.resolve("align-1m.gguf");
+        new GgufWriter().write(new OutputPlan(Optional.empty(), Map.of(), List.of(tensor("w", DType.F32, Shape.of(1), new byte[4])),
+                Map.of("general.alignment", MetaValue.u32(1 << 20))), out, WriteOptions.threads(1));
+        assertThat(Files.size(out)).isEqualTo(2 << 20); // the header padded to 1 MiB, the tensor too (as gguf-py pads)
+        try (TensorArchive a = new GgufReader().open(out, io.anamnesis.api.ParseLimits.defaults())) {
+            assertThat(a.properties()).containsEntry("alignment", "1048576");
+        }
+    }
+
     @Test
     void writesANameOfExactly63Bytes() throws IOException {
         String name = "é".repeat(31) + "x"; // 63 bytes of UTF-8
