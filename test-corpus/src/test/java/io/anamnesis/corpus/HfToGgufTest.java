@@ -166,6 +166,21 @@ class HfToGgufTest {
         assertThat(l.err()).contains("num_hidden_layers");
     }
 
+    /** Two tensors that become one GGUF name were an internal error (the plan's duplicate name); now exit 3 naming both. */
+    @Test
+    void twoTensorsThatBecomeOneGgufNameAreMalformedNamingBoth() throws IOException {
+        Path dir = copyInput("duplicate");
+        Map<String, ReferenceSafetensors.Tensor> all = new LinkedHashMap<>(ReferenceSafetensors.read(dir.resolve("model.safetensors")));
+        all.put("layers.0.self_attn.q_proj.weight", all.get("model.layers.0.self_attn.q_proj.weight"));
+        Files.delete(dir.resolve("model.safetensors"));
+        writeSafetensors(dir.resolve("model.safetensors"), all);
+        CorpusCliTest.Run r = convert(dir);
+        assertThat(r.code()).as(r.err()).isEqualTo(3);
+        assertThat(r.err()).contains("'blk.0.attn_q.weight'")
+                .contains("(layers.0.self_attn.q_proj.weight and model.layers.0.self_attn.q_proj.weight)");
+        assertThat(Files.exists(tmp.resolve("out.gguf"))).as("nothing written").isFalse();
+    }
+
     @Test
     void missingTokenizerIsMalformedUnlessNoVocab() throws IOException {
         Path dir = copyInput("tok");

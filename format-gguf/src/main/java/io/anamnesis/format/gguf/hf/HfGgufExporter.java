@@ -18,11 +18,13 @@ import io.anamnesis.api.spi.PlannedTensor;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SequencedMap;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -323,6 +325,7 @@ public final class HfGgufExporter implements ModelExporter {
         }
         stacks.ifPresent(Stacks::requireAll);
         scalars.requireAll();
+        requireUniqueNames(out, inputs, arch, blockCount);
         if (activationScales > 0) {
             notes.add("left out " + activationScales + " FP8 activation scale" + (activationScales == 1 ? "" : "s")
                     + " (static activation quantization, which the converter drops and llama.cpp does not use)");
@@ -2079,6 +2082,24 @@ public final class HfGgufExporter implements ModelExporter {
      * config that disagrees with the weights would give a file llama.cpp refuses or runs
      * wrongly, so it is refused naming the key.
      */
+    /**
+     * Two tensors of the folder that become one GGUF name (a checkpoint carrying both
+     * {@code model.layers.0...} and {@code layers.0...}, say): the converter's writer refuses a
+     * duplicated name too. A parse error naming the sources, before anything is written.
+     */
+    static void requireUniqueNames(List<PlannedTensor> out, List<DenseTensor> inputs, Architecture arch, long blockCount) {
+        Set<String> seen = new HashSet<>();
+        for (PlannedTensor t : out) {
+            if (seen.add(t.name())) continue;
+            List<String> sources = inputs.stream().map(DenseTensor::name)
+                    .filter(n -> arch.map(underModel(arch, n, blockCount), (int) blockCount).filter(t.name()::equals).isPresent())
+                    .toList();
+            throw new MalformedFileException("the folder has two tensors that both become '" + t.name() + "' in the GGUF"
+                    + (sources.size() > 1 ? " (" + String.join(" and ", sources) + ")" : "")
+                    + "; a GGUF holds each name once (the converter refuses it too): remove one of them");
+        }
+    }
+
     private static final class Shapes {
         private final Map<?, ?> config;
         /** q/k norms over the whole projection (olmo2's), not one head's elements (qwen3's, gemma3's). */
