@@ -267,16 +267,19 @@ public final class Amn implements Runnable {
                        Map<String, String> env, Path home, Terminal terminal, boolean fastPath, String... args) {
         boolean debug = wantsDebug(args);
         Log.enabled(debug);
-        Context context = new Context(providers, out, err, env, home, debug, terminal);
+        // what commands print may come from a file: control characters are escaped on the way
+        // out (Printable); picocli's help, which is amn's own and may be coloured, is not
+        Context context = new Context(providers, Printable.of(out), err, env, home, debug, terminal);
         try {
             if (fastPath) {
                 var quick = FastPath.run(context, args);
                 if (quick.isPresent()) return quick.getAsInt();
             }
-            return Picocli.run(context, args);
+            return Picocli.run(context, out, args);
         } catch (RuntimeException | Error e) {
             return failure(e, context);
         } finally {
+            context.out().flush();
             out.flush();
             err.flush();
         }
@@ -288,9 +291,10 @@ public final class Amn implements Runnable {
      * class and is loaded only off the fast path.
      */
     private static final class Picocli {
-        static int run(Context context, String... args) {
+        /** @param help where help, version and usage go: the stream itself, colours and all */
+        static int run(Context context, PrintWriter help, String... args) {
             CommandLine cl = new CommandLine(new Amn(context));
-            cl.setOut(context.out());
+            cl.setOut(help);
             cl.setErr(context.err());
             // colour by amn's rule (Terminal), not by picocli's own guess at the console
             cl.setColorScheme(CommandLine.Help.defaultColorScheme(
@@ -314,7 +318,7 @@ public final class Amn implements Runnable {
                         .filter(s -> !s.usageMessage().hidden()).map(CommandLine.Model.CommandSpec::name)
                         .filter(n -> !n.equals("help")).distinct().toList()) + ")";
             }
-            err.println(context.terminal().errorPrefix() + message + " (see '" + command + " --help')");
+            err.println(context.terminal().errorPrefix() + Printable.of(message) + " (see '" + command + " --help')");
             err.flush();
             return USAGE;
         }
@@ -371,7 +375,7 @@ public final class Amn implements Runnable {
     /** Messages are one line; a reader's multi-line message is folded rather than cut. */
     static String oneLine(String message) {
         if (message == null || message.isBlank()) return "failed without a message";
-        if (message.indexOf('\n') < 0 && message.indexOf('\r') < 0) return message.strip();
+        if (message.indexOf('\n') < 0 && message.indexOf('\r') < 0) return Printable.of(message.strip());
         StringBuilder sb = new StringBuilder();
         for (String line : message.strip().split("\\R")) {
             String l = line.strip();
@@ -379,7 +383,8 @@ public final class Amn implements Runnable {
             if (!sb.isEmpty()) sb.append(' ');
             sb.append(l);
         }
-        return sb.toString();
+        // a message may quote a tensor name or a value from the file: no control character reaches the terminal
+        return Printable.of(sb.toString());
     }
 
     /**

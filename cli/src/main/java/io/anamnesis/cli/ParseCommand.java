@@ -52,7 +52,7 @@ final class ParseCommand implements Callable<Integer> {
                 print(ctx.out(), report);
             }
             if (report.planError().isPresent()) {
-                ctx.err().println(ctx.terminal().warningPrefix() + "roles unknown, no recovery plan: " + report.planError().get());
+                ctx.err().println(ctx.terminal().warningPrefix() + "roles unknown, no recovery plan: " + Amn.oneLine(report.planError().get()));
                 ctx.err().flush();
             } else {
                 Warnings.print(ctx, report.plan());
