@@ -143,6 +143,9 @@ final class ConvertCommand implements Callable<Integer> {
             forget();
             return Amn.OK;
         }
+        if (asStored && dtypeName != null) {
+            throw new UsageException("--as-stored copies tensors as stored; --dtype " + dtypeName + " would recover them: give one");
+        }
         Recover.run(parent.context(), "convert", input, format, target, output, asStored, typed, splitMaxSize);
         return Amn.OK;
     }
@@ -205,7 +208,9 @@ final class ConvertCommand implements Callable<Integer> {
         }
         int threads = output.threadCount();
         InputRef in = InputRef.of(input, ctx.ollamaModels());
-        Path out = Outputs.choose(in, Optional.ofNullable(output.output), dtype.replace(':', '-'), writer, amn, "convert");
+        // every file of a Hugging Face folder goes into the GGUF (weights, config, tokenizer): -o may replace none
+        Path out = Outputs.choose(in, Optional.of(Outputs.ModelFiles.folder(in.file())), Optional.ofNullable(output.output),
+                dtype.replace(':', '-'), writer, amn, "convert");
         ModelExport e;
         try (ProgressBar bar = ProgressBar.forTerminal(ctx, output.quiet)) {
             e = amn.export(in.file(), format, dtype, !noVocab, ForgetOptions.defaults(), LossMeter.off(), out,

@@ -182,9 +182,11 @@ final class ForgetCommand implements Callable<Integer> {
         ModelOutput shape = Outputs.shape(layout, Optional.ofNullable(output.output), output.maxShardSize, splitMaxSize, writer,
                 "forget");
         String suffix = to.replace(':', '-');
+        Outputs.ModelFiles model = Outputs.ModelFiles.of(layout);
         Path out = shape instanceof ModelOutput.Folder
                 ? Outputs.chooseFolder(in, layout, Optional.ofNullable(output.output), suffix)
-                : Outputs.choose(in, Optional.ofNullable(output.output), suffix, writer, amn, "forget");
+                : Outputs.choose(in, Optional.of(model), Optional.ofNullable(output.output), suffix, writer, amn, "forget");
+        if (report != null) checkReport(report, model, out);
         // the loss is for the summary line and the report: a quiet run without a report reads
         // neither, so nothing is decoded again to measure it (a quarter of a forget's CPU)
         LossMeter loss = output.quiet && report == null ? LossMeter.off() : new LossMeter(reportKind == ReportKind.HTML);
@@ -293,23 +295,38 @@ final class ForgetCommand implements Callable<Integer> {
         return root;
     }
 
-    /** Writes a small text file whole or not at all: a temporary file beside it, then a rename. */
-    static void writeAtomically(Path file, String text) {
-        Path dir = file.toAbsolutePath().getParent();
-        Path tmp = null;
-        try {
-            tmp = Files.createTempFile(dir, "." + file.getFileName(), ".tmp");
-            Files.writeString(tmp, text, StandardCharsets.UTF_8);
-            Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-        } catch (IOException e) {
-            throw new TensorIOException("cannot write the report " + file + ": " + e.getMessage(), e);
-        } finally {
-            try {
-                if (tmp != null) Files.deleteIfExists(tmp);
-            } catch (IOException ignored) {
-                // the rename happened, or the write failed and was reported
-            }
+    /**
+     * Refuses, before any work, a report that could not be written or would replace what it
+     * must not: the output, a file of the input model (its folder's config.json, say), a
+     * folder that does not exist. A report that failed after the quantizing used to leave
+     * its output written beside an exit code of failure.
+     */
+    static void checkReport(Path report, Outputs.ModelFiles model, Path output) {
+        if (report.toString().equals(io.anamnesis.api.write.AtomicOutput.STANDARD_OUTPUT)) {
+            throw new UsageException("--report writes a file; '-' is for -o");
         }
+        if (report.toAbsolutePath().normalize().equals(output.toAbsolutePath().normalize())) {
+            throw new UsageException("--report " + report + " is the output itself; name another file");
+        }
+        Outputs.refuseModelFiles(model, report, "report", List.of());
+        Optional<String> refusal = io.anamnesis.api.write.AtomicOutput.refusal(report);
+        if (refusal.isPresent()) throw new UsageException("--report: " + refusal.get());
+        Path dir = report.toAbsolutePath().getParent();
+        if (dir != null && !Files.isDirectory(dir)) {
+            throw new TensorIOException("cannot write the report " + report + ": folder " + dir + " does not exist");
+        }
+    }
+
+    /**
+     * Writes a small text file as outputs are written ({@link io.anamnesis.api.write.AtomicOutput}):
+     * whole or not at all, a link followed, a FIFO or device written straight through.
+     */
+    static void writeAtomically(Path file, String text) {
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        io.anamnesis.api.write.AtomicOutput.write(file, channel -> {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
+            while (b.hasRemaining()) channel.write(b);
+        });
     }
 
     static Map<String, Object> lossJson(LossMeter.Loss l) {

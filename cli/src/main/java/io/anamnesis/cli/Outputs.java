@@ -44,6 +44,16 @@ final class Outputs {
      */
     static Path choose(InputRef in, Optional<String> requested, String suffix, FormatWriter writer, Anamnesis amn,
                        String command) {
+        return choose(in, Optional.empty(), requested, suffix, writer, amn, command);
+    }
+
+    /**
+     * {@link #choose(InputRef, Optional, String, FormatWriter, Anamnesis, String)} for an input
+     * whose files are {@code model}: the output may not replace one of them either
+     * ({@link #refuseModelFiles}).
+     */
+    static Path choose(InputRef in, Optional<ModelFiles> model, Optional<String> requested, String suffix, FormatWriter writer,
+                       Anamnesis amn, String command) {
         String name = derivedName(in, suffix, writer.fileExtensions().getFirst());
         Path out;
         if (requested.isPresent()) {
@@ -60,13 +70,15 @@ final class Outputs {
             out = in.fromOllama() ? Path.of(name) : in.file().resolveSibling(name);
         }
         refuseInput(in.file(), out);
+        if (model.isPresent()) refuseModelFiles(model.get(), out, "output", writer.fileExtensions());
         Optional<String> refusal = AtomicOutput.refusal(out);
         if (refusal.isPresent()) throw new UsageException(refusal.get());
         if (!AtomicOutput.isStream(out)) {
             refuseOtherFormat(out, writer, amn, command, in);
             Path dir = out.toAbsolutePath().getParent();
             if (dir != null && !Files.isDirectory(dir)) {
-                throw new TensorIOException("cannot write " + out + ": folder " + dir + " does not exist");
+                throw new TensorIOException("cannot write " + out + ": " + (Files.exists(dir) ? dir + " is a file, not a folder"
+                        : "folder " + dir + " does not exist"));
             }
         }
         return out;
@@ -200,6 +212,58 @@ final class Outputs {
         if (reader.isPresent()) {
             throw new UsageException(out + " names a " + reader.get().format() + " file, but " + writes
                     + " (no installed writer makes " + reader.get().format() + "); name it ." + writer.fileExtensions().getFirst());
+        }
+    }
+
+    /**
+     * The files an input model consists of: its tensor files and index, and the folder whose
+     * other files (config.json, the tokenizer, ...) go with it.
+     */
+    record ModelFiles(Optional<Path> folder, List<Path> files) {
+        static ModelFiles of(ModelLayout layout) {
+            List<Path> files = new java.util.ArrayList<>(layout.shards());
+            layout.index().ifPresent(files::add);
+            return new ModelFiles(layout.folder(), files);
+        }
+
+        /** A Hugging Face folder read by an exporter: every file in it goes with the model. */
+        static ModelFiles folder(Path folder) {
+            return new ModelFiles(Optional.of(folder), List.of());
+        }
+    }
+
+    /**
+     * Refuses a file to write ({@code what}: the output, the report) that would replace a file
+     * of the input model: one of its tensor files or its index, or an existing file in its
+     * folder, unless that file has one of {@code replaceable} extensions (an earlier output of
+     * the same format beside the model may be written again). {@code -o} naming a shard, or
+     * the folder's config.json, replaced it with exit 0, and the model no longer opened.
+     */
+    static void refuseModelFiles(ModelFiles model, Path target, String what, java.util.Collection<String> replaceable) {
+        if (AtomicOutput.isStream(target) || !Files.exists(target)) return;
+        for (Path f : model.files()) {
+            if (sameFile(f, target)) {
+                throw new UsageException("the " + what + " " + target + " is a file of the input model (" + f.getFileName()
+                        + "); choose another with " + (what.equals("output") ? "-o" : "--" + what));
+            }
+        }
+        Path parent = target.toAbsolutePath().normalize().getParent();
+        if (model.folder().isEmpty() || parent == null || !sameFile(model.folder().get(), parent)) return;
+        String name = String.valueOf(target.getFileName());
+        int dot = name.lastIndexOf('.');
+        String ext = dot < 0 ? "" : name.substring(dot + 1).toLowerCase(Locale.ROOT);
+        if (!replaceable.contains(ext)) {
+            throw new UsageException("the " + what + " " + target + " would replace " + name + " of the input model folder; "
+                    + "choose another with " + (what.equals("output") ? "-o" : "--" + what));
+        }
+    }
+
+    private static boolean sameFile(Path a, Path b) {
+        try {
+            return Files.exists(a) && Files.exists(b) ? Files.isSameFile(a, b)
+                    : a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
+        } catch (IOException e) {
+            return false;
         }
     }
 

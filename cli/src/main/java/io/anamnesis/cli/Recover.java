@@ -86,7 +86,8 @@ final class Recover {
                 writer, command);
         Path output = shape instanceof ModelOutput.Folder
                 ? Outputs.chooseFolder(in, layout, Optional.ofNullable(options.output), suffix)
-                : Outputs.choose(in, Optional.ofNullable(options.output), suffix, writer, amn, command);
+                : Outputs.choose(in, Optional.of(Outputs.ModelFiles.of(layout)), Optional.ofNullable(options.output), suffix, writer,
+                        amn, command);
         Log.debug("{} -> {} ({} writer from {}, {}, {}, {} threads)", in.file(), output, writer.format(),
                 Anamnesis.moduleOf(writer), target, shape, threads);
         Conversion c;
@@ -99,7 +100,7 @@ final class Recover {
         // with the output on standard output, the summary goes to standard error
         if (!options.quiet) summary(Outputs.isStandardOutput(output) ? ctx.err() : ctx.out(), c, (System.nanoTime() - start) / 1e9);
         if (ctx.debug()) {
-            c.droppedMetadata().forEach((k, why) -> ctx.err().println("amn: metadata key '" + k + "' dropped: " + why));
+            c.droppedMetadata().forEach((k, why) -> ctx.err().println("amn: metadata key '" + Printable.of(k) + "' dropped: " + Amn.oneLine(why)));
             ctx.err().flush();
         }
         return c;

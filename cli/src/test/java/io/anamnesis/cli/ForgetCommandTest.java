@@ -285,6 +285,11 @@ class ForgetCommandTest {
                 .contains("(targets: int8)");
         Runs.Run stored = amn(withToyQuantizer(), "convert", f.toString(), "--to", "safetensors", "--dtype", "int8", "--as-stored");
         assertThat(stored.code()).isEqualTo(2);
+        // --as-stored recovers nothing: a recovery --dtype beside it was ignored, now it is refused
+        Runs.Run storedF32 = amn(withToyQuantizer(), "convert", f.toString(), "--to", "safetensors", "--dtype", "f32", "--as-stored");
+        assertThat(storedF32.code()).isEqualTo(2);
+        assertThat(storedF32.err()).contains("--as-stored copies tensors as stored; --dtype f32 would recover them");
+        assertThat(dir.resolve("model-stored.safetensors")).doesNotExist();
     }
 
     /**

@@ -405,6 +405,47 @@ class ModelFolderTest {
         assertThat(dir.resolve("y.gguf")).doesNotExist();
     }
 
+    /**
+     * No output or report may replace a file the input model consists of: -o naming another
+     * shard of the model, or the folder's config.json, used to replace it with exit 0 and
+     * leave a model that no longer opened; so did --report naming the index.
+     */
+    @Test
+    void anOutputOrReportNamingAFileOfTheInputModelIsRefusedAndNothingChanges() throws IOException {
+        Path in = model("m", 4, 7);
+        Map<Path, byte[]> before = new LinkedHashMap<>();
+        try (Stream<Path> files = Files.list(in)) {
+            for (Path f : files.toList()) before.put(f, Files.readAllBytes(f));
+        }
+        String shard1 = in.resolve("model-00001-of-00003.safetensors").toString();
+        Run shard = amn("remember", shard1, "-o", in.resolve("model-00002-of-00003.safetensors").toString());
+        assertThat(shard.code()).as(shard.err()).isEqualTo(2);
+        assertThat(shard.err()).contains("is a file of the input model (model-00002-of-00003.safetensors)");
+        Run index = amn("forget", shard1, "--to", "ggml:q8_0", "-o", dir.resolve("q.gguf").toString(),
+                "--report", in.resolve("model.safetensors.index.json").toString());
+        assertThat(index.code()).as(index.err()).isEqualTo(2);
+        Run config = amn("forget", in.toString(), "--to", "ggml:q8_0", "-o", dir.resolve("q.gguf").toString(),
+                "--report", in.resolve("config.json").toString());
+        assertThat(config.code()).as(config.err()).isEqualTo(2);
+        assertThat(config.err()).contains("would replace config.json of the input model folder");
+        Run gguf = amn("convert", in.toString(), "--to", "gguf", "-o", in.resolve("tokenizer.json").toString());
+        assertThat(gguf.code()).as(gguf.err()).isEqualTo(2);
+        assertThat(gguf.err()).contains("would replace tokenizer.json of the input model folder");
+        // a report into a folder that does not exist: refused before the output is written
+        Run missing = amn("forget", in.toString(), "--to", "ggml:q8_0", "-o", dir.resolve("q.gguf").toString(),
+                "--report", dir.resolve("no-such-folder").resolve("r.json").toString());
+        assertThat(missing.code()).as(missing.err()).isEqualTo(7);
+        assertThat(missing.err()).contains("folder").contains("does not exist");
+        assertThat(dir.resolve("q.gguf")).doesNotExist();
+        for (var e : before.entrySet()) assertThat(Files.readAllBytes(e.getKey())).as(e.getKey().toString()).isEqualTo(e.getValue());
+        // a file of the writer's format beside the model, not part of it, may be written again
+        Path beside = in.resolve("m-q8_0.gguf");
+        for (int run = 0; run < 2; run++) {
+            Run again = amn("forget", "-q", in.toString(), "--to", "ggml:q8_0", "-o", beside.toString());
+            assertThat(again.code()).as(again.err()).isZero();
+        }
+    }
+
     // ---------------------------------------------------------------- errors that name the fix
 
     @Test
