@@ -222,7 +222,8 @@ final class DiffCommand implements Callable<Integer> {
                 + (pairs.length - identical) + " differ; " + onlyA.size() + " only in a, " + onlyB.size() + " only in b");
         if (total.count() > 0) {
             out.println("over the differing values: MAE " + sci(total.mae()) + ", RMSE " + sci(total.rmse()) + ", max |error| "
-                    + sci(total.maxAbs()) + ", SNR " + db(total.snrDb()) + " dB over " + Text.count(total.count()) + " values");
+                    + sci(total.maxAbs()) + ", SNR " + db(total.snrDb()) + " dB over " + Text.count(total.count()) + " values"
+                    + Text.nonFiniteErrors(total, "of b"));
         }
     }
 
@@ -276,6 +277,6 @@ final class DiffCommand implements Callable<Integer> {
     }
 
     private static String db(double v) {
-        return Double.isInfinite(v) ? "inf" : Text.decimals(v, 2);
+        return Text.db(v);
     }
 }

@@ -266,8 +266,9 @@ final class ForgetCommand implements Callable<Integer> {
         LossMeter.Loss l = loss.total();
         if (l.count() > 0) {
             out.println("  lost: MAE " + sci(l.mae()) + ", RMSE " + sci(l.rmse()) + ", max |error| " + sci(l.maxAbs())
-                    + ", SNR " + (Double.isInfinite(l.snrDb()) ? "inf" : Text.decimals(l.snrDb(), 2)) + " dB over "
-                    + Text.count(l.count()) + " values" + (l.nonFinite() > 0 ? " (" + l.nonFinite() + " non-finite left out)" : ""));
+                    + ", SNR " + Text.db(l.snrDb()) + " dB over "
+                    + Text.count(l.count()) + " values" + (l.nonFinite() > 0 ? " (" + l.nonFinite() + " non-finite left out)" : "")
+                    + Text.nonFiniteErrors(l, "decoded"));
         }
     }
 
@@ -336,7 +337,8 @@ final class ForgetCommand implements Callable<Integer> {
         m.put("mae", l.mae());
         m.put("rmse", l.rmse());
         m.put("max_abs_error", l.maxAbs());
-        m.put("snr_db", Double.isInfinite(l.snrDb()) ? null : l.snrDb());
+        // null when nothing was lost (+inf); -inf or NaN as the other figures write them
+        m.put("snr_db", l.snrDb() == Double.POSITIVE_INFINITY ? null : l.snrDb());
         return m;
     }
 }

@@ -44,7 +44,8 @@ final class GgufMetadataOptions {
     /**
      * The key/values to set, in the order given.
      *
-     * @throws UsageException for a file that cannot be read or decoded, or a --gguf-kv that is not KEY=TYPE:VALUE
+     * @throws UsageException for a file that cannot be decoded, or a --gguf-kv that is not KEY=TYPE:VALUE
+     * @throws io.anamnesis.api.TensorIOException for a file that is missing or cannot be read (exit 7, as any input)
      */
     SequencedMap<String, MetaValue> values() {
         SequencedMap<String, MetaValue> out = new LinkedHashMap<>();
@@ -85,8 +86,10 @@ final class GgufMetadataOptions {
             text = StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(Files.readAllBytes(file))).toString();
         } catch (CharacterCodingException e) {
             throw new UsageException("--gguf-metadata " + file + " is not UTF-8 text");
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new io.anamnesis.api.TensorIOException("--gguf-metadata: " + file + " does not exist", e);
         } catch (IOException e) {
-            throw new UsageException("--gguf-metadata: cannot read " + file + ": " + e.getMessage());
+            throw new io.anamnesis.api.TensorIOException("--gguf-metadata: cannot read " + file + ": " + e.getMessage(), e);
         }
         try {
             return TypedJson.decodeObject(text, limits);

@@ -47,7 +47,7 @@ final class HtmlReport {
                 .append(", RMSE ").append(sci(total.rmse())).append(", max |error| ").append(sci(total.maxAbs()))
                 .append(", SNR ").append(db(total.snrDb())).append(" over ").append(Text.count(total.count()))
                 .append(" values").append(total.nonFinite() > 0 ? " (" + total.nonFinite() + " non-finite left out)" : "")
-                .append(".</p>\n");
+                .append(esc(Text.nonFiniteErrors(total, "decoded"))).append(".</p>\n");
 
         List<String> names = new ArrayList<>();
         List<LossMeter.Loss> losses = new ArrayList<>();
@@ -118,7 +118,8 @@ final class HtmlReport {
         for (int i = 0; i < n; i++) {
             double v = losses.get(i).snrDb();
             double px = LEFT + (n == 1 ? plotW / 2 : plotW * i / (n - 1));
-            double py = Double.isFinite(v) ? TOP + plotH * (1 - (v - lo) / (hi - lo)) : TOP;
+            // nothing lost (+inf) at the top; an infinite or NaN error (-inf, NaN) at the bottom
+            double py = Double.isFinite(v) ? TOP + plotH * (1 - (v - lo) / (hi - lo)) : v > 0 ? TOP : TOP + plotH;
             s.append("<circle class=\"dot\" r=\"3\" cx=\"").append(fmt(px)).append("\" cy=\"").append(fmt(py)).append("\"><title>")
                     .append(i + 1).append(": ").append(esc(names.get(i))).append(" &#8212; ").append(db(v)).append(" dB</title></circle>\n");
         }
@@ -194,7 +195,9 @@ final class HtmlReport {
     }
 
     private static String db(double v) {
-        return Double.isInfinite(v) ? "&#8734;" : String.format(Locale.ROOT, "%.2f", v);
+        if (Double.isNaN(v)) return "NaN";
+        if (Double.isInfinite(v)) return v > 0 ? "&#8734;" : "-&#8734;";
+        return String.format(Locale.ROOT, "%.2f", v);
     }
 
     static String esc(String s) {

@@ -45,6 +45,27 @@ final class Text {
         return (scaled / scale) + "." + "0".repeat(places - frac.length()) + frac;
     }
 
+    /**
+     * A signal-to-noise ratio in dB: two decimals; {@code inf} when nothing was lost,
+     * {@code -inf} when an error was infinite, {@code nan} when one was NaN (a value that
+     * decodes to inf or NaN where the original was finite).
+     */
+    static String db(double snr) {
+        if (Double.isNaN(snr)) return "nan";
+        if (Double.isInfinite(snr)) return snr > 0 ? "inf" : "-inf";
+        return decimals(snr, 2);
+    }
+
+    /**
+     * What to add to a loss line whose errors are not all finite: the sums then hold an
+     * infinity or a NaN, which happens when a value decodes to inf or NaN where its original was
+     * finite (an encoder's scale that overflowed its f16, as in ggml); otherwise nothing.
+     */
+    static String nonFiniteErrors(io.anamnesis.api.LossMeter.Loss l, String where) {
+        return Double.isFinite(l.sumAbs()) && Double.isFinite(l.sumSq()) ? ""
+                : "; some values " + where + " are inf or NaN where the original is finite";
+    }
+
     /** {@code 96.0 KiB (98,304 bytes)}. */
     static String sizeAndBytes(long bytes) {
         return bytes < 1024 ? count(bytes) + " bytes" : size(bytes) + " (" + count(bytes) + " bytes)";

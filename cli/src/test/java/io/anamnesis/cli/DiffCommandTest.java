@@ -63,6 +63,36 @@ class DiffCommandTest {
         assertThat(r.out()).isEmpty();
     }
 
+    /** One F32 [4] tensor "w" of the given values, in a plain safetensors file. */
+    private Path floats(String name, float... v) throws IOException {
+        String json = "{\"w\":{\"dtype\":\"F32\",\"shape\":[" + v.length + "],\"data_offsets\":[0," + 4 * v.length + "]}}";
+        byte[] j = json.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        var b = java.nio.ByteBuffer.allocate(8 + j.length + 4 * v.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        b.putLong(j.length).put(j);
+        for (float f : v) b.putFloat(f);
+        return java.nio.file.Files.write(dir.resolve(name), b.array());
+    }
+
+    /**
+     * b infinite where a is finite: the error is infinite, so the SNR is -inf (it printed "inf",
+     * which reads as nothing lost) and the line says why; a NaN error gives nan.
+     */
+    @Test
+    void anInfiniteOrNanErrorIsSaidSoNotShownAsNothingLost() throws IOException {
+        Path a = floats("a.safetensors", 1f, 2f, 3f, 4f);
+        Path inf = floats("inf.safetensors", 1f, Float.POSITIVE_INFINITY, 3f, 4f);
+        Runs.Run r = amn(SpecialFilesTest.INSTALLED, "diff", a.toString(), inf.toString());
+        assertThat(r.code()).as(r.err()).isEqualTo(8);
+        assertThat(r.out()).contains("SNR -inf dB").contains("some values of b are inf or NaN where the original is finite")
+                .doesNotContain("SNR inf dB");
+        Path nan = floats("nan.safetensors", 1f, Float.NaN, 3f, 4f);
+        Runs.Run n = amn(SpecialFilesTest.INSTALLED, "diff", a.toString(), nan.toString());
+        assertThat(n.code()).as(n.err()).isEqualTo(8);
+        assertThat(n.out()).contains("SNR nan dB").contains("some values of b are inf or NaN");
+        assertThat(Text.db(Double.POSITIVE_INFINITY)).isEqualTo("inf");
+        assertThat(Text.db(12.345)).isEqualTo("12.35");
+    }
+
     @Test
     void helpListsExitCodeEight() {
         Runs.Run r = amn(Fakes.amn(), "--help");
