@@ -55,8 +55,26 @@ public sealed interface MetaValue {
             }
         }
 
+        /**
+         * A float32, its bits kept exactly: a NaN's payload goes into the double bit for bit,
+         * where Java's widening would quiet a signalling NaN (0x7f800001 came back 0x7fc00001).
+         */
         public static Real f32(float v) {
-            return new Real(Type.F32, v);
+            if (!Float.isNaN(v)) return new Real(Type.F32, v);
+            int b = Float.floatToRawIntBits(v);
+            long d = (long) (b >>> 31) << 63 | 0x7FF0_0000_0000_0000L | (long) (b & 0x7F_FFFF) << 29;
+            return new Real(Type.F32, Double.longBitsToDouble(d));
+        }
+
+        /**
+         * The value as a float32 with the bits {@link #f32} was given, a NaN's payload included
+         * (a {@code (float)} cast of {@link #value()} would quiet a signalling NaN); for an f64,
+         * the nearest float.
+         */
+        public float floatValue() {
+            if (type != Type.F32 || !Double.isNaN(value)) return (float) value;
+            long d = Double.doubleToRawLongBits(value);
+            return Float.intBitsToFloat((int) (d >>> 63) << 31 | 0x7F80_0000 | (int) (d >>> 29) & 0x7F_FFFF);
         }
     }
 
@@ -112,7 +130,7 @@ public sealed interface MetaValue {
     private static String render(MetaValue v, boolean quoteStrings) {
         return switch (v) {
             case Int i -> i.type() == Type.U64 ? Long.toUnsignedString(i.value()) : Long.toString(i.value());
-            case Real r -> r.type() == Type.F32 ? Float.toString((float) r.value()) : Double.toString(r.value());
+            case Real r -> r.type() == Type.F32 ? Float.toString(r.floatValue()) : Double.toString(r.value());
             case Bool b -> Boolean.toString(b.value());
             case Str s -> quoteStrings ? io.anamnesis.api.json.TypedJson.quote(s.value()) : s.value();
             case Array a -> {
@@ -139,7 +157,7 @@ public sealed interface MetaValue {
         return switch (this) {
             case Int i -> i.type() == Type.U64 && i.value() < 0
                     ? new java.math.BigInteger(Long.toUnsignedString(i.value())) : (Object) i.value();
-            case Real r -> r.type() == Type.F32 ? Double.parseDouble(Float.toString((float) r.value())) : r.value();
+            case Real r -> r.type() == Type.F32 ? Double.parseDouble(Float.toString(r.floatValue())) : r.value();
             case Bool b -> b.value();
             case Str s -> s.value();
             case Array a -> java.util.Collections.unmodifiableList(a.values().stream().map(MetaValue::plain).toList());

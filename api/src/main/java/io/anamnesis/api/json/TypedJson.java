@@ -122,7 +122,7 @@ public final class TypedJson {
         double v = r.value();
         if (Double.isNaN(v)) {
             if (f32) {
-                int bits = Float.floatToRawIntBits((float) v);
+                int bits = Float.floatToRawIntBits(r.floatValue());
                 sb.append(bits == Float.floatToRawIntBits(Float.NaN) ? "\"nan\""
                         : "\"nan:0x" + String.format("%08x", bits) + '"');
             } else {
@@ -251,7 +251,7 @@ public final class TypedJson {
     private static MetaValue.Real real(MetaValue.Type type, String special) {
         boolean f32 = type == MetaValue.Type.F32;
         return switch (special) {
-            case "nan" -> new MetaValue.Real(type, f32 ? Float.NaN : Double.NaN);
+            case "nan" -> f32 ? MetaValue.Real.f32(Float.NaN) : new MetaValue.Real(type, Double.NaN);
             case "inf" -> new MetaValue.Real(type, Double.POSITIVE_INFINITY);
             case "-inf" -> new MetaValue.Real(type, Double.NEGATIVE_INFINITY);
             default -> {
@@ -265,7 +265,7 @@ public final class TypedJson {
                     if (f32) {
                         float f = Float.intBitsToFloat(Integer.parseUnsignedInt(hex, 16));
                         if (!Float.isNaN(f)) throw new IllegalArgumentException("'" + special + "' are not the bits of a NaN");
-                        yield new MetaValue.Real(type, f);
+                        yield MetaValue.Real.f32(f);
                     }
                     double d = Double.longBitsToDouble(Long.parseUnsignedLong(hex, 16));
                     if (!Double.isNaN(d)) throw new IllegalArgumentException("'" + special + "' are not the bits of a NaN");

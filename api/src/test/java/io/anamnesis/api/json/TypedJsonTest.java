@@ -86,6 +86,27 @@ class TypedJsonTest {
                 .isEqualTo(0x7FF8000000000001L);
     }
 
+    /**
+     * A signalling f32 NaN keeps its bits through MetaValue and typed-json both ways: Java's
+     * float-to-double widening sets the quiet bit (0x7f800001 came back 0x7fc00001).
+     */
+    @Test
+    void signallingFloat32NaNsKeepEveryBit() {
+        for (int bits : new int[]{0x7F800001, 0xFF800001, 0x7FBFFFFF, 0x7FC00000, 0xFFFFFFFF, 0x7F812345}) {
+            Real r = Real.f32(Float.intBitsToFloat(bits));
+            assertThat(Float.floatToRawIntBits(r.floatValue())).as("%08x", bits).isEqualTo(bits);
+            String json = TypedJson.encode("k", r);
+            assertThat(json).as("%08x", bits).isEqualTo(bits == 0x7FC00000 ? "{\"type\":\"f32\",\"value\":\"nan\"}"
+                    : "{\"type\":\"f32\",\"value\":\"nan:0x" + String.format("%08x", bits) + "\"}");
+            assertThat(Float.floatToRawIntBits(((Real) roundTrip(r)).floatValue())).as("%08x", bits).isEqualTo(bits);
+        }
+        // not NaNs: the value, as before
+        assertThat(Real.f32(-0.0f).floatValue()).isEqualTo(-0.0f);
+        assertThat(Float.floatToRawIntBits(Real.f32(-0.0f).floatValue())).isEqualTo(0x80000000);
+        assertThat(Real.f32(Float.MIN_VALUE).value()).isEqualTo((double) Float.MIN_VALUE);
+        assertThat(new Real(Type.F64, 0.1).floatValue()).isEqualTo(0.1f);
+    }
+
     @Test
     void boolsAndStringsWithNulQuotesAndNonAscii() {
         assertThat(TypedJson.encode("k", new Bool(true))).isEqualTo("{\"type\":\"bool\",\"value\":true}");

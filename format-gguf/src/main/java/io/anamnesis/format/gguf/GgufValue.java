@@ -36,7 +36,7 @@ public record GgufValue(GgufValueType type, Object value) {
         GgufValueType type = typeOf(v.type());
         return new GgufValue(type, switch (v) {
             case MetaValue.Int i -> i.value();
-            case MetaValue.Real r -> type == GgufValueType.FLOAT32 ? (Object) (float) r.value() : (Object) r.value();
+            case MetaValue.Real r -> type == GgufValueType.FLOAT32 ? (Object) r.floatValue() : (Object) r.value();
             case MetaValue.Bool b -> b.value();
             case MetaValue.Str s -> s.value();
             case MetaValue.Array a -> new GgufArray(typeOf(a.elementType()),

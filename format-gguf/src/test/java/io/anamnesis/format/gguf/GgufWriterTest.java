@@ -468,6 +468,30 @@ class GgufWriterTest {
         }
     }
 
+    /** A signalling NaN in an f32 key comes back bit for bit (Java's widening to double used to quiet it). */
+    @Test
+    void aSignallingFloat32NaNKeyKeepsItsBitsThroughWriteAndRead() throws IOException {
+        Path out = dir.resolve("snan.gguf");
+        float snan = Float.intBitsToFloat(0x7F800001);
+        new GgufWriter().write(new OutputPlan(Optional.empty(), Map.of(), List.of(tensor("w", DType.F32, Shape.of(1), new byte[4])),
+                Map.of("x.snan", MetaValue.Real.f32(snan))), out, WriteOptions.threads(1));
+        try (TensorArchive a = new GgufReader().open(out, io.anamnesis.api.ParseLimits.defaults())) {
+            MetaValue v = a.typedMetadata().get("x.snan");
+            assertThat(v).isInstanceOf(MetaValue.Real.class);
+            assertThat(Float.floatToRawIntBits(((MetaValue.Real) v).floatValue())).isEqualTo(0x7F800001);
+            // and written again, as a conversion of that file does
+            Path again = dir.resolve("snan-again.gguf");
+            new GgufWriter().write(new OutputPlan(Optional.of(a), Map.of(), List.of(tensor("w", DType.F32, Shape.of(1), new byte[4])),
+                    a.typedMetadata()), again, WriteOptions.threads(1));
+            byte[] bytes = Files.readAllBytes(again);
+            boolean found = false;
+            for (int i = 0; i + 4 <= bytes.length && !found; i++) {
+                found = bytes[i] == 0x01 && bytes[i + 1] == 0 && bytes[i + 2] == (byte) 0x80 && bytes[i + 3] == 0x7F;
+            }
+            assertThat(found).as("the bits 0x7f800001 in the rewritten file").isTrue();
+        }
+    }
+
     @Test
     void writesANameOfExactly63Bytes() throws IOException {
         String name = "é".repeat(31) + "x"; // 63 bytes of UTF-8
