@@ -23,6 +23,7 @@ module io.anamnesis.api {
     exports io.anamnesis.api.config;
     exports io.anamnesis.api.json;
     exports io.anamnesis.api.model;
+    exports io.anamnesis.api.read;
 
     uses io.anamnesis.api.spi.FormatReader;
     uses io.anamnesis.api.spi.FormatWriter;

@@ -79,7 +79,14 @@ public interface TensorArchive extends AutoCloseable {
      * made contiguous). Closing the arena releases the mapping, which is how callers keep
      * memory bounded by the tensors in flight.
      *
-     * @throws AnamnesisException when the bytes turn out to be unreadable or malformed
+     * <p>Safe to call from several threads at once; a thread interrupted during the call gets a
+     * {@link TensorIOException} for its own call, and the archive stays readable for the others
+     * (readers keep their file in an {@link io.anamnesis.api.read.ArchiveFile}).
+     *
+     * @throws AnamnesisException when the bytes turn out to be unreadable or malformed, or the
+     *         archive is closed
+     * @throws IllegalArgumentException when {@code entry} is not one of this archive's tensors
+     *         (a caller's mistake, not the file's)
      */
     MemorySegment data(TensorEntry entry, Arena arena);
 

@@ -12,6 +12,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import io.anamnesis.api.read.ArchiveFile;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.util.Collections;
@@ -28,7 +29,7 @@ import java.util.SequencedMap;
  */
 public final class GgufArchive implements TensorArchive {
     private final Path path;
-    private final FileChannel channel;
+    private final ArchiveFile file;
     private final GgufHeader header;
     private final List<TensorEntry> entries;
     private final Map<String, GgufTensorInfo> infos = new HashMap<>();
@@ -38,7 +39,7 @@ public final class GgufArchive implements TensorArchive {
 
     GgufArchive(Path path, FileChannel channel, GgufHeader header) {
         this.path = path;
-        this.channel = channel;
+        this.file = ArchiveFile.of(path, channel);
         this.header = header;
         List<TensorEntry> list = new java.util.ArrayList<>(header.tensors().size());
         for (GgufTensorInfo t : header.tensors()) {
@@ -161,9 +162,9 @@ public final class GgufArchive implements TensorArchive {
         }
         MemorySegment mapped;
         try {
-            mapped = channel.map(FileChannel.MapMode.READ_ONLY, header.dataStart() + info.offset(), info.byteSize(), arena);
+            mapped = file.map(header.dataStart() + info.offset(), info.byteSize(), arena);
         } catch (IOException e) {
-            throw new TensorIOException("tensor '" + info.name() + "': cannot map its data: " + e.getMessage(), e);
+            throw new TensorIOException("tensor '" + info.name() + "': cannot map its data: " + ArchiveFile.describe(e), e);
         }
         if (!swap) return mapped;
         return toLittleEndian(mapped, info.type().blockBytes(), arena);
@@ -172,11 +173,11 @@ public final class GgufArchive implements TensorArchive {
     @Override
     public Optional<StoredRegion> storedRegion(TensorEntry entry) {
         GgufTensorInfo info = infos.get(entry.name());
-        if (path == null || info == null || info.byteSize() == 0 || info.byteSize() != entry.byteSize()
+        if (path == null || file.isClosed() || info == null || info.byteSize() == 0 || info.byteSize() != entry.byteSize()
                 || header.byteOrder() == ByteOrder.BIG_ENDIAN) {
             return Optional.empty();
         }
-        return Optional.of(new StoredRegion(channel, header.dataStart() + info.offset()));
+        return Optional.of(new StoredRegion(file.channel(), header.dataStart() + info.offset()));
     }
 
     /** Copies big-endian elements of {@code width} bytes into a little-endian segment of {@code arena}. */
@@ -197,7 +198,7 @@ public final class GgufArchive implements TensorArchive {
     @Override
     public void close() {
         try {
-            channel.close();
+            file.close();
         } catch (IOException e) {
             throw new TensorIOException("cannot close " + path + ": " + e.getMessage(), e);
         }

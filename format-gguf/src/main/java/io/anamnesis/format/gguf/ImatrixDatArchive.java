@@ -9,6 +9,7 @@ import io.anamnesis.api.TensorIOException;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import io.anamnesis.api.read.ArchiveFile;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.util.Collections;
@@ -24,7 +25,7 @@ import java.util.Optional;
  */
 final class ImatrixDatArchive implements TensorArchive {
     private final Path path;
-    private final FileChannel channel;
+    private final ArchiveFile file;
     private final List<TensorEntry> tensors;
     private final Map<String, ImatrixDatReader.Entry> byName = new HashMap<>();
     private final Map<String, Object> structured;
@@ -34,7 +35,7 @@ final class ImatrixDatArchive implements TensorArchive {
     ImatrixDatArchive(Path path, FileChannel channel, List<ImatrixDatReader.Entry> entries,
                       Optional<ImatrixDatReader.Trailer> trailer) {
         this.path = path;
-        this.channel = channel;
+        this.file = ArchiveFile.of(path, channel);
         var list = new java.util.ArrayList<TensorEntry>(entries.size());
         var s = new LinkedHashMap<String, Object>();
         trailer.ifPresent(t -> {
@@ -98,16 +99,16 @@ final class ImatrixDatArchive implements TensorArchive {
         ImatrixDatReader.Entry e = byName.get(entry.name());
         if (e == null) throw new IllegalArgumentException("no entry '" + entry.name() + "' in " + path);
         try {
-            return channel.map(FileChannel.MapMode.READ_ONLY, e.offset(), 4 * e.count(), arena);
+            return file.map(e.offset(), 4 * e.count(), arena);
         } catch (IOException ex) {
-            throw new TensorIOException("imatrix entry '" + e.name() + "': cannot map its values: " + ex.getMessage(), ex);
+            throw new TensorIOException("imatrix entry '" + e.name() + "': cannot map its values: " + ArchiveFile.describe(ex), ex);
         }
     }
 
     @Override
     public void close() {
         try {
-            channel.close();
+            file.close();
         } catch (IOException e) {
             throw new TensorIOException("cannot close " + path + ": " + e.getMessage(), e);
         }

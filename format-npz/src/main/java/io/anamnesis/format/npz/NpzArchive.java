@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
+import io.anamnesis.api.read.ArchiveFile;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -39,7 +40,7 @@ final class NpzArchive implements TensorArchive {
     }
 
     private final Path path;
-    private final FileChannel channel;
+    private final ArchiveFile file;
     private final String kind;
     private final List<Member> members;
     private final Map<String, Member> byName = new HashMap<>();
@@ -47,7 +48,7 @@ final class NpzArchive implements TensorArchive {
 
     NpzArchive(Path path, FileChannel channel, String kind, List<Member> members, Map<String, String> properties) {
         this.path = path;
-        this.channel = channel;
+        this.file = ArchiveFile.of(path, channel);
         this.kind = kind;
         this.members = List.copyOf(members);
         for (Member m : members) byName.put(m.entry().name(), m);
@@ -95,13 +96,13 @@ final class NpzArchive implements TensorArchive {
                 raw = member.asSlice(m.header().dataOffset(), m.header().dataBytes());
             } else {
                 if (m.header().dataBytes() == 0) return arena.allocate(1).asSlice(0, 0);
-                raw = channel.map(FileChannel.MapMode.READ_ONLY, m.start() + m.header().dataOffset(),
+                raw = file.map(m.start() + m.header().dataOffset(),
                         m.header().dataBytes(), arena);
             }
         } catch (IOException e) {
             // no path: the archive was read by range requests, and the message says so
             throw new TensorIOException("cannot read array '" + entry.name() + "'"
-                    + (path == null ? "" : " of " + path) + ": " + e.getMessage(), e);
+                    + (path == null ? "" : " of " + path) + ": " + ArchiveFile.describe(e), e);
         }
         return NpyLayout.toRowMajorLittleEndian(raw, m.header(), arena).asReadOnly();
     }
@@ -109,16 +110,16 @@ final class NpzArchive implements TensorArchive {
     @Override
     public Optional<StoredRegion> storedRegion(TensorEntry entry) {
         Member m = byName.get(entry.name());
-        if (path == null || m == null || !m.entry().equals(entry) || m.deflated() || m.header().dataBytes() == 0
+        if (path == null || file.isClosed() || m == null || !m.entry().equals(entry) || m.deflated() || m.header().dataBytes() == 0
                 || m.header().dataBytes() != entry.byteSize() || !NpyLayout.isRowMajorLittleEndian(m.header())) {
             return Optional.empty();
         }
-        return Optional.of(new StoredRegion(channel, m.start() + m.header().dataOffset()));
+        return Optional.of(new StoredRegion(file.channel(), m.start() + m.header().dataOffset()));
     }
 
     /** Inflates a whole DEFLATE member into the arena; sizes were bounded when the archive was opened. */
     private MemorySegment inflate(Member m, Arena arena) throws IOException {
-        MemorySegment compressed = channel.map(FileChannel.MapMode.READ_ONLY, m.start(), m.storedBytes(), arena);
+        MemorySegment compressed = file.map(m.start(), m.storedBytes(), arena);
         MemorySegment out = arena.allocate(Math.max(1, m.inflatedBytes()), 8).asSlice(0, m.inflatedBytes());
         Inflater inflater = new Inflater(true);
         try {
@@ -147,7 +148,7 @@ final class NpzArchive implements TensorArchive {
     @Override
     public void close() {
         try {
-            channel.close();
+            file.close();
         } catch (IOException ignored) {
             // nothing useful to do with a failed close of a read-only file
         }

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.ClosedChannelException;
+import io.anamnesis.api.read.ArchiveFile;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -30,7 +31,7 @@ final class PthArchive implements TensorArchive {
     }
 
     private final Path path;
-    private final FileChannel channel;
+    private final ArchiveFile file;
     private final List<TensorEntry> entries;
     private final Map<String, Placed> placed;
     private final Map<String, String> metadata;
@@ -41,7 +42,7 @@ final class PthArchive implements TensorArchive {
     PthArchive(Path path, FileChannel channel, List<Placed> tensors, Map<String, String> metadata,
                Map<String, Object> structured, Map<String, MetaValue> typed, Map<String, String> properties) {
         this.path = path;
-        this.channel = channel;
+        this.file = ArchiveFile.of(path, channel);
         this.entries = tensors.stream().map(Placed::entry).toList();
         this.placed = new HashMap<>();
         for (Placed p : tensors) placed.put(p.entry().name(), p);
@@ -104,12 +105,12 @@ final class PthArchive implements TensorArchive {
         if (bytes == 0) return arena.allocate(0);
         try {
             if (!p.bigEndian() && Strided.isContiguous(v.sizes(), v.strides())) {
-                return channel.map(FileChannel.MapMode.READ_ONLY, p.storageOffset() + v.offset() * es, bytes, arena);
+                return file.map(p.storageOffset() + v.offset() * es, bytes, arena);
             }
             long span = (Strided.lastElement(v.offset(), v.sizes(), v.strides()) + 1) * es;
             MemorySegment dest = arena.allocate(bytes, Math.min(es, 8));
             try (Arena scratch = Arena.ofConfined()) {
-                MemorySegment src = channel.map(FileChannel.MapMode.READ_ONLY, p.storageOffset(), span, scratch);
+                MemorySegment src = file.map(p.storageOffset(), span, scratch);
                 Strided.gather(src, v.offset(), v.sizes(), v.strides(), es, dest);
             }
             if (p.bigEndian()) Strided.swapBytes(dest, dtype.kind() == DType.Kind.COMPLEX ? es / 2 : es);
@@ -117,24 +118,24 @@ final class PthArchive implements TensorArchive {
         } catch (ClosedChannelException e) {
             throw TensorIOException.inTensor(entry.name(), "the archive is closed");
         } catch (IOException e) {
-            throw TensorIOException.inTensor(entry.name(), "cannot map its storage: " + e.getMessage());
+            throw TensorIOException.inTensor(entry.name(), "cannot map its storage: " + ArchiveFile.describe(e));
         }
     }
 
     @Override
     public Optional<StoredRegion> storedRegion(TensorEntry entry) {
         Placed p = placed.get(entry.name());
-        if (path == null || p == null || !p.entry().equals(entry) || entry.byteSize() == 0 || p.bigEndian()
+        if (path == null || file.isClosed() || p == null || !p.entry().equals(entry) || entry.byteSize() == 0 || p.bigEndian()
                 || !Strided.isContiguous(p.view().sizes(), p.view().strides())) {
             return Optional.empty();
         }
-        return Optional.of(new StoredRegion(channel, p.storageOffset() + p.view().offset() * entry.dtype().elementBytes()));
+        return Optional.of(new StoredRegion(file.channel(), p.storageOffset() + p.view().offset() * entry.dtype().elementBytes()));
     }
 
     @Override
     public void close() {
         try {
-            channel.close();
+            file.close();
         } catch (IOException e) {
             throw new TensorIOException("cannot close " + path + ": " + e.getMessage(), e);
         }

@@ -10,6 +10,7 @@ import io.anamnesis.api.TensorIOException;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import io.anamnesis.api.read.ArchiveFile;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.util.Collections;
@@ -26,7 +27,7 @@ import java.util.SequencedMap;
  */
 final class SafetensorsArchive implements TensorArchive {
     private final Path path;
-    private final FileChannel channel;
+    private final ArchiveFile file;
     private final SafetensorsHeader header;
     private final List<TensorEntry> entries;
     private final Map<String, SafetensorsHeader.Tensor> byName;
@@ -36,7 +37,7 @@ final class SafetensorsArchive implements TensorArchive {
     /** @throws io.anamnesis.api.AnamnesisException when typed metadata does not decode (naming the key) */
     SafetensorsArchive(Path path, FileChannel channel, SafetensorsHeader header, ParseLimits limits) {
         this.path = path;
-        this.channel = channel;
+        this.file = ArchiveFile.of(path, channel);
         this.header = header;
         this.metadata = TypedMetadata.decode(header.metadata(), limits);
         this.entries = header.tensors().stream().map(SafetensorsHeader.Tensor::entry).toList();
@@ -117,33 +118,33 @@ final class SafetensorsArchive implements TensorArchive {
         long offset = header.dataStart() + t.begin();
         try {
             // A file truncated after open would fault on access instead of failing here.
-            if (channel.size() < offset + size) {
-                throw TensorIOException.inTensor(entry.name(), path + " shrank to " + channel.size()
+            if (file.size() < offset + size) {
+                throw TensorIOException.inTensor(entry.name(), path + " shrank to " + file.size()
                         + " bytes after it was opened; the tensor needs bytes up to " + (offset + size));
             }
-            return channel.map(FileChannel.MapMode.READ_ONLY, offset, size, arena);
+            return file.map(offset, size, arena);
         } catch (IOException e) {
             // no path: the header came from a stream or by range requests, and the message says so
             throw new TensorIOException("cannot map tensor '" + entry.name() + "'"
-                    + (path == null ? "" : " of " + path) + ": " + e.getMessage(), e);
+                    + (path == null ? "" : " of " + path) + ": " + ArchiveFile.describe(e), e);
         }
     }
 
     @Override
     public Optional<StoredRegion> storedRegion(TensorEntry entry) {
         SafetensorsHeader.Tensor t = byName.get(entry.name());
-        if (path == null || closed || t == null || !t.entry().equals(entry)) return Optional.empty();
+        if (path == null || file.isClosed() || closed || t == null || !t.entry().equals(entry)) return Optional.empty();
         long size = t.end() - t.begin();
         // a region whose size disagrees is left to data(), whose caller names the mismatch
         if (size == 0 || size != entry.byteSize()) return Optional.empty();
-        return Optional.of(new StoredRegion(channel, header.dataStart() + t.begin()));
+        return Optional.of(new StoredRegion(file.channel(), header.dataStart() + t.begin()));
     }
 
     @Override
     public void close() {
         closed = true;
         try {
-            channel.close();
+            file.close();
         } catch (IOException e) {
             throw new TensorIOException("cannot close " + path + ": " + e.getMessage(), e);
         }
