@@ -446,6 +446,41 @@ class ModelFolderTest {
         }
     }
 
+    /**
+     * A companion that links outside the model was copied into the output (a cloned folder's
+     * tokenizer.json linking to a private file went into a folder its owner would upload):
+     * refused now, exit 5, nothing written. The Hugging Face cache's own links, from
+     * snapshots/REV to the repository's blobs, are followed as before.
+     */
+    @Test
+    void aCompanionLinkingOutsideTheModelIsRefusedAndTheHubCachesLinksAreFollowed() throws IOException {
+        Path in = model("linked", 4, 7);
+        Path secret = Files.writeString(dir.resolve("secret.txt"), "not for upload");
+        Files.delete(in.resolve("tokenizer.json"));
+        Files.createSymbolicLink(in.resolve("tokenizer.json"), secret);
+        Path out = dir.resolve("linked-out");
+        Run r = amn("remember", "--quiet", "-o", out + "/", in.toString());
+        assertThat(r.code()).as(r.err()).isEqualTo(5);
+        assertThat(r.err()).contains("tokenizer.json").contains("is a link to " + secret.toRealPath()).contains("outside the model folder");
+        assertThat(out).doesNotExist();
+
+        // the hub's cache: models--org--name/snapshots/<rev>/<file> -> ../../blobs/<hash>
+        Path repo = Files.createDirectories(dir.resolve("models--org--m"));
+        Path blobs = Files.createDirectories(repo.resolve("blobs"));
+        Path snapshot = Files.createDirectories(repo.resolve("snapshots").resolve("0123abc"));
+        Path plain = model("plain", 4, 7);
+        try (Stream<Path> files = Files.list(plain)) {
+            for (Path f : files.toList()) {
+                Path blob = Files.copy(f, blobs.resolve("blob-" + f.getFileName()));
+                Files.createSymbolicLink(snapshot.resolve(f.getFileName()), snapshot.relativize(blob));
+            }
+        }
+        Path cached = dir.resolve("cached-out");
+        Run ok = amn("remember", "--quiet", "-o", cached + "/", snapshot.toString());
+        assertThat(ok.code()).as(ok.err()).isZero();
+        assertThat(Files.readString(cached.resolve("tokenizer.json"))).isEqualTo(COMPANIONS.get("tokenizer.json"));
+    }
+
     // ---------------------------------------------------------------- errors that name the fix
 
     @Test

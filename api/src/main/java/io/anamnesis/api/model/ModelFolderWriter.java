@@ -2,6 +2,7 @@ package io.anamnesis.api.model;
 
 import io.anamnesis.api.DType;
 import io.anamnesis.api.ParseLimits;
+import io.anamnesis.api.SecurityViolationException;
 import io.anamnesis.api.TensorIOException;
 import io.anamnesis.api.spi.FormatWriter;
 import io.anamnesis.api.spi.OutputPlan;
@@ -162,7 +163,10 @@ public final class ModelFolderWriter {
         return new Written(target, names, index, copied);
     }
 
-    /** The files of the input's folder that go with the model (see the class comment). */
+    /**
+     * The files of the input's folder that go with the model (see the class comment), each
+     * checked by {@link #requireInside}.
+     */
     static List<Path> companions(Path folder, ModelLayout input, Collection<String> tensorExtensions) {
         Set<String> own = new HashSet<>();
         for (Path p : input.shards()) own.add(ModelLocator.fileName(p));
@@ -174,9 +178,39 @@ public final class ModelFolderWriter {
                     || ModelLocator.isIndexName(name, tensorExtensions)) {
                 continue;
             }
+            requireInside(folder, f);
             out.add(f);
         }
         return out;
+    }
+
+    /**
+     * Refuses a companion that is a symbolic link to a file outside the model: a folder cloned
+     * or unpacked from elsewhere whose {@code tokenizer.model} links to {@code /etc/passwd} had
+     * that file copied into the output, which its owner may then upload. A link may point
+     * inside the folder, or, in the Hugging Face cache's layout
+     * ({@code <repo>/snapshots/<revision>/<file>} linking to {@code <repo>/blobs/<hash>}), inside
+     * the repository's folder.
+     *
+     * @throws SecurityViolationException naming the link and where it leads
+     */
+    static void requireInside(Path folder, Path file) {
+        if (!Files.isSymbolicLink(file)) return;
+        try {
+            Path target = file.toRealPath();
+            Path root = folder.toRealPath();
+            Path parent = folder.toAbsolutePath().normalize().getParent();
+            if (parent != null && parent.getFileName() != null && parent.getFileName().toString().equals("snapshots")
+                    && parent.getParent() != null) {
+                root = parent.getParent().toRealPath();
+            }
+            if (!target.startsWith(root)) {
+                throw new SecurityViolationException(ModelLocator.fileName(file) + " in " + folder + " is a link to " + target
+                        + ", outside the model folder: it is not copied into the output; copy the file in, or remove the link");
+            }
+        } catch (IOException e) {
+            throw new TensorIOException("cannot follow the link " + file + ": " + e.getMessage(), e);
+        }
     }
 
     private static String readConfig(Path file) throws IOException {
