@@ -33,7 +33,7 @@ record InputRef(String reference, Path file, String displayName, boolean fromOll
     static final String DEFAULT_REGISTRY = "registry.ollama.ai";
     static final String DEFAULT_TAG = "latest";
     /** A manifest is a few hundred bytes; anything far larger is not one. */
-    static final long MAX_MANIFEST_BYTES = 1 << 20;
+    static final int MAX_MANIFEST_BYTES = 1 << 20;
 
     private static final Pattern NAME_PART = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
     private static final Pattern HOST = Pattern.compile("[A-Za-z0-9][A-Za-z0-9.-]*(:[0-9]{1,5})?");
@@ -171,12 +171,17 @@ record InputRef(String reference, Path file, String displayName, boolean fromOll
         Path manifest = name.manifest(models);
         byte[] json;
         try {
-            long size = Files.size(manifest);
-            if (size > MAX_MANIFEST_BYTES) {
-                throw new MalformedFileException("ollama manifest " + manifest + " is " + size
+            // a FIFO would block the read, /dev/zero never end it: a regular file, read no further than the limit
+            if (Files.exists(manifest) && !Files.isRegularFile(manifest)) {
+                throw new TensorIOException("ollama manifest " + manifest + " is not a regular file");
+            }
+            try (java.io.InputStream in = Files.newInputStream(manifest)) {
+                json = in.readNBytes(MAX_MANIFEST_BYTES + 1);
+            }
+            if (json.length > MAX_MANIFEST_BYTES) {
+                throw new MalformedFileException("ollama manifest " + manifest + " is over " + MAX_MANIFEST_BYTES
                         + " bytes, too large to be a manifest");
             }
-            json = Files.readAllBytes(manifest);
         } catch (NoSuchFileException e) {
             throw new TensorIOException("ollama model " + name.display() + " not found: no manifest at " + manifest
                     + " ('ollama pull " + name.display() + "' fetches it)", e);
@@ -191,8 +196,9 @@ record InputRef(String reference, Path file, String displayName, boolean fromOll
         }
         Path blob = models.resolve("blobs").resolve("sha256-" + m.group(1));
         if (!Files.isRegularFile(blob)) {
-            throw new TensorIOException("ollama model " + name.display() + ": blob " + blob
-                    + " named by the manifest is missing (a partial pull? 'ollama pull " + name.display() + "' again)");
+            throw new TensorIOException("ollama model " + name.display() + ": blob " + blob + " named by the manifest "
+                    + (Files.exists(blob) ? "is not a regular file" : "is missing (a partial pull? 'ollama pull "
+                    + name.display() + "' again)"));
         }
         return blob;
     }

@@ -96,6 +96,32 @@ class InputRefTest {
                 .hasMessageContaining("no layer of type application/vnd.ollama.image.model");
     }
 
+    /**
+     * A manifest that is a FIFO hung the read, one linking to an endless device ran the heap
+     * out (its size reads 0); a blob that is not a regular file was called missing.
+     */
+    @Test
+    void aManifestThatIsNotARegularFileOrNeverEndsIsRefusedAtOnce() throws Exception {
+        Path models = store("registry.ollama.ai/library/tiny/latest", "FAKE ok\n");
+        Path manifests = models.resolve("manifests/registry.ollama.ai/library/odd");
+        Files.createDirectories(manifests);
+        Path fifo = manifests.resolve("fifo");
+        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor()).isZero();
+        assertThatThrownBy(() -> InputRef.of("ollama:odd:fifo", models)).isInstanceOf(TensorIOException.class)
+                .hasMessageContaining("is not a regular file");
+        // an endless manifest: a file past the limit stands for /dev/zero here (a test points at no device)
+        Path big = manifests.resolve("big");
+        Files.write(big, new byte[InputRef.MAX_MANIFEST_BYTES + 10]);
+        assertThatThrownBy(() -> InputRef.of("ollama:odd:big", models)).isInstanceOf(MalformedFileException.class)
+                .hasMessageContaining("too large to be a manifest");
+        // the blob the good manifest names, replaced by a FIFO
+        Path blob = models.resolve("blobs/sha256-" + HEX);
+        Files.delete(blob);
+        assertThat(new ProcessBuilder("mkfifo", blob.toString()).start().waitFor()).isZero();
+        assertThatThrownBy(() -> InputRef.of("ollama:tiny", models)).isInstanceOf(TensorIOException.class)
+                .hasMessageContaining("is not a regular file");
+    }
+
     @Test
     void everyCommandTakesOllamaReferencesFromOllamaModels() throws IOException {
         Path models = store("registry.ollama.ai/user/tiny/v2", "FAKE ok\n");
