@@ -1,6 +1,7 @@
 package io.anamnesis.quant.gguf.llama;
 
 import io.anamnesis.api.DType;
+import io.anamnesis.api.LimitExceededException;
 import io.anamnesis.api.MalformedFileException;
 import io.anamnesis.api.TensorArchive;
 import io.anamnesis.api.TensorEntry;
@@ -173,7 +174,11 @@ public final class ImportanceMatrix {
     public float[] values(String tensor) {
         Source s = entries.get(tensor);
         if (s == null) throw new IllegalArgumentException("no importance-matrix entry " + tensor);
-        int n = Math.toIntExact(s.size());
+        if (s.size() > MAX_VALUES) {
+            throw LimitExceededException.inTensor(tensor, "importance-matrix entry of " + s.size() + " values, over the "
+                    + MAX_VALUES + " one tensor's columns (times its experts) could need");
+        }
+        int n = (int) s.size();
         float[] v = new float[n];
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment data = archive.data(s.values(), arena);
@@ -199,14 +204,43 @@ public final class ImportanceMatrix {
      * @throws MalformedFileException naming the entry
      */
     public void requireFinite() {
-        for (String name : entries.keySet()) {
-            float[] v = values(name);
-            for (int i = 0; i < v.length; i++) {
-                if (!Float.isFinite(v[i])) {
-                    throw MalformedFileException.inTensor(name, "importance matrix value " + i + " is " + v[i]
-                            + " (llama.cpp refuses non-finite importance)");
+        for (var e : entries.entrySet()) {
+            String name = e.getKey();
+            Source s = e.getValue();
+            long n = s.size();
+            if (n > MAX_VALUES) {
+                throw LimitExceededException.inTensor(name, "importance-matrix entry of " + n + " values, over the "
+                        + MAX_VALUES + " one tensor's columns (times its experts) could need");
+            }
+            // on the mapped file, value by value, with values()' arithmetic: an entry for a tensor
+            // the model does not have may be of any size, and loading each whole made a sparse
+            // file of 2^31 values an overflow and one of 2^29 a 2 GB array
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment data = archive.data(s.values(), arena);
+                MemorySegment counts = s.counts().isPresent() ? archive.data(s.counts().get(), arena) : null;
+                long perRow = Math.max(1, s.values().shape().rank() == 0 ? 1 : s.values().shape().lastDim());
+                float ncall = s.ncall();
+                for (long i = 0; i < n; i++) {
+                    float x = data.get(LittleEndian.F32, 4 * i);
+                    float v;
+                    if (counts != null) {
+                        float count = counts.get(LittleEndian.F32, 4 * (i / perRow));
+                        v = count > 0 ? x / count : 1;
+                    } else {
+                        v = s.ncall() > 0 ? x / ncall : x;
+                    }
+                    if (!Float.isFinite(v)) {
+                        throw MalformedFileException.inTensor(name, "importance matrix value " + i + " is " + v
+                                + " (llama.cpp refuses non-finite importance)");
+                    }
                 }
             }
         }
     }
+
+    /**
+     * The most values one entry may have for {@link #values}: 2^26 (256 MiB of floats). The
+     * largest tensors' columns times their experts are a few million (384 experts of 7168).
+     */
+    static final long MAX_VALUES = 1L << 26;
 }

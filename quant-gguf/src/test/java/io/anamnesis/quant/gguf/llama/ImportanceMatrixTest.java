@@ -70,6 +70,18 @@ class ImportanceMatrixTest {
                 .hasMessageContaining("'w'");
     }
 
+    /** The check divides as values() does: a finite sum over a tiny count that overflows is refused too. */
+    @Test
+    void aValueThatOverflowsWhenDividedByItsCountIsRefused() {
+        TestArchive g = new TestArchive("gguf").meta("imatrix.datasets", List.of()).meta("imatrix.chunk_count", 1L)
+                .meta("imatrix.chunk_size", 1L)
+                .f32("w.in_sum2", Shape.of(1, 2), 1, 3e38f).f32("w.counts", Shape.of(1, 1), 0.5f);
+        ImportanceMatrix m = ImportanceMatrix.of(g);
+        assertThat(m.values("w")[1]).isInfinite();
+        assertThatThrownBy(m::requireFinite).isInstanceOf(MalformedFileException.class).hasMessageContaining("'w'")
+                .hasMessageContaining("value 1 is Infinity");
+    }
+
     @Test
     void keyStringsAreCutAt127BytesWithoutSplittingACharacter() {
         String s = "a".repeat(126) + "\u00e9xyz"; // the é takes bytes 127 and 128
