@@ -65,7 +65,13 @@ final class Outputs {
             } catch (InvalidPathException e) {
                 throw new UsageException("not a valid output path: " + r + " (" + e.getReason() + ")");
             }
-            if (Files.isDirectory(out)) out = out.resolve(name);
+            if (Files.isDirectory(out)) {
+                out = out.resolve(name);
+            } else if (r.endsWith("/") || r.endsWith(java.io.File.separator)) {
+                // Path.of drops the separator: "newdir/" became a file named newdir
+                throw new TensorIOException("cannot write into " + r + ": folder " + out.toAbsolutePath().normalize()
+                        + " does not exist (" + writer.format() + " is written as one file, named inside an existing folder)");
+            }
         } else {
             out = in.fromOllama() ? Path.of(name) : in.file().resolveSibling(name);
         }

@@ -160,6 +160,44 @@ class SpecialFilesTest {
         }
     }
 
+    /**
+     * An imatrix entry of 2^27 values (a sparse file: no disk) for a tensor the model lacks: its
+     * values were loaded whole to check them (2^31 overflowed, exit 1; 2^29 took 2 GB of heap).
+     * Past 2^26 values an entry is a limit now, exit 4, before anything is read or written.
+     */
+    @Test
+    void anImportanceMatrixEntryPastTheLimitIsRefusedWithoutLoadingIt() throws IOException {
+        byte[] name = "nope.weight".getBytes(StandardCharsets.UTF_8);
+        ByteBuffer head = ByteBuffer.allocate(16 + name.length).order(ByteOrder.LITTLE_ENDIAN);
+        head.putInt(1).putInt(name.length).put(name).putInt(1).putInt(1 << 27);
+        Path dat = dir.resolve("huge.dat");
+        try (var f = new java.io.RandomAccessFile(dat.toFile(), "rw")) {
+            f.write(head.array());
+            f.setLength(head.capacity() + 4L * (1 << 27));
+        }
+        Path out = dir.resolve("q.gguf");
+        Runs.Run r = amn(INSTALLED, "forget", input().toString(), "--to", "q4_k_m", "--imatrix", dat.toString(), "-o", out.toString());
+        assertThat(r.code()).as(r.err()).isEqualTo(4);
+        assertThat(r.err()).contains("nope.weight").contains("134217728 values");
+        assertThat(out).doesNotExist();
+    }
+
+    /** A GGUF target and an -o ending in '/' that does not exist: it wrote a file of that name (no extension). */
+    @Test
+    void aFolderThatDoesNotExistIsNotWrittenAsAFileOfItsName() throws IOException {
+        for (String[] line : new String[][]{{"forget", input().toString(), "--to", "q8_0"},
+                {"convert", input().toString(), "--to", "gguf"}}) {
+            Runs.Run r = amn(INSTALLED, concat(line, "-o", dir.resolve("newdir") + "/"));
+            assertThat(r.code()).as(String.join(" ", line) + ": " + r.err()).isEqualTo(7);
+            assertThat(r.err()).contains("folder").contains("newdir does not exist");
+            assertThat(dir.resolve("newdir")).doesNotExist();
+        }
+        Files.createDirectories(dir.resolve("newdir"));
+        Runs.Run ok = amn(INSTALLED, "forget", input().toString(), "--to", "q8_0", "-q", "-o", dir.resolve("newdir") + "/");
+        assertThat(ok.code()).as(ok.err()).isZero();
+        assertThat(dir.resolve("newdir").resolve("model-q8_0.gguf")).exists();
+    }
+
     private static String[] concat(String[] a, String... b) {
         String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);
