@@ -103,7 +103,30 @@ public final class Anamnesis {
         if (api.isNamed() && api.getLayer() != null && System.getProperty("java.class.path", "").isEmpty()) {
             return loadFrom(api.getLayer());
         }
-        return loadFrom(Thread.currentThread().getContextClassLoader());
+        // the api's own loader sees the modules that came with it; the calling thread's context
+        // loader may see more (a plugin container's). The context loader alone found nothing
+        // when the first call came from a pool thread of a parent loader, and that empty answer
+        // was kept for good.
+        ClassLoader own = Anamnesis.class.getClassLoader();
+        Anamnesis found = loadFrom(own != null ? own : ClassLoader.getSystemClassLoader());
+        ClassLoader context = Thread.currentThread().getContextClassLoader();
+        return context == null || context == own ? found : found.with(loadFrom(context));
+    }
+
+    /** These providers and those of {@code other} whose classes are not among them. */
+    private Anamnesis with(Anamnesis other) {
+        return new Anamnesis(union(readers, other.readers), union(writers, other.writers),
+                union(dequantizers, other.dequantizers), union(quantizers, other.quantizers), union(exporters, other.exporters));
+    }
+
+    private static <T> List<T> union(List<T> a, List<T> b) {
+        List<T> out = new ArrayList<>(a);
+        java.util.Set<String> classes = new java.util.HashSet<>();
+        for (T t : a) classes.add(t.getClass().getName());
+        for (T t : b) {
+            if (classes.add(t.getClass().getName())) out.add(t);
+        }
+        return out;
     }
 
     /**
@@ -133,19 +156,100 @@ public final class Anamnesis {
         for (int failures = 0; failures < 64; ) {
             try {
                 if (!it.hasNext()) break;
-                out.add(it.next().get());
+                T provider = it.next().get();
+                Optional<String> broken = broken(provider);
+                if (broken.isPresent()) {
+                    failures++;
+                    NOT_LOADED.add(type.getSimpleName() + " " + provider.getClass().getName() + " (" + moduleOf(provider) + "): "
+                            + broken.get());
+                    continue;
+                }
+                out.add(provider);
             } catch (java.util.ServiceConfigurationError | LinkageError e) {
                 failures++;
-                NOT_LOADED.add(type.getSimpleName() + ": " + e.getMessage());
+                NOT_LOADED.add(type.getSimpleName() + ": " + e.getMessage() + (e.getCause() == null ? "" : " (" + e.getCause() + ")"));
             }
         }
         return out;
     }
 
+    /**
+     * Why a provider cannot be used, if it cannot: what every command asks of it (a reader's
+     * or writer's format and extensions, a scheme's name) throws or is null. A third party's
+     * provider whose {@code fileExtensions()} threw made every command fail as an internal
+     * error; such a provider is left out, and said so.
+     */
+    static Optional<String> broken(Object provider) {
+        try {
+            Object answer = switch (provider) {
+                case FormatReader r -> r.format() == null || r.fileExtensions() == null ? null : r.description();
+                case FormatWriter w -> w.format() == null || w.fileExtensions() == null ? null : w.description();
+                case Dequantizer d -> d.scheme() == null ? null : d.description();
+                case Quantizer q -> q.scheme() == null || q.format() == null || q.targets() == null ? null : q.description();
+                case ModelExporter e -> e.format() == null ? null : e.outputTypes();
+                default -> provider;
+            };
+            return answer == null ? Optional.of("its format, extensions, scheme or description is null") : Optional.empty();
+        } catch (RuntimeException | StackOverflowError | LinkageError e) {
+            return Optional.of("it fails when asked what it is: " + e);
+        }
+    }
+
+    /**
+     * The providers of a kind that were found but could not be made or used, each with its
+     * class, module and reason (for a warning about a plugin that was left out); for every
+     * kind, since the first lookup in this JVM.
+     */
+    public static List<String> notLoaded() {
+        return List.copyOf(NOT_LOADED);
+    }
+
+    /**
+     * Runs {@code call} on a reader. A third party's reader (a class outside
+     * {@code io.anamnesis}) that fails with anything but the typed family (a bug in that module:
+     * a NullPointerException, a StackOverflowError, a null archive) gets an
+     * {@link UnsupportedFeatureException} naming the reader and its module: the module's
+     * failure, not amn's, whose own bugs stay what they are (an internal error).
+     */
+    private static <T> T guarded(FormatReader reader, String what, java.util.function.Supplier<T> call) {
+        if (reader.getClass().getName().startsWith("io.anamnesis.")) return call.get();
+        T result;
+        try {
+            result = call.get();
+        } catch (AnamnesisException | LinkageError | InternalError e) {
+            throw e;
+        } catch (RuntimeException | StackOverflowError e) {
+            throw new UnsupportedFeatureException("the " + reader.format() + " reader " + reader.getClass().getName() + " ("
+                    + moduleOf(reader) + ") failed " + what + ": " + e + "; that module has a bug", e);
+        }
+        if (result == null) {
+            throw new UnsupportedFeatureException("the " + reader.format() + " reader " + reader.getClass().getName() + " ("
+                    + moduleOf(reader) + ") returned nothing " + what + "; that module has a bug");
+        }
+        return result;
+    }
+
+    /** {@link FormatReader#canRead} that takes a failure as "no" (one faulty plugin does not stop detection). */
+    private static boolean claims(FormatReader r, FileProbe probe) {
+        try {
+            return r.canRead(probe);
+        } catch (RuntimeException | StackOverflowError | LinkageError e) {
+            NOT_LOADED.add("FormatReader " + r.getClass().getName() + " (" + moduleOf(r) + "): canRead failed: " + e);
+            return false;
+        }
+    }
+
     /** Providers that were found but could not be made, with the reason, for messages. */
     private static final List<String> NOT_LOADED = new java.util.concurrent.CopyOnWriteArrayList<>();
 
-    /** Everything installed on the module path or class path, found with {@link ServiceLoader}. */
+    /**
+     * Everything installed on the module path or class path, found with {@link ServiceLoader}
+     * once per JVM: on the module path with an empty class path, in the api's module layer and
+     * its parents; otherwise through the api's own class loader and the calling thread's
+     * context class loader together. A container whose providers only a loader of its own sees
+     * (a plugin's, a servlet's) can use {@link #loadFrom(ClassLoader)} with that loader.
+     * Providers that could not be made or used are left out ({@link #notLoaded()} says why).
+     */
     public static Anamnesis installed() {
         return Installed.INSTANCE;
     }
@@ -239,7 +343,7 @@ public final class Anamnesis {
     /** The reader for what a probe shows (the file's name, size and first bytes), as {@link #detect(Path)}. */
     private FormatReader detect(FileProbe probe) {
         String name = probe.fileName();
-        Optional<FormatReader> byMagic = readers.stream().filter(r -> r.canRead(probe)).sorted(BY_PRIORITY).findFirst();
+        Optional<FormatReader> byMagic = readers.stream().filter(r -> claims(r, probe)).sorted(BY_PRIORITY).findFirst();
         if (byMagic.isPresent()) return byMagic.get();
         String ext = probe.extension();
         Optional<FormatReader> byExtension = readers.stream()
@@ -336,7 +440,7 @@ public final class Anamnesis {
 
     private TensorArchive openFile(FormatReader reader, Path path, ParseLimits limits) {
         try {
-            return reader.open(path, limits);
+            return guarded(reader, "on " + path.getFileName(), () -> reader.open(path, limits));
         } catch (InternalError e) {
             if (TensorIOException.isMappingFault(e)) throw TensorIOException.inputChanged(e);
             throw e;
@@ -374,11 +478,11 @@ public final class Anamnesis {
             throw new UnsupportedFeatureException("a zip-based file (npz, PyTorch) cannot be read from a stream:"
                     + " its directory is at the end, so every byte would have to be read first; save it to a file");
         }
-        FormatReader reader = readers.stream().filter(r -> r.canRead(probe)).sorted(BY_PRIORITY).findFirst()
+        FormatReader reader = readers.stream().filter(r -> claims(r, probe)).sorted(BY_PRIORITY).findFirst()
                 .orElseThrow(() -> new UnsupportedFeatureException("no installed reader recognizes the stream"
                         + " (a safetensors or GGUF header can be read from a stream)"));
         try {
-            return reader.openHeader(stream, limits);
+            return guarded(reader, "on the stream", () -> reader.openHeader(stream, limits));
         } catch (InternalError e) {
             if (TensorIOException.isMappingFault(e)) throw TensorIOException.inputChanged(e);
             throw e;
@@ -412,7 +516,7 @@ public final class Anamnesis {
         }
         FormatReader reader = detect(new FileProbe(channel.fileName(), channel.size(), head.flip()));
         try {
-            return reader.openHeader(channel, limits);
+            return guarded(reader, "on " + channel.fileName(), () -> reader.openHeader(channel, limits));
         } catch (LinkageError e) {
             throw KnownModules.missingLibrary(e, reader);
         } finally {

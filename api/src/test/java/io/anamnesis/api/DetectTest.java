@@ -2,6 +2,7 @@ package io.anamnesis.api;
 
 import io.anamnesis.api.spi.FileProbe;
 import io.anamnesis.api.spi.FormatReader;
+import org.example.faulty.FaultyReader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,6 +36,26 @@ class DetectTest {
 
     static final Fake ABC = new Fake("abc", List.of("abc"), "ABC".getBytes(), 0);
     static final Fake XYZ = new Fake("xyz", List.of("xyz"), new byte[0], 0);
+
+    /**
+     * A plugin's bug is the plugin's failure, named, never amn's internal error: a reader that
+     * cannot say what it is is left out when loaded; one whose canRead throws does not claim the
+     * file; one whose open throws or returns null is an UnsupportedFeatureException naming it.
+     */
+    @Test
+    void aFaultyReaderIsLeftOutOrNamedNeverAnInternalError() throws Exception {
+        assertThat(Anamnesis.broken(new FaultyReader("extensions"))).hasValueSatisfying(r -> assertThat(r).contains("extensions boom"));
+        assertThat(Anamnesis.broken(new FaultyReader("format"))).hasValueSatisfying(r -> assertThat(r).contains("is null"));
+        assertThat(Anamnesis.broken(new FaultyReader("open"))).isEmpty();
+        Path f = Files.write(dir.resolve("m.abc"), "ABC".getBytes());
+        assertThat(Anamnesis.of(List.of(new FaultyReader("canRead"), ABC), List.of(), List.of()).detect(f)).isSameAs(ABC);
+        for (String fault : List.of("open", "null")) {
+            Anamnesis amn = Anamnesis.of(List.of(new FaultyReader(fault)), List.of(), List.of());
+            assertThatThrownBy(() -> amn.open(f)).as(fault).isInstanceOf(UnsupportedFeatureException.class)
+                    .hasMessageContaining("the faulty reader " + FaultyReader.class.getName())
+                    .hasMessageContaining("that module has a bug");
+        }
+    }
 
     @Test
     void magicBytesWinOverTheExtension() throws Exception {

@@ -101,7 +101,14 @@ final class Plugins {
             Configuration config = parent.configuration().resolveAndBind(finder, ModuleFinder.of(), roots);
             ModuleLayer layer = parent.defineModulesWithOneLoader(config, ClassLoader.getSystemClassLoader());
             ModuleReference any = finder.findAll().iterator().next();
-            return Anamnesis.loadFrom(layer.findLoader(any.descriptor().name()));
+            int known = Anamnesis.notLoaded().size();
+            Anamnesis loaded = Anamnesis.loadFrom(layer.findLoader(any.descriptor().name()));
+            // a plugin's provider that cannot be made (its constructor threw) or used (it cannot say
+            // what it is) is left out: say so, naming it, and go on with the others
+            for (String left : Anamnesis.notLoaded().subList(known, Anamnesis.notLoaded().size())) {
+                warn.accept("plugin provider left out: " + Amn.oneLine(left));
+            }
+            return loaded;
         } catch (RuntimeException e) {
             // FindException, ResolutionException, LayerInstantiationException, a bad jar
             warn.accept("plugins not loaded (" + jars.stream().map(p -> p.getFileName().toString())
