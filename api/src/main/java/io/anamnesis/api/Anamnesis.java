@@ -820,6 +820,11 @@ public final class Anamnesis {
         }
         java.util.Set<String> schemes = new java.util.LinkedHashSet<>();
         for (Recovery r : recovered.recoveries()) schemes.add(r.scheme());
+        List<String> installedButNotImitating = quantizers.stream().map(Quantizer::scheme).filter(schemes::contains).toList();
+        if (!installedButNotImitating.isEmpty()) {
+            throw new UnsupportedFeatureException(name + " is quantized with " + String.join(", ", schemes) + "; the "
+                    + String.join(", ", installedButNotImitating) + " quantizer takes no --like reference (name the type with --to)");
+        }
         throw new UnsupportedFeatureException(name + " is quantized with " + String.join(", ", schemes)
                 + ", which no installed quantizer writes" + (quantizers.isEmpty() ? " (no quantizer modules are installed)"
                 : " (installed: " + String.join(", ", quantizers.stream().map(Quantizer::scheme).toList()) + ")"));

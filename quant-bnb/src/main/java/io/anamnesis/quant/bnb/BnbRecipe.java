@@ -210,7 +210,7 @@ record BnbRecipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
      */
     private static Optional<String> quantizationConfig(TensorArchive reference, ParseLimits limits) {
         String inMetadata = reference.metadata().get("quantization_config");
-        if (inMetadata != null) return Optional.of(inMetadata);
+        if (inMetadata != null) return Optional.of(checkedConfig(inMetadata, limits.maxNestingDepth()));
         Optional<String> config = new ClaimContext(reference, limits).sidecar("config.json");
         if (config.isEmpty()) return Optional.empty();
         Object root;
@@ -220,7 +220,31 @@ record BnbRecipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
             throw new MalformedFileException("config.json beside the reference is not valid JSON: " + e.getMessage());
         }
         return Json.member(root, "quantization_config").filter(q -> q instanceof Map<?, ?>)
-                .map(q -> Json.dumps(Json.wholeNumbersAsLongs(q)));
+                .map(q -> checkedConfig(Json.dumps(Json.wholeNumbersAsLongs(q)), limits.maxNestingDepth()));
+    }
+
+    /**
+     * The reference's own {@code quantization_config} entry, which the output carries: a JSON
+     * object whose {@code quant_method}, if it has one, is not another scheme's (a reference
+     * whose entry said gptq, or was not JSON, was copied into an output of bitsandbytes tensors).
+     *
+     * @throws MalformedFileException when it is not a JSON object
+     * @throws io.anamnesis.api.UnsupportedFeatureException when it names another scheme
+     */
+    static String checkedConfig(String text, int maxNesting) {
+        Object root;
+        try {
+            root = Json.parse(text, maxNesting);
+        } catch (IllegalArgumentException e) {
+            throw new MalformedFileException("the reference's quantization_config is not JSON: " + e.getMessage());
+        }
+        if (!(root instanceof Map<?, ?> m)) throw new MalformedFileException("the reference's quantization_config is not a JSON object");
+        if (m.get("quant_method") instanceof String method && !java.util.Set.of("bitsandbytes").contains(method)) {
+            throw new io.anamnesis.api.UnsupportedFeatureException("the reference's quantization_config says quant_method '"
+                    + method + "', but its tensors are quantized as bitsandbytes: the output would carry a config that "
+                    + "describes it wrongly");
+        }
+        return text;
     }
 
     private static boolean sameBits(float[] a, float[] b) {

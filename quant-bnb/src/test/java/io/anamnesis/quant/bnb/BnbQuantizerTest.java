@@ -355,6 +355,15 @@ class BnbQuantizerTest {
         MemoryArchive custom = produce(refPlan).f32(GATE + ".quant_map", odd);
         assertThatThrownBy(() -> AMN.planForget(model, "fp4", ForgetOptions.defaults().imitating(custom), new LossMeter()))
                 .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("code book");
+        // the reference's quantization_config goes into the output: another scheme's, or no JSON object, is refused
+        MemoryArchive gptqSays = produce(refPlan).meta("quantization_config", "{\"quant_method\": \"gptq\", \"bits\": 4}");
+        assertThatThrownBy(() -> AMN.planForget(model, "fp4", ForgetOptions.defaults().imitating(gptqSays), new LossMeter()))
+                .isInstanceOf(UnsupportedFeatureException.class).hasMessageContaining("quant_method 'gptq'");
+        for (String bad : new String[]{"{{{", "5"}) {
+            MemoryArchive notJson = produce(refPlan).meta("quantization_config", bad);
+            assertThatThrownBy(() -> AMN.planForget(model, "fp4", ForgetOptions.defaults().imitating(notJson), new LossMeter()))
+                    .as(bad).isInstanceOf(io.anamnesis.api.MalformedFileException.class).hasMessageContaining("quantization_config");
+        }
     }
 
     @Test
