@@ -668,6 +668,11 @@ public final class Anamnesis {
      * metadata goes along typed ({@link TensorArchive#typedMetadata()}); what the conversion
      * cannot carry is named in {@link Conversion#droppedMetadata()}.
      *
+     * <p>A container conversion: tensor names and plain tensors' dtypes are kept, and
+     * {@code target} applies to recovered tensors only. To lay a Hugging Face model folder out
+     * as the GGUF llama.cpp loads (its tensor names, architecture keys, vocabulary; what
+     * {@code amn convert <folder> --to gguf} does), use {@link #export}.
+     *
      * @throws AnamnesisException typed: no writer for the format, a plan that is not
      *         complete, a dtype the format cannot store, a malformed input, an I/O failure
      */
@@ -795,7 +800,8 @@ public final class Anamnesis {
         if (q != null) return q;
         throw new UnsupportedFeatureException("no installed quantizer encodes '" + target + "'"
                 + (quantizers.isEmpty() ? " (no quantizer modules are installed)"
-                : " (targets: " + String.join(", ", forgetTargets().keySet()) + ")"));
+                : " (targets: " + String.join(", ", forgetTargets().keySet()) + ")")
+                + KnownModules.targetModule(target).map(m -> "; " + KnownModules.addHint(m)).orElse(""));
     }
 
     /**

@@ -47,6 +47,19 @@ final class KnownModules {
         return Optional.ofNullable(SCHEME_MODULES.get(scheme.toLowerCase(Locale.ROOT)));
     }
 
+    /**
+     * The module whose quantizer takes a {@code forget --to} target, for a message when it is
+     * not installed: bitsandbytes' and FP8's names, and ggml's types and llama-quantize's
+     * file types (q4_k_m, iq2_xs, ggml:q8_0, ...).
+     */
+    static Optional<String> targetModule(String target) {
+        String t = target.toLowerCase(Locale.ROOT);
+        if (t.equals("nf4") || t.equals("fp4") || t.equals("int8")) return Optional.of("quant-bnb");
+        if (t.equals("fp8") || t.startsWith("fp8_")) return Optional.of("quant-fp8");
+        if (t.startsWith("ggml:") || t.matches("(q|iq|tq)[0-9].*|mxfp4(_moe)?|nvfp4|f16|bf16|f32")) return Optional.of("quant-gguf");
+        return Optional.empty();
+    }
+
     /** A best guess at a file's format from its first bytes and extension, for error messages. */
     static Optional<String> guessFormat(FileProbe probe) {
         if (probe.startsWith((byte) 'G', (byte) 'G', (byte) 'U', (byte) 'F')

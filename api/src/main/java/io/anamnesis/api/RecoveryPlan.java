@@ -186,12 +186,13 @@ public final class RecoveryPlan {
 
     /**
      * Produces one output tensor whole into {@code arena}: the library route for a caller
-     * that wants values, not a file.
-     */
-    /**
-     * @throws UnsupportedFeatureException when the plan has no output of that name (naming
-     *         the closest one, if any); the producer's typed failures otherwise, and a
-     *         {@link TensorIOException} when the input changes under its mapping
+     * that wants values, not a file. Outputs are named by the recovered tensor ({@code x.weight}
+     * for a GPTQ group's {@code x.qweight} and its scales; see {@link #outputs()}); their bytes
+     * are the plan's target dtype, little-endian, row-major.
+     *
+     * @throws UnsupportedFeatureException when the plan has no output of that name (the
+     *         message names the first output as an example); the producer's typed failures
+     *         otherwise, and a {@link TensorIOException} when the input changes under its mapping
      */
     public MemorySegment materialize(String outputName, Arena arena) {
         PlannedTensor t = output(outputName).orElseThrow(() -> UnsupportedFeatureException.inTensor(outputName,

@@ -319,7 +319,7 @@ class ForgetPathTest {
         MemoryArchive quantized = new MemoryArchive().add("lin.q", DType.I8, Shape.of(2, 2), new byte[]{2, -1, 4, 0})
                 .add("lin.s", DType.F32, Shape.SCALAR, f32(0.5f));
         assertThatThrownBy(() -> TOY.imitation(quantized)).isInstanceOf(UnsupportedFeatureException.class)
-                .hasMessageContaining("which no installed quantizer writes");
+                .hasMessageContaining("the toy quantizer takes no --like reference (name the type with --to)");
         Anamnesis imitating = Anamnesis.of(List.of(), List.of(), List.of(new PlanTest.ScaledInt8()), List.of(new ToHalf() {
             @Override
             public Optional<String> imitates(TensorArchive reference) {

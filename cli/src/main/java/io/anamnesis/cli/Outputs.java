@@ -70,7 +70,7 @@ final class Outputs {
             } else if (r.endsWith("/") || r.endsWith(java.io.File.separator)) {
                 // Path.of drops the separator: "newdir/" became a file named newdir
                 throw new TensorIOException("cannot write into " + r + ": folder " + out.toAbsolutePath().normalize()
-                        + " does not exist (" + writer.format() + " is written as one file, named inside an existing folder)");
+                        + " does not exist (a " + writer.format() + " output is named inside an existing folder)");
             }
         } else {
             out = in.fromOllama() ? Path.of(name) : in.file().resolveSibling(name);
