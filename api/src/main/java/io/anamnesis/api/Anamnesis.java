@@ -399,6 +399,8 @@ public final class Anamnesis {
      * @throws AnamnesisException typed, also when the file shrinks under the reader's mapping
      */
     public TensorArchive open(Path path, ParseLimits limits) {
+        Objects.requireNonNull(path, "path");
+        Objects.requireNonNull(limits, "limits (ParseLimits.defaults() for the defaults)");
         return open(locate(path, limits), limits);
     }
 
@@ -541,6 +543,9 @@ public final class Anamnesis {
      * @throws UnsupportedFeatureException when two schemes claim the same tensor
      */
     public RecoveryPlan plan(TensorArchive archive, DType target, ParseLimits limits) {
+        Objects.requireNonNull(archive, "archive");
+        Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(limits, "limits (ParseLimits.defaults() for the defaults)");
         if (!target.equals(DType.BF16) && !target.equals(DType.F16) && !target.equals(DType.F32)) {
             throw new UnsupportedFeatureException("recovery produces BF16, F16 or F32, not " + target);
         }
@@ -842,6 +847,10 @@ public final class Anamnesis {
      * Headers only; no value is read until the plan's tensors are produced.
      */
     public ForgetPlan planForget(TensorArchive archive, String target, ForgetOptions options, LossMeter loss) {
+        Objects.requireNonNull(archive, "archive");
+        Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(options, "options (ForgetOptions.defaults() for none)");
+        Objects.requireNonNull(loss, "loss (LossMeter.off() to measure nothing)");
         Quantizer quantizer = quantizer(target);
         List<DenseTensor> dense = dense(archive, options);
         return quantizer.plan(new ForgetRequest(target.toLowerCase(Locale.ROOT), dense, archive, options, loss));
@@ -903,6 +912,10 @@ public final class Anamnesis {
      */
     public List<Path> writeForgotten(ForgetPlan plan, String target, TensorArchive archive, Optional<ModelLayout> input,
                                      Path output, ModelOutput shape, WriteOptions writeOptions) {
+        Objects.requireNonNull(plan, "plan");
+        Objects.requireNonNull(output, "output");
+        Objects.requireNonNull(shape, "shape");
+        Objects.requireNonNull(writeOptions, "writeOptions (WriteOptions.defaults() for the defaults)");
         FormatWriter writer = writer(quantizer(target).format());
         for (PlannedTensor t : plan.tensors()) {
             if (!writer.supports(t.dtype())) {

@@ -214,4 +214,25 @@ class AtomicOutputTest {
         assertThat(out).doesNotExist();
         assertThat(leftovers()).isEmpty();
     }
+    /**
+     * Two runs writing one folder: the one that renames second found the folder filled while it
+     * worked. It says so (the message was only the path), leaves the other's folder whole and
+     * its own temporary folder gone.
+     */
+    @Test
+    void aFolderFilledWhileItWasWrittenIsLeftAsItIsAndSaidSo() throws IOException {
+        Path target = dir.resolve("model");
+        assertThatThrownBy(() -> AtomicOutput.writeFolder(target, tmp -> {
+            Files.writeString(tmp.resolve("mine.txt"), "mine");
+            // another process finishes first
+            Files.createDirectory(target);
+            Files.writeString(target.resolve("theirs.txt"), "theirs");
+        })).isInstanceOf(io.anamnesis.api.TensorIOException.class).hasMessageContaining("it was filled while this output was written");
+        try (Stream<Path> files = Files.list(target)) {
+            assertThat(files.map(p -> p.getFileName().toString()).toList()).containsExactly("theirs.txt");
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            assertThat(files.map(p -> p.getFileName().toString()).toList()).containsExactly("model");
+        }
+    }
 }

@@ -22,4 +22,16 @@ class QuantizerMissingTest {
         assertThatThrownBy(() -> none.quantizer("zz9")).isInstanceOf(UnsupportedFeatureException.class)
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("add io.anamnesis"));
     }
+    /** A null argument is refused at the call, naming it and what to pass instead (it was an NPE from inside). */
+    @Test
+    void nullArgumentsAreRefusedAtTheCallNamingThem() {
+        Anamnesis none = Anamnesis.of(List.of(), List.of(), List.of());
+        io.anamnesis.api.testing.MemoryArchive a = new io.anamnesis.api.testing.MemoryArchive();
+        assertThatThrownBy(() -> none.planForget(a, "x", ForgetOptions.defaults(), null))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("LossMeter.off()");
+        assertThatThrownBy(() -> none.plan(a, DType.BF16, null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("limits");
+        assertThatThrownBy(() -> none.open(java.nio.file.Path.of("x"), null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("ParseLimits.defaults()");
+    }
 }

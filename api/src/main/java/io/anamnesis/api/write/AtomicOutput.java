@@ -112,6 +112,10 @@ public final class AtomicOutput {
             if (Files.isDirectory(folder, LinkOption.NOFOLLOW_LINKS)) Files.delete(folder); // empty, checked above
             Files.move(temp, folder, StandardCopyOption.ATOMIC_MOVE);
             done = true;
+        } catch (java.nio.file.DirectoryNotEmptyException | java.nio.file.FileAlreadyExistsException e) {
+            // checked empty or absent before the work: something else wrote there meanwhile
+            throw new TensorIOException("cannot write folder " + target + ": it was filled while this output was written "
+                    + "(another process writing there?); it was left as it is", e);
         } catch (IOException e) {
             throw new TensorIOException("cannot write folder " + target + ": " + describe(e), e);
         } finally {
