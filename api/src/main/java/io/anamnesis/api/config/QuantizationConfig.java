@@ -70,6 +70,35 @@ public record QuantizationConfig(Map<String, Object> values, String origin) {
     }
 
     /** A config from key/values found elsewhere (a module's own source, e.g. flat metadata keys). */
+    /**
+     * A reference checkpoint's {@code quantization_config} text, checked before a quantizer
+     * copies it into its output ({@code forget --like}): a JSON object whose
+     * {@code quant_method}, if it has one, {@code fits}. A reference whose entry said gptq, or
+     * was not JSON, was copied into an output of NF4 or FP8 tensors.
+     *
+     * @param text   the entry as the reference holds it
+     * @param fits   whether a {@code quant_method} describes the quantizer's tensors
+     * @param scheme what the quantizer's tensors are, for the message
+     * @return {@code text}, unchanged
+     * @throws MalformedFileException when it is not a JSON object
+     * @throws io.anamnesis.api.UnsupportedFeatureException when its quant_method does not fit
+     */
+    public static String checkedForCopy(String text, int maxNesting, java.util.function.Predicate<String> fits, String scheme) {
+        Object root;
+        try {
+            root = io.anamnesis.api.json.Json.parse(text, maxNesting);
+        } catch (IllegalArgumentException e) {
+            throw new MalformedFileException("the reference's quantization_config is not JSON: " + e.getMessage());
+        }
+        if (!(root instanceof Map<?, ?> m)) throw new MalformedFileException("the reference's quantization_config is not a JSON object");
+        if (m.get("quant_method") instanceof String method && !fits.test(method)) {
+            throw new io.anamnesis.api.UnsupportedFeatureException("the reference's quantization_config says quant_method '"
+                    + method + "', but its tensors are quantized as " + scheme + ": the output would carry a config that "
+                    + "describes it wrongly");
+        }
+        return text;
+    }
+
     public static QuantizationConfig of(Map<?, ?> raw, String origin) {
         Map<String, Object> node = new LinkedHashMap<>();
         raw.forEach((k, v) -> node.put(String.valueOf(k), v));

@@ -3,6 +3,7 @@ package io.anamnesis.quant.bnb;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.InvalidRequestException;
 import io.anamnesis.api.MalformedFileException;
+import io.anamnesis.api.config.QuantizationConfig;
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.Shape;
 import io.anamnesis.api.TensorArchive;
@@ -223,28 +224,9 @@ record BnbRecipe(String target, Optional<Spec> uniform, Map<String, Spec> perTen
                 .map(q -> checkedConfig(Json.dumps(Json.wholeNumbersAsLongs(q)), limits.maxNestingDepth()));
     }
 
-    /**
-     * The reference's own {@code quantization_config} entry, which the output carries: a JSON
-     * object whose {@code quant_method}, if it has one, is not another scheme's (a reference
-     * whose entry said gptq, or was not JSON, was copied into an output of bitsandbytes tensors).
-     *
-     * @throws MalformedFileException when it is not a JSON object
-     * @throws io.anamnesis.api.UnsupportedFeatureException when it names another scheme
-     */
+    /** The reference's {@code quantization_config}, checked ({@link QuantizationConfig#checkedForCopy}). */
     static String checkedConfig(String text, int maxNesting) {
-        Object root;
-        try {
-            root = Json.parse(text, maxNesting);
-        } catch (IllegalArgumentException e) {
-            throw new MalformedFileException("the reference's quantization_config is not JSON: " + e.getMessage());
-        }
-        if (!(root instanceof Map<?, ?> m)) throw new MalformedFileException("the reference's quantization_config is not a JSON object");
-        if (m.get("quant_method") instanceof String method && !java.util.Set.of("bitsandbytes").contains(method)) {
-            throw new io.anamnesis.api.UnsupportedFeatureException("the reference's quantization_config says quant_method '"
-                    + method + "', but its tensors are quantized as bitsandbytes: the output would carry a config that "
-                    + "describes it wrongly");
-        }
-        return text;
+        return QuantizationConfig.checkedForCopy(text, maxNesting, "bitsandbytes"::equals, "bitsandbytes");
     }
 
     private static boolean sameBits(float[] a, float[] b) {

@@ -3,6 +3,7 @@ package io.anamnesis.quant.fp8;
 import io.anamnesis.api.DType;
 import io.anamnesis.api.InvalidRequestException;
 import io.anamnesis.api.MalformedFileException;
+import io.anamnesis.api.config.QuantizationConfig;
 import io.anamnesis.api.ParseLimits;
 import io.anamnesis.api.Shape;
 import io.anamnesis.api.TensorArchive;
@@ -265,29 +266,14 @@ record Fp8Recipe(Fp8Target target, Optional<Spec> uniform, Map<String, Spec> per
                 .map(q -> checkedConfig(Json.dumps(Json.wholeNumbersAsLongs(q)), context.limits().maxNestingDepth()));
     }
 
-    /**
-     * The reference's own {@code quantization_config} entry, which the output carries: a JSON
-     * object whose {@code quant_method}, if it has one, is not another scheme's (a reference
-     * whose entry said gptq, or was not JSON, was copied into an output of FP8 tensors).
-     *
-     * @throws MalformedFileException when it is not a JSON object
-     * @throws io.anamnesis.api.UnsupportedFeatureException when it names another scheme
-     */
+    /** The reference's {@code quantization_config}, checked ({@link QuantizationConfig#checkedForCopy}). */
     static String checkedConfig(String text, int maxNesting) {
-        Object root;
-        try {
-            root = Json.parse(text, maxNesting);
-        } catch (IllegalArgumentException e) {
-            throw new MalformedFileException("the reference's quantization_config is not JSON: " + e.getMessage());
-        }
-        if (!(root instanceof Map<?, ?> m)) throw new MalformedFileException("the reference's quantization_config is not a JSON object");
-        if (m.get("quant_method") instanceof String method && java.util.Set.of("gptq", "awq", "bitsandbytes", "hqq", "aqlm", "exl2", "mxfp4").contains(method)) {
-            throw new io.anamnesis.api.UnsupportedFeatureException("the reference's quantization_config says quant_method '"
-                    + method + "', but its tensors are quantized as FP8: the output would carry a config that "
-                    + "describes it wrongly");
-        }
-        return text;
+        return QuantizationConfig.checkedForCopy(text, maxNesting, m -> !OTHER_METHODS.contains(m), "FP8");
     }
+
+    /** quant_method values of other schemes (FP8 checkpoints say fp8, fbgemm_fp8 or compressed-tensors). */
+    private static final java.util.Set<String> OTHER_METHODS = java.util.Set.of("gptq", "awq", "bitsandbytes", "hqq", "aqlm",
+            "exl2", "mxfp4");
 
     private static Map<String, TensorEntry> byName(TensorArchive archive) {
         Map<String, TensorEntry> m = new HashMap<>();
