@@ -234,10 +234,16 @@ public final class Anamnesis {
         try {
             return r.canRead(probe);
         } catch (RuntimeException | StackOverflowError | LinkageError e) {
-            NOT_LOADED.add("FormatReader " + r.getClass().getName() + " (" + moduleOf(r) + "): canRead failed: " + e);
+            // once per reader: a server detecting many files must not grow this list with each
+            if (FAILED_PROBES.add(r.getClass().getName())) {
+                NOT_LOADED.add("FormatReader " + r.getClass().getName() + " (" + moduleOf(r) + "): canRead failed: " + e);
+            }
             return false;
         }
     }
+
+    /** Readers whose canRead failed, by class, so that each is recorded once. */
+    private static final java.util.Set<String> FAILED_PROBES = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /** Providers that were found but could not be made, with the reason, for messages. */
     private static final List<String> NOT_LOADED = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -740,10 +746,7 @@ public final class Anamnesis {
         Objects.requireNonNull(output, "output");
         Objects.requireNonNull(keyValues, "keyValues");
         FormatWriter writer = writer(format);
-        if (shape instanceof ModelOutput.Splits && !writer.writesSplits()) {
-            throw new UnsupportedFeatureException(writer.format() + " has no split layout of its own;"
-                    + " write a model folder of shards instead");
-        }
+        requireSplits(writer, shape);
         Anamnesis amn = asStored ? of(readers, writers, List.of()) : this;
         ModelLayout layout = locate(input, ParseLimits.defaults());
         try (TensorArchive archive = open(layout, ParseLimits.defaults())) {
@@ -751,33 +754,14 @@ public final class Anamnesis {
             // as stored, "looks quantized" is what the caller asked to keep, not a problem
             OutputPlan outputPlan = (asStored ? plan.toOutputPlanAsStored() : plan.requireComplete().toOutputPlan())
                     .withTyped(keyValues);
-            for (PlannedTensor t : plan.outputs()) {
-                if (!writer.supports(t.dtype())) {
-                    throw UnsupportedFeatureException.inTensor(t.name(), writer.format() + " cannot store dtype " + t.dtype());
-                }
-            }
+            requireStorable(writer, plan.outputs());
             // what the plan leaves out of the input's metadata, then what the writer cannot store whole
             SequencedMap<String, String> dropped = new LinkedHashMap<>(plan.droppedMetadata());
             SequencedMap<String, String> unstored = writer.metadataLoss(outputPlan);
             dropped.putAll(unstored);
-            List<Path> files;
-            try {
-                files = switch (shape) {
-                    case ModelOutput.File f -> {
-                        writer.write(outputPlan, output, options);
-                        yield List.of(output);
-                    }
-                    case ModelOutput.Splits s -> writer.writeSplits(outputPlan, output, s.maxBytes(), options);
-                    case ModelOutput.Folder f -> {
-                        Optional<DType> recovered = plan.recoveries().isEmpty() ? Optional.empty() : Optional.of(target);
-                        ModelFolderWriter.Written w = ModelFolderWriter.write(outputPlan, writer, output, f.maxShardBytes(),
-                                Optional.of(layout), tensorExtensions(), recovered, options);
-                        yield w.shards().stream().map(output::resolve).toList();
-                    }
-                };
-            } catch (LinkageError e) {
-                throw KnownModules.missingLibrary(e, writer);
-            }
+            Optional<DType> recovered = plan.recoveries().isEmpty() ? Optional.empty() : Optional.of(target);
+            List<Path> files = layOut(writer, outputPlan, output, shape, options, f -> ModelFolderWriter.write(outputPlan, writer,
+                    output, f.maxShardBytes(), Optional.of(layout), tensorExtensions(), recovered, options));
             return new Conversion(output, writer.format(), target, plan.outputs().size(), plan.recoveries().size(),
                     plan.outputBytes(), plan.schemeDescriptions(), outputPlan.keyValues().size() - unstored.size(), dropped,
                     files);
@@ -917,26 +901,46 @@ public final class Anamnesis {
         Objects.requireNonNull(shape, "shape");
         Objects.requireNonNull(writeOptions, "writeOptions (WriteOptions.defaults() for the defaults)");
         FormatWriter writer = writer(quantizer(target).format());
-        for (PlannedTensor t : plan.tensors()) {
+        requireStorable(writer, plan.tensors());
+        requireSplits(writer, shape);
+        OutputPlan outputPlan = new OutputPlan(Optional.of(archive), plan.metadata(), plan.tensors(), plan.typed());
+        return layOut(writer, outputPlan, output, shape, writeOptions, f -> ModelFolderWriter.writeQuantized(outputPlan, writer,
+                output, f.maxShardBytes(), input, tensorExtensions(), Optional.ofNullable(plan.metadata().get("quantization_config")),
+                writeOptions));
+    }
+
+    /** Refuses, before anything is written, a tensor whose dtype {@code writer} cannot store. */
+    private static void requireStorable(FormatWriter writer, List<PlannedTensor> tensors) {
+        for (PlannedTensor t : tensors) {
             if (!writer.supports(t.dtype())) {
                 throw UnsupportedFeatureException.inTensor(t.name(), writer.format() + " cannot store dtype " + t.dtype());
             }
         }
+    }
+
+    private static void requireSplits(FormatWriter writer, ModelOutput shape) {
         if (shape instanceof ModelOutput.Splits && !writer.writesSplits()) {
             throw new UnsupportedFeatureException(writer.format() + " has no split layout of its own;"
                     + " write a model folder of shards instead");
         }
-        OutputPlan outputPlan = new OutputPlan(Optional.of(archive), plan.metadata(), plan.tensors(), plan.typed());
+    }
+
+    /**
+     * Writes {@code plan} laid out as {@code shape} says: one file, the format's own splits, or
+     * a model folder ({@code folder}, which says how its config.json changes).
+     *
+     * @return the files written, in order
+     */
+    private static List<Path> layOut(FormatWriter writer, OutputPlan plan, Path output, ModelOutput shape, WriteOptions options,
+                                     java.util.function.Function<ModelOutput.Folder, ModelFolderWriter.Written> folder) {
         try {
             return switch (shape) {
                 case ModelOutput.File f -> {
-                    writer.write(outputPlan, output, writeOptions);
+                    writer.write(plan, output, options);
                     yield List.of(output);
                 }
-                case ModelOutput.Splits s -> writer.writeSplits(outputPlan, output, s.maxBytes(), writeOptions);
-                case ModelOutput.Folder f -> ModelFolderWriter.writeQuantized(outputPlan, writer, output, f.maxShardBytes(), input,
-                        tensorExtensions(), Optional.ofNullable(plan.metadata().get("quantization_config")), writeOptions)
-                        .shards().stream().map(output::resolve).toList();
+                case ModelOutput.Splits s -> writer.writeSplits(plan, output, s.maxBytes(), options);
+                case ModelOutput.Folder f -> folder.apply(f).shards().stream().map(output::resolve).toList();
             };
         } catch (LinkageError e) {
             throw KnownModules.missingLibrary(e, writer);
@@ -1011,11 +1015,7 @@ public final class Anamnesis {
                     kv.put(k, v);
                 });
             }
-            for (PlannedTensor t : tensors) {
-                if (!writer.supports(t.dtype())) {
-                    throw UnsupportedFeatureException.inTensor(t.name(), writer.format() + " cannot store dtype " + t.dtype());
-                }
-            }
+            requireStorable(writer, tensors);
             OutputPlan plan = new OutputPlan(Optional.empty(), Map.of(), tensors, kv);
             try {
                 writer.write(plan, output, options);

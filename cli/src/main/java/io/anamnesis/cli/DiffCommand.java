@@ -212,7 +212,7 @@ final class DiffCommand implements Callable<Integer> {
                 LossMeter.Loss l = p.loss().get();
                 total = total.plus(l);
                 line.append("  MAE ").append(sci(l.mae())).append(", RMSE ").append(sci(l.rmse())).append(", max |error| ")
-                        .append(sci(l.maxAbs())).append(", SNR ").append(db(l.snrDb())).append(" dB");
+                        .append(sci(l.maxAbs())).append(", SNR ").append(Text.db(l.snrDb())).append(" dB");
             }
             out.println(line);
         }
@@ -222,7 +222,7 @@ final class DiffCommand implements Callable<Integer> {
                 + (pairs.length - identical) + " differ; " + onlyA.size() + " only in a, " + onlyB.size() + " only in b");
         if (total.count() > 0) {
             out.println("over the differing values: MAE " + sci(total.mae()) + ", RMSE " + sci(total.rmse()) + ", max |error| "
-                    + sci(total.maxAbs()) + ", SNR " + db(total.snrDb()) + " dB over " + Text.count(total.count()) + " values"
+                    + sci(total.maxAbs()) + ", SNR " + Text.db(total.snrDb()) + " dB over " + Text.count(total.count()) + " values"
                     + Text.nonFiniteErrors(total, "of b"));
         }
     }
@@ -274,9 +274,5 @@ final class DiffCommand implements Callable<Integer> {
 
     private static String sci(double v) {
         return String.format(java.util.Locale.ROOT, "%.4g", v);
-    }
-
-    private static String db(double v) {
-        return Text.db(v);
     }
 }

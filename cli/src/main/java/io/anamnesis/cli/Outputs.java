@@ -247,10 +247,11 @@ final class Outputs {
      */
     static void refuseModelFiles(ModelFiles model, Path target, String what, java.util.Collection<String> replaceable) {
         if (AtomicOutput.isStream(target) || !Files.exists(target)) return;
+        String option = what.equals("output") ? "-o" : "--" + what;
         for (Path f : model.files()) {
             if (sameFile(f, target)) {
                 throw new UsageException("the " + what + " " + target + " is a file of the input model (" + f.getFileName()
-                        + "); choose another with " + (what.equals("output") ? "-o" : "--" + what));
+                        + "); choose another with " + option);
             }
         }
         Path parent = target.toAbsolutePath().normalize().getParent();
@@ -260,7 +261,7 @@ final class Outputs {
         String ext = dot < 0 ? "" : name.substring(dot + 1).toLowerCase(Locale.ROOT);
         if (!replaceable.contains(ext)) {
             throw new UsageException("the " + what + " " + target + " would replace " + name + " of the input model folder; "
-                    + "choose another with " + (what.equals("output") ? "-o" : "--" + what));
+                    + "choose another with " + option);
         }
     }
 
@@ -274,13 +275,6 @@ final class Outputs {
     }
 
     private static void refuseInput(Path input, Path output) {
-        boolean same;
-        try {
-            same = Files.exists(output) && Files.exists(input) ? Files.isSameFile(input, output)
-                    : input.toAbsolutePath().normalize().equals(output.toAbsolutePath().normalize());
-        } catch (IOException e) {
-            same = false;
-        }
-        if (same) throw new UsageException("the output " + output + " is the input itself; choose another with -o");
+        if (sameFile(input, output)) throw new UsageException("the output " + output + " is the input itself; choose another with -o");
     }
 }

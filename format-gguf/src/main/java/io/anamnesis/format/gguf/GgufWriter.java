@@ -90,12 +90,17 @@ public final class GgufWriter implements FormatWriter {
         }
     }
 
-    @Override
-    public void write(OutputPlan plan, Path target, WriteOptions options) {
+    /** {@link #checkName} and {@link #checkRank} for every tensor of {@code plan}. */
+    static void checkTensors(OutputPlan plan) {
         for (PlannedTensor t : plan.tensors()) {
             checkName(t.name());
             checkRank(t);
         }
+    }
+
+    @Override
+    public void write(OutputPlan plan, Path target, WriteOptions options) {
+        checkTensors(plan);
         SequencedMap<String, GgufValue> kv = metadata(plan);
         long alignment = alignment(kv);
 
@@ -316,11 +321,8 @@ public final class GgufWriter implements FormatWriter {
      */
     @Override
     public List<Path> writeSplits(OutputPlan plan, Path target, long maxBytes, WriteOptions options) {
-        for (PlannedTensor t : plan.tensors()) {
-            checkName(t.name());
-            checkRank(t);
-        }
-        alignment(metadata(plan));
+        // every split's tensors up front; the alignment is checked by the first split's write, before any byte
+        checkTensors(plan);
         List<List<PlannedTensor>> parts = new ArrayList<>();
         List<PlannedTensor> current = new ArrayList<>();
         long size = 0;

@@ -32,7 +32,6 @@ final class SafetensorsArchive implements TensorArchive {
     private final List<TensorEntry> entries;
     private final Map<String, SafetensorsHeader.Tensor> byName;
     private final TypedMetadata metadata;
-    private volatile boolean closed;
 
     /** @throws io.anamnesis.api.AnamnesisException when typed metadata does not decode (naming the key) */
     SafetensorsArchive(Path path, FileChannel channel, SafetensorsHeader header, ParseLimits limits) {
@@ -112,7 +111,7 @@ final class SafetensorsArchive implements TensorArchive {
         if (t == null || !t.entry().equals(entry)) {
             throw new IllegalArgumentException("tensor " + entry.name() + " is not an entry of " + path);
         }
-        if (closed) throw TensorIOException.inTensor(entry.name(), "the archive " + path + " is closed");
+        if (file.isClosed()) throw TensorIOException.inTensor(entry.name(), "the archive " + path + " is closed");
         long size = t.end() - t.begin();
         if (size == 0) return MemorySegment.NULL;
         long offset = header.dataStart() + t.begin();
@@ -133,7 +132,7 @@ final class SafetensorsArchive implements TensorArchive {
     @Override
     public Optional<StoredRegion> storedRegion(TensorEntry entry) {
         SafetensorsHeader.Tensor t = byName.get(entry.name());
-        if (path == null || file.isClosed() || closed || t == null || !t.entry().equals(entry)) return Optional.empty();
+        if (path == null || file.isClosed() || t == null || !t.entry().equals(entry)) return Optional.empty();
         long size = t.end() - t.begin();
         // a region whose size disagrees is left to data(), whose caller names the mismatch
         if (size == 0 || size != entry.byteSize()) return Optional.empty();
@@ -142,7 +141,6 @@ final class SafetensorsArchive implements TensorArchive {
 
     @Override
     public void close() {
-        closed = true;
         try {
             file.close();
         } catch (IOException e) {

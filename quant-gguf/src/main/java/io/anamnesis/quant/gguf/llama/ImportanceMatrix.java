@@ -174,66 +174,64 @@ public final class ImportanceMatrix {
     public float[] values(String tensor) {
         Source s = entries.get(tensor);
         if (s == null) throw new IllegalArgumentException("no importance-matrix entry " + tensor);
-        if (s.size() > MAX_VALUES) {
-            throw LimitExceededException.inTensor(tensor, "importance-matrix entry of " + s.size() + " values, over the "
-                    + MAX_VALUES + " one tensor's columns (times its experts) could need");
-        }
-        int n = (int) s.size();
-        float[] v = new float[n];
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment data = archive.data(s.values(), arena);
-            MemorySegment.copy(data, LittleEndian.F32, 0, v, 0, n);
-            if (s.counts().isPresent()) {
-                MemorySegment counts = archive.data(s.counts().get(), arena);
-                int perRow = (int) Math.max(1, s.values().shape().rank() == 0 ? 1 : s.values().shape().lastDim());
-                for (int row = 0; row < n / perRow; row++) {
-                    float count = counts.get(LittleEndian.F32, 4L * row);
-                    for (int i = row * perRow; i < (row + 1) * perRow; i++) v[i] = count > 0 ? v[i] / count : 1;
-                }
-            } else if (s.ncall() > 0) {
-                float ncall = s.ncall();
-                for (int i = 0; i < n; i++) v[i] /= ncall;
-            }
-        }
+        float[] v = new float[(int) requireBounded(tensor, s)];
+        eachValue(s, (i, x) -> v[(int) i] = x);
         return v;
     }
 
     /**
      * llama.cpp refuses a matrix with a non-finite value anywhere, before quantizing anything.
+     * Checked on the mapped file, value by value: an entry for a tensor the model does not have
+     * may be of any size, and loading each whole made a sparse file of 2^31 values an overflow
+     * and one of 2^29 a 2 GB array.
      *
      * @throws MalformedFileException naming the entry
      */
     public void requireFinite() {
-        for (var e : entries.entrySet()) {
-            String name = e.getKey();
-            Source s = e.getValue();
-            long n = s.size();
-            if (n > MAX_VALUES) {
-                throw LimitExceededException.inTensor(name, "importance-matrix entry of " + n + " values, over the "
-                        + MAX_VALUES + " one tensor's columns (times its experts) could need");
-            }
-            // on the mapped file, value by value, with values()' arithmetic: an entry for a tensor
-            // the model does not have may be of any size, and loading each whole made a sparse
-            // file of 2^31 values an overflow and one of 2^29 a 2 GB array
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment data = archive.data(s.values(), arena);
-                MemorySegment counts = s.counts().isPresent() ? archive.data(s.counts().get(), arena) : null;
-                long perRow = Math.max(1, s.values().shape().rank() == 0 ? 1 : s.values().shape().lastDim());
-                float ncall = s.ncall();
-                for (long i = 0; i < n; i++) {
-                    float x = data.get(LittleEndian.F32, 4 * i);
-                    float v;
-                    if (counts != null) {
-                        float count = counts.get(LittleEndian.F32, 4 * (i / perRow));
-                        v = count > 0 ? x / count : 1;
-                    } else {
-                        v = s.ncall() > 0 ? x / ncall : x;
-                    }
-                    if (!Float.isFinite(v)) {
-                        throw MalformedFileException.inTensor(name, "importance matrix value " + i + " is " + v
-                                + " (llama.cpp refuses non-finite importance)");
-                    }
+        entries.forEach((name, s) -> {
+            requireBounded(name, s);
+            eachValue(s, (i, v) -> {
+                if (!Float.isFinite(v)) {
+                    throw MalformedFileException.inTensor(name, "importance matrix value " + i + " is " + v
+                            + " (llama.cpp refuses non-finite importance)");
                 }
+            });
+        });
+    }
+
+    /** The entry's value count, refused past {@link #MAX_VALUES}. */
+    private static long requireBounded(String name, Source s) {
+        if (s.size() > MAX_VALUES) {
+            throw LimitExceededException.inTensor(name, "importance-matrix entry of " + s.size() + " values, over the "
+                    + MAX_VALUES + " one tensor's columns (times its experts) could need");
+        }
+        return s.size();
+    }
+
+    private interface ValueSink {
+        void accept(long index, float value);
+    }
+
+    /**
+     * Each value of an entry as llama-quantize computes it, from the mapped file: in_sum2 over its
+     * row's count (1 where the count is 0), or the legacy value over ncall when ncall > 0.
+     */
+    private void eachValue(Source s, ValueSink sink) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment data = archive.data(s.values(), arena);
+            MemorySegment counts = s.counts().isPresent() ? archive.data(s.counts().get(), arena) : null;
+            long perRow = Math.max(1, s.values().shape().rank() == 0 ? 1 : s.values().shape().lastDim());
+            float ncall = s.ncall();
+            for (long i = 0; i < s.size(); i++) {
+                float x = data.get(LittleEndian.F32, 4 * i);
+                float v;
+                if (counts != null) {
+                    float count = counts.get(LittleEndian.F32, 4 * (i / perRow));
+                    v = count > 0 ? x / count : 1;
+                } else {
+                    v = s.ncall() > 0 ? x / ncall : x;
+                }
+                sink.accept(i, v);
             }
         }
     }
